@@ -1,0 +1,43 @@
+# hvm4g build. `make` builds ./hvm4g; `make test` runs every test.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc
+LDLIBS  += -lpthread -lm
+NVCC    ?= $(shell command -v nvcc 2>/dev/null)
+BUILD   ?= build
+
+SRCS    := $(wildcard src/*.c) $(wildcard src/gpu/*.c)
+OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
+HDRS    := $(wildcard src/*.h) $(wildcard src/gpu/*.h)
+
+# The CUDA backend is compiled wherever nvcc exists; the binary still runs
+# (on the simulated device) where no GPU is present.
+CUSRCS  := $(wildcard src/gpu/*.cu)
+ifneq ($(NVCC),)
+ifneq ($(CUSRCS),)
+CFLAGS  += -DHVM4G_CUDA
+OBJS    += $(CUSRCS:%.cu=$(BUILD)/%.o)
+CUDA_LIB := $(dir $(NVCC))../lib64
+LDLIBS  += -L$(CUDA_LIB) -lcudart_static -ldl -lrt -lstdc++
+endif
+endif
+NVFLAGS ?= -O3 -arch=sm_90 -Isrc -lineinfo
+
+hvm4g: $(OBJS)
+	$(CC) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+$(BUILD)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.cu $(HDRS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c -o $@ $<
+
+test: hvm4g
+	bash tests/run.sh
+
+clean:
+	rm -rf build build-* hvm4g
+
+.PHONY: test clean

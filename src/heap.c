@@ -1,0 +1,68 @@
+// heap.c: reserve the heap lazily, bump-allocate from it.
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "heap.h"
+
+Term       *HEAP       = NULL;
+u64         HEAP_WORDS = 0;
+_Atomic u64 HEAP_TOP   = 1;
+u32        *BOOK       = NULL;
+u32        *BOOK_LEN   = NULL;
+u32         BOOK_CAP   = 1u << 24;
+
+static void *reserve(u64 bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+int heap_init(u64 words) {
+  if (words < 1024 || words > (1ull << 32)) {
+    return -1;
+  }
+  HEAP     = reserve(words * sizeof(Term));
+  BOOK     = reserve((u64)BOOK_CAP * sizeof(u32));
+  BOOK_LEN = reserve((u64)BOOK_CAP * sizeof(u32));
+  if (!HEAP || !BOOK || !BOOK_LEN) {
+    return -1;
+  }
+  HEAP_WORDS = words;
+  atomic_store(&HEAP_TOP, 1);
+  return 0;
+}
+
+void heap_free(void) {
+  if (HEAP)     munmap(HEAP, HEAP_WORDS * sizeof(Term));
+  if (BOOK)     munmap(BOOK, (u64)BOOK_CAP * sizeof(u32));
+  if (BOOK_LEN) munmap(BOOK_LEN, (u64)BOOK_CAP * sizeof(u32));
+  HEAP = NULL; BOOK = NULL; BOOK_LEN = NULL;
+}
+
+u32 heap_alloc(u32 n) {
+  u64 at = atomic_fetch_add(&HEAP_TOP, n);
+  if (at + n > HEAP_WORDS) {
+    atomic_fetch_sub(&HEAP_TOP, n);
+    return 0;
+  }
+  return (u32)at;
+}
+
+u64 heap_used(void) {
+  return atomic_load(&HEAP_TOP);
+}
+
+u64 heap_parse_size(const char *s) {
+  char *end = NULL;
+  unsigned long long n = strtoull(s, &end, 10);
+  if (end == s) return 0;
+  u64 mul = 1;
+  if (*end == 'K' || *end == 'k') { mul = 1ull << 10; end++; }
+  else if (*end == 'M' || *end == 'm') { mul = 1ull << 20; end++; }
+  else if (*end == 'G' || *end == 'g') { mul = 1ull << 30; end++; }
+  if (*end != '\0') return 0;
+  u64 w = (u64)n * mul;
+  if (w > (1ull << 32)) return 0;
+  return w;
+}
