@@ -41,3 +41,13 @@ clean:
 	rm -rf build build-* hvm4g
 
 .PHONY: test clean
+
+# Sanitizer build (tests/run.sh uses it): ./build-asan/hvm4g.
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
+$(BUILD)/hvm4g: $(OBJS)
+	$(CC) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+asan:
+	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan build-asan/hvm4g
+
+.PHONY: asan

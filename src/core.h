@@ -60,6 +60,8 @@ typedef struct {
   u32            defer;    // owner to defer to when status == WNF_DEFER
   Term           host;     // the term needing the host when WNF_HOST
   u64            defers;   // deferrals counted (statistics)
+  u32            host_at;  // heap slot holding `host` in the returned term
+                           // (0: the returned term is `host` itself)
 } Wnf;
 
 #define REGION_OF(w, loc) ((u32)(loc) >> (w)->region_shift)

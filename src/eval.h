@@ -26,4 +26,21 @@ Wnf *eval_worker(u32 tid);           // the evaluator of CPU thread tid
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);
 
+// Inside the CPU evaluator (eval.c, snf.c, collapse.c, prim.c)
+// ==========================================================
+
+u32  eval_alloc(Wnf *w, u32 n);       // n fresh heap words from w's arena
+int  eval_refill(Wnf *w, u32 n);      // new arena of >= n words; 0 if none
+Term prim_host(Wnf *w, Term pri);     // result of a host primitive (%log..)
+void snf_init(void);                  // after the workers exist
+Wnf *eval_self(void);                 // the calling CPU thread's evaluator
+
+#if defined(__x86_64__)
+#define cpu_relax() __asm__ __volatile__("pause")
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
+
 #endif

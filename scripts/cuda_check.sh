@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# scripts/cuda_check.sh: checks the CUDA backend on a machine with an NVIDIA
+# GPU (sm_90+, e.g. the H200). Builds hvm4g, runs every tests/golden and
+# tests/gpu program on the CPU and with --device=cuda in both DUP modes
+# (outputs must be identical), then compute-sanitizer memcheck and
+# racecheck on a few tests/gpu programs. Logs go to OUTDIR.
+#
+#   scripts/cuda_check.sh [OUTDIR]      (default: $OUT, else ./cuda-check)
+#
+# Environment: HVM4G_BIN (use this binary, skip the build), JOBS (parallel
+# runs, default 8), TEST_TIMEOUT (seconds per program, default 60),
+# SAN_TIMEOUT (seconds per sanitizer run, default 120), SKIP_SAN=1.
+# The last line is "N passed, N failed"; exit status non-zero on failure.
+
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUTDIR=${1:-${OUT:-$ROOT/cuda-check}}
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+JOBS=${JOBS:-6}
+export TEST_TIMEOUT=${TEST_TIMEOUT:-30}
+SAN_TIMEOUT=${SAN_TIMEOUT:-120}
+RES=$OUTDIR/res
+SUM=$OUTDIR/summary.txt
+rm -rf "$RES"; mkdir -p "$RES"
+: > "$SUM"
+START=$(date +%s)
+
+say() { printf '%s\n' "$*" | tee -a "$SUM"; }
+
+say "== cuda_check: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+{ nvidia-smi 2>&1 || echo "nvidia-smi: not available"; } > "$OUTDIR/nvidia-smi.txt"
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n1)"
+
+# --- build ------------------------------------------------------------------
+
+if [ -n "${HVM4G_BIN:-}" ]; then
+  BIN=$(cd "$(dirname "$HVM4G_BIN")" && pwd)/$(basename "$HVM4G_BIN")
+  say "binary: $BIN (given)"
+else
+  if ! command -v nvcc > /dev/null 2>&1; then
+    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+      [ -x "$d/nvcc" ] && export PATH=$d:$PATH && break
+    done
+  fi
+  command -v nvcc > /dev/null 2>&1 || say "warning: no nvcc: the build has no CUDA backend"
+  if ! make -s -j"$(nproc)" BUILD=build-cuda hvm4g > "$OUTDIR/build.log" 2>&1; then
+    say "build failed (see build.log):"; tail -n 20 "$OUTDIR/build.log" | tee -a "$SUM"
+    say "0 passed, 1 failed"; exit 1
+  fi
+  BIN=$ROOT/hvm4g
+  say "binary: built ($(grep -c nvcc "$OUTDIR/build.log" 2>/dev/null || echo 0) nvcc steps)"
+fi
+
+# The binary must see the device, else every cuda run below would fail the
+# same way: say it once, clearly.
+printf '@main = [1, 2]\n' > "$RES/probe.hvm4"
+probe=$("$BIN" "$RES/probe.hvm4" -G --device=cuda -s 2>&1)
+printf '%s\n' "$probe" > "$OUTDIR/probe.txt"
+if ! printf '%s\n' "$probe" | grep -q 'Device: cuda'; then
+  say "cuda device not usable by $BIN:"; printf '%s\n' "$probe" | head -n 5 | tee -a "$SUM"
+  say "0 passed, 1 failed"; exit 1
+fi
+
+# --- cpu vs cuda ------------------------------------------------------------
+
+LIST=$RES/programs.list
+for f in tests/golden/*.hvm4 tests/gpu/*.hvm4; do
+  case "$(basename "$f")" in _*) continue ;; esac
+  printf '%s\n' "$ROOT/$f"
+done > "$LIST"
+say "programs: $(wc -l < "$LIST")"
+
+par() { xargs -d '\n' -r -P "$JOBS" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
+
+par check cpu "$BIN" {} "$RES" < "$LIST"
+for dup in owner atomic; do
+  par same "cuda-$dup" cpu "$BIN" {} "$RES" -G --device=cuda "--dup=$dup" < "$LIST"
+done
+# Small lanes and regions: more deferrals and races per program.
+par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda --dup=owner \
+  --lanes=256 --region-shift=8 --budget=64 < "$LIST"
+
+# --- compute-sanitizer -------------------------------------------------------
+
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n1)
+if [ "${SKIP_SAN:-0}" = 1 ]; then
+  say "compute-sanitizer: skipped (SKIP_SAN=1)"
+elif [ -z "$SAN" ]; then
+  say "compute-sanitizer: not found, skipped"
+else
+  mkdir -p "$RES/sanitizer"
+  for p in wide_tree shared_tree church_nc gnf_log list_spine; do
+    f=tests/gpu/$p.hvm4
+    [ -f "$f" ] || continue
+    for tool in memcheck racecheck; do
+      for dup in owner atomic; do
+        name=$p-$tool-$dup
+        log=$OUTDIR/san-$name.log
+        (cd tests/gpu && timeout -k 5 "$SAN_TIMEOUT" "$SAN" --tool "$tool" \
+           --error-exitcode 99 "$BIN" "$p.hvm4" -G --device=cuda "--dup=$dup" \
+           --lanes=512 --stack=1024) > "$log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$log"; then
+          : > "$RES/sanitizer/$name.pass"
+        elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+          echo "timeout (${SAN_TIMEOUT}s)" > "$RES/sanitizer/$name.fail"
+        else
+          { echo "exit $rc"; grep -m3 -E 'ERROR|Invalid|hazard|SUMMARY' "$log"; } > "$RES/sanitizer/$name.fail"
+        fi
+      done
+    done
+  done
+  # Keep the folder small: one combined sanitizer log.
+  cat "$OUTDIR"/san-*.log > "$OUTDIR/sanitizer.log" 2>/dev/null && rm -f "$OUTDIR"/san-*.log
+fi
+
+# --- report -----------------------------------------------------------------
+
+pass=0; fail=0
+for phase in cpu cuda-owner cuda-atomic cuda-tight sanitizer; do
+  [ -d "$RES/$phase" ] || continue
+  p=$(find "$RES/$phase" -name '*.pass' | wc -l)
+  f=$(find "$RES/$phase" -name '*.fail' | wc -l)
+  s=$(find "$RES/$phase" -name '*.skip' | wc -l)
+  for fl in $(find "$RES/$phase" -name '*.fail' | sort); do
+    say "[FAIL] $phase/$(basename "$fl" .fail): $(head -n1 "$fl")"
+  done
+  say "$(printf '  %-12s %4d passed, %4d failed, %d skipped' "$phase" "$p" "$f" "$s")"
+  # CPU failures are the evaluator's, not the device's: reported, not counted.
+  [ "$phase" = cpu ] && continue
+  pass=$((pass + p)); fail=$((fail + f))
+done
+# Per-program failure details in one file.
+find "$RES" -name '*.fail' | sort | while read -r fl; do
+  echo "== ${fl#"$RES"/}"; cat "$fl"
+done > "$OUTDIR/failures.txt"
+# Few files: the per-program results as one archive.
+tar czf "$OUTDIR/results.tar.gz" -C "$OUTDIR" res && rm -rf "$RES"
+say "time: $(( $(date +%s) - START )) s"
+say "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

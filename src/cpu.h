@@ -1,0 +1,82 @@
+// cpu.h: the CPU backend of the WNF core (host code).
+//
+// Defines core.h's heap primitives over the host heap (heap.h) and includes
+// the one WNF core. Loads and stores are relaxed atomics: plain moves on
+// x86 and ARM, yet well defined when the thread pool shares the heap. DUP
+// slots are taken and released with exchanges (wnf.h).
+
+#ifndef HVM4G_CPU_H
+#define HVM4G_CPU_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include "heap.h"
+#include "core.h"
+
+// Words a worker takes from the heap per refill of its arena.
+#define CPU_ARENA (1u << 16)
+
+#define HEAP_LD(w, loc)      __atomic_load_n(&HEAP[(loc)], __ATOMIC_RELAXED)
+#define HEAP_ST(w, loc, t)   __atomic_store_n(&HEAP[(loc)], (t), __ATOMIC_RELAXED)
+#define HEAP_XCHG(w, loc, t) __atomic_exchange_n(&HEAP[(loc)], (t), __ATOMIC_ACQ_REL)
+#define HEAP_CAS(w, loc, old, new) cpu_cas((loc), (old), (new))
+#define HEAP_REFILL(w, n)    cpu_refill((w), (n))
+
+// Compare-and-swap on HEAP[loc]: returns the word that was there.
+static inline Term cpu_cas(u32 loc, Term old, Term new_) {
+  __atomic_compare_exchange_n(&HEAP[loc], &old, new_, 0,
+                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return old;
+}
+
+// A fresh arena of max(n, CPU_ARENA) words (just n when the heap is short).
+static inline u32 cpu_refill(Wnf *w, u32 n) {
+  u32 want = n > CPU_ARENA ? n : CPU_ARENA;
+  u32 at   = heap_alloc(want);
+  if (at == 0) {
+    want = n;
+    at   = heap_alloc(want);
+    if (at == 0) {
+      return 0;
+    }
+  }
+  w->next = at;
+  w->end  = at + want;
+  return 1;
+}
+
+#include "wnf.h"
+
+// Sets up a CPU evaluator over the host heap and book: single-thread DUP
+// mode, no budget, an empty arena, and a stack of stack_cap frames reserved
+// lazily (pages are committed on first use). Exits if it cannot reserve.
+static inline void cpu_wnf_init(Wnf *w, u32 stack_cap) {
+  *w = (Wnf){0};
+  void *stk = mmap(NULL, (size_t)stack_cap * sizeof(Term), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (stk == MAP_FAILED) {
+    fprintf(stderr, "ERROR: cannot reserve a WNF stack of %u frames\n", stack_cap);
+    exit(1);
+  }
+  w->heap         = HEAP;
+  w->book         = BOOK;
+  w->book_len     = BOOK_LEN;
+  w->book_cnt     = BOOK_CAP;
+  w->stack        = (Term *)stk;
+  w->stack_cap    = stack_cap;
+  w->budget       = ~0ull;
+  w->dup_mode     = DUP_SOLO;
+  w->region_shift = 31;
+}
+
+// Releases the stack of cpu_wnf_init.
+static inline void cpu_wnf_free(Wnf *w) {
+  if (w->stack) {
+    munmap(w->stack, (size_t)w->stack_cap * sizeof(Term));
+  }
+  w->stack = NULL;
+}
+
+#endif

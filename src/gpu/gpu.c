@@ -1,0 +1,261 @@
+// gpu.c: the device normal form as the CPU runtime sees it: flags,
+// backend choice, statistics (host code).
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gpu.h"
+#include "dev.h"
+#include "../heap.h"
+#include "../eval.h"
+
+GpuConf GPU = {
+  .requested    = 0,
+  .device       = DEV_AUTO,
+  .dup_mode     = DUP_OWNER,
+  .region_shift = 12,
+  .lanes        = 0,
+  .block        = 32,
+  .budget       = 4096,
+  .stack        = 0,
+  .arena        = 2048,
+  .walk         = 64,
+  .threads      = 0,
+  .max_passes   = 0,
+  .trace        = NULL,
+};
+
+GpuStats GPU_STATS;
+
+double gpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *msg, const char *arg) {
+  fprintf(stderr, "hvm4g: %s%s\n", msg, arg ? arg : "");
+  exit(1);
+}
+
+// "--name=N" with N in [lo, hi]; exits with a message otherwise.
+static u32 num_arg(const char *flag, const char *val, u64 lo, u64 hi) {
+  char *end = NULL;
+  unsigned long long n = strtoull(val, &end, 10);
+  if (end == val || *end != '\0' || n < lo || n > hi) {
+    fprintf(stderr, "hvm4g: %s expects a number in [%llu, %llu], got '%s'\n",
+            flag, (unsigned long long)lo, (unsigned long long)hi, val);
+    exit(1);
+  }
+  return (u32)n;
+}
+
+static int cuda_compiled(void) {
+#ifdef HVM4G_CUDA
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+#ifdef HVM4G_CUDA
+static int cuda_usable(void) {
+  return GPU_CUDA.avail();
+}
+#endif
+
+// `--key=value` or `--key value`: the value, and how many argv it used.
+static const char *opt_val(int argc, char **argv, int i, const char *key,
+                           int *used) {
+  size_t k = strlen(key);
+  const char *a = argv[i];
+  if (strncmp(a, key, k) != 0) return NULL;
+  if (a[k] == '=') { *used = 1; return a + k + 1; }
+  if (a[k] == '\0') {
+    if (i + 1 >= argc) die("missing value after ", key);
+    *used = 2;
+    return argv[i + 1];
+  }
+  return NULL;
+}
+
+int gpu_flag(int argc, char **argv, int i) {
+  const char *a = argv[i];
+  const char *v;
+  int used = 0;
+  if (strcmp(a, "-G") == 0 || strcmp(a, "--gpu") == 0) {
+    GPU.requested = 1;
+    return 1;
+  }
+  if ((v = opt_val(argc, argv, i, "--device", &used))) {
+    if (strcmp(v, "sim") == 0) {
+      GPU.device = DEV_SIM;
+    } else if (strcmp(v, "cuda") == 0) {
+      if (!cuda_compiled()) {
+        die("--device=cuda: this binary was built without CUDA (no nvcc "
+            "at build time)", NULL);
+      }
+      GPU.device = DEV_CUDA;
+    } else if (strcmp(v, "metal") == 0) {
+#ifdef __APPLE__
+      die("--device=metal: the Metal backend is not built yet; use "
+          "--device=sim", NULL);
+#else
+      die("--device=metal: Metal is not available on this platform "
+          "(Apple GPUs only); use --device=sim or --device=cuda", NULL);
+#endif
+    } else if (strcmp(v, "auto") == 0) {
+      GPU.device = DEV_AUTO;
+    } else {
+      die("--device expects sim, cuda or metal, got ", v);
+    }
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--dup", &used))) {
+    if      (strcmp(v, "owner")  == 0) GPU.dup_mode = DUP_OWNER;
+    else if (strcmp(v, "atomic") == 0) GPU.dup_mode = DUP_ATOMIC;
+    else die("--dup expects owner or atomic, got ", v);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--trace", &used))) {
+    if (!*v) die("--trace expects a file name", NULL);
+    GPU.trace = v;
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--region-shift", &used))) {
+    GPU.region_shift = num_arg("--region-shift", v, 8, 31);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--lanes", &used))) {
+    GPU.lanes = num_arg("--lanes", v, 1, 1u << 22);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--budget", &used))) {
+    GPU.budget = num_arg("--budget", v, 1, 1u << 30);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--stack", &used))) {
+    GPU.stack = num_arg("--stack", v, 64, 1u << 26);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--arena", &used))) {
+    GPU.arena = num_arg("--arena", v, 64, 1u << 24);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--walk", &used))) {
+    GPU.walk = num_arg("--walk", v, 0, 1u << 20);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--sim-threads", &used))) {
+    GPU.threads = num_arg("--sim-threads", v, 1, 1024);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--max-passes", &used))) {
+    GPU.max_passes = num_arg("--max-passes", v, 1, 1u << 30);
+    return used;
+  }
+  return 0;
+}
+
+int gpu_requested(void) {
+  return GPU.requested;
+}
+
+// The backend of this run: the one asked for, else CUDA where a GPU is
+// present and the backend was compiled in, else the simulator.
+static const GpuBackend *backend(void) {
+  switch (GPU.device) {
+    case DEV_SIM: return &GPU_SIM;
+#ifdef HVM4G_CUDA
+    case DEV_CUDA: {
+      if (!GPU_CUDA.avail()) {
+        die("--device=cuda: no usable CUDA device or driver on this "
+            "machine; use --device=sim", NULL);
+      }
+      return &GPU_CUDA;
+    }
+#endif
+    default: break;
+  }
+#ifdef HVM4G_CUDA
+  if (cuda_usable()) return &GPU_CUDA;
+#endif
+  return &GPU_SIM;
+}
+
+// Nested %gnf on the device is flattened by the core (on_device); a %gnf
+// met on the CPU while a device run is in progress cannot happen (the CPU
+// waits), but guard anyway.
+static int in_run = 0;
+
+void gpu_snf_at(u32 loc) {
+  if (in_run) {
+    eval_snf_at(loc);
+    return;
+  }
+  in_run = 1;
+  const GpuBackend *b = backend();
+  u32 stop = gpu_run(b, loc);
+  in_run = 0;
+  if (stop) {
+    // The heap is a valid term graph: the CPU finishes from the root.
+    eval_snf_at(loc);
+  }
+}
+
+u64 gpu_itrs(void) {
+  return GPU_STATS.itrs;
+}
+
+static const char *stop_name(u32 s) {
+  switch (s) {
+    case WNF_HOST:   return "primitive needs the host";
+    case WNF_OOM:    return "device heap exhausted";
+    case WNF_STACK:  return "lane stack exhausted";
+    case WNF_ERROR:  return "runtime error";
+    case STOP_STALL: return "no progress (deferrals only)";
+    case STOP_SPACE: return "frontier buffers exhausted";
+    default:         return "unknown";
+  }
+}
+
+static const char *prim_name(u32 p) {
+  static const char *ops[] = {
+    "add", "sub", "mul", "div", "mod", "and", "or", "xor", "lsh", "rsh",
+    "not", "eq", "ne", "lt", "le", "gt", "ge",
+  };
+  if (p == PRIM_LOG) return "log";
+  if (p == PRIM_GNF) return "gnf";
+  if (p == PRIM_NF)  return "nf";
+  if (p >= PRIM_OP && p < PRIM_COUNT) return ops[p - PRIM_OP];
+  return "?";
+}
+
+void gpu_print_stats(FILE *out) {
+  GpuStats *s = &GPU_STATS;
+  if (!s->runs) return;
+  double ips = s->dev_s > 0 ? (double)s->itrs / s->dev_s : 0.0;
+  fprintf(out, "- Device: %s, %u lanes, dup=%s, region=2^%u words, "
+          "budget=%u\n", s->backend ? s->backend : "?", s->lanes,
+          GPU.dup_mode == DUP_OWNER ? "owner" : "atomic",
+          GPU.region_shift, GPU.budget);
+  fprintf(out, "- Device runs: %llu\n", (unsigned long long)s->runs);
+  fprintf(out, "- Device itrs: %llu\n", (unsigned long long)s->itrs);
+  fprintf(out, "- Device passes: %llu\n", (unsigned long long)s->passes);
+  fprintf(out, "- Device deferrals: %llu\n", (unsigned long long)s->defers);
+  fprintf(out, "- Device widest frontier: %llu\n",
+          (unsigned long long)s->widest);
+  fprintf(out, "- Device time: %.6f s\n", s->dev_s);
+  fprintf(out, "- Transfer time: %.6f s\n", s->xfer_s);
+  fprintf(out, "- Device perf: %.2f M itrs/s\n", ips / 1e6);
+  if (!s->stops) {
+    fprintf(out, "- Device stopped: no\n");
+    return;
+  }
+  fprintf(out, "- Device stopped: %llu run(s); last at pass %llu, loc %u: "
+          "%s", (unsigned long long)s->stops,
+          (unsigned long long)s->stop_pass, s->stop_loc, stop_name(s->stop));
+  if (s->stop == WNF_HOST) fprintf(out, " (%%%s)", prim_name(s->stop_pri));
+  if (s->stop == WNF_ERROR) fprintf(out, " (error %u)", s->stop_err);
+  fprintf(out, "; the CPU finished\n");
+}

@@ -1,0 +1,73 @@
+// kern.h: what the host and the device lanes share (portable dialect):
+// frontier entries, pass arguments, pass counters. No WNF core here, so
+// host code can include it.
+
+#ifndef HVM4G_GPU_KERN_H
+#define HVM4G_GPU_KERN_H
+
+#include "../core.h"
+
+// Entries
+// =======
+// bits  0..31  loc      the heap slot to normalize
+// bits 32..55  owner    the region this entry acts for (loc >> shift at
+//                       first; the slot's region after a deferral)
+// bits 56..62  tries    deferrals in a row (saturates at 127)
+// bit  63      DPX      `loc` is the expression slot of a stuck DUP,
+//                       reached from its DP0/DP1. DP0 and DP1 share that
+//                       slot, so it is normalized once (claimed in the
+//                       `seen` bitmap) and held with BUSY while the lane
+//                       reduces it, as a DP0/DP1 elsewhere may take it.
+// Owners need 24 bits: region_shift >= 8.
+
+#define ENT_DPX         (1ull << 63)
+#define ENT_OWN_MASK    0xFFFFFFu
+#define ENT_TRIES_MAX   127u
+#define ENT(own, loc)   ((((u64)(own) & ENT_OWN_MASK) << 32) | (u64)(u32)(loc))
+#define ENT_T(own, loc, tries) (ENT(own, loc) | ((u64)(tries) << 56))
+#define ENT_LOC(e)      ((u32)(e))
+#define ENT_OWN(e)      ((u32)((e) >> 32) & ENT_OWN_MASK)
+#define ENT_TRIES(e)    ((u32)((e) >> 56) & ENT_TRIES_MAX)
+#define ENT_IS_DPX(e)   (((e) & ENT_DPX) != 0)
+
+// Owner mode: an entry deferred this many times in a row takes DUP slots
+// atomically on its next try. Nested DUPs whose slots live in different
+// regions need both owners at once; without this they would bounce
+// between the two owners forever.
+#define ENT_ESCALATE    4u
+
+// Most children one WNF can have (C16), plus the entry itself.
+#define LANE_KIDS 17u
+
+// Why the device stopped (PassCtl.stop): 0 = running, else a WNF_* status
+// (HOST, OOM, STACK, ERROR) or one of these.
+#define STOP_STALL 16  // passes made no progress (host loop decides)
+#define STOP_SPACE 17  // frontier buffers could not grow (host loop decides)
+
+// Counters of one pass, summed over lanes (atomics, once per lane).
+typedef struct {
+  u64 itrs;      // interactions
+  u64 defers;    // entries deferred to an owner
+  u64 pushes;    // entries pushed to the next frontier
+  u64 done;      // entries that reached WNF (progress)
+  u64 again;     // entries pushed back (budget, full segment, busy slot)
+  u32 stop;      // first stop reason (0 = none)
+  u32 stop_loc;  // where
+  u32 stop_err;  // ERR_* when stop == WNF_ERROR
+  u32 stop_pri;  // primitive id when stop == WNF_HOST
+} PassCtl;
+
+// What every lane of a pass shares.
+typedef struct {
+  DEV Term      *heap;
+  DEV const u32 *book;
+  DEV const u32 *book_len;
+  u32            book_cnt;
+  u32            dup_mode;     // DUP_OWNER or DUP_ATOMIC
+  u32            region_shift;
+  u32            budget;       // interactions per entry (walk included)
+  u32            stack_cap;    // words of stack per lane
+  u32            cap;          // words of output segment per lane
+} PassArgs;
+
+#endif

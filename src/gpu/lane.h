@@ -1,0 +1,235 @@
+// lane.h: one device lane's share of a pass (portable dialect).
+//
+// Compiled by every device backend (sim.c as C11, cuda.cu as CUDA). The
+// backend defines, BEFORE including this file, the HEAP_* primitives of
+// core.h and:
+//   GPU_ADD64(p, v)     atomic add on a u64 counter
+//   GPU_OR32(p, v)      atomic or on a u32 word, returns the old word
+//   GPU_CAS32(p, o, n)  atomic compare-and-swap on a u32, returns the old
+// then includes this file, which includes the one WNF core (wnf.h).
+//
+// A pass gives each lane the entries lane, lane+lanes, lane+2*lanes, ... of
+// the frontier. Each entry is reduced to WNF under a budget; its children
+// go to the lane's own output segment, which the host (or a scan kernel)
+// concatenates in lane order: the next frontier has a fixed order.
+
+#ifndef HVM4G_GPU_LANE_H
+#define HVM4G_GPU_LANE_H
+
+#include "../core.h"
+#include "kern.h"
+#include "../wnf.h"
+
+// One lane during a pass.
+typedef struct {
+  Wnf         w;
+  DEV u64    *out;   // this lane's output segment [0, cap)
+  u32         cnt;   // entries written to it
+  u64         itrs0; // w.itrs at pass start
+  u64         defers;
+  u64         pushes;
+  u64         done;
+  u64         again;
+} Lane;
+
+FN void lane_begin(Lane *L, const PassArgs *a, u32 lane, DEV Term *stacks,
+                   DEV u32 *arena, DEV u64 *outs) {
+  Wnf *w          = &L->w;
+  w->heap         = a->heap;
+  w->book         = a->book;
+  w->book_len     = a->book_len;
+  w->book_cnt     = a->book_cnt;
+  w->stack        = stacks + (u64)lane * a->stack_cap;
+  w->stack_cap    = a->stack_cap;
+  w->next         = arena[2 * lane + 0];
+  w->end          = arena[2 * lane + 1];
+  w->itrs         = 0;
+  w->budget       = 0;
+  w->dup_mode     = a->dup_mode;
+  w->owner        = 0;
+  w->region_shift = a->region_shift;
+  w->on_device    = 1;
+  w->status       = WNF_OK;
+  w->err          = 0;
+  w->defer        = 0;
+  w->host         = 0;
+  w->defers       = 0;
+  L->out          = outs + (u64)lane * a->cap;
+  L->cnt          = 0;
+  L->itrs0        = 0;
+  L->defers       = 0;
+  L->pushes       = 0;
+  L->done         = 0;
+  L->again        = 0;
+}
+
+FN void lane_push(Lane *L, u64 e) {
+  L->out[L->cnt++] = e;
+  L->pushes++;
+}
+
+// Records the first stop of the pass; later ones are dropped.
+FN void lane_stop(DEV PassCtl *ctl, u32 why, u32 loc, u32 err, u32 pri) {
+  if (GPU_CAS32(&ctl->stop, 0u, why) == 0u) {
+    ctl->stop_loc = loc;
+    ctl->stop_err = err;
+    ctl->stop_pri = pri;
+  }
+}
+
+// Children of a WNF that its strong normal form still has to visit, as a
+// count of consecutive slots from VAL(t) (0: none). DP0/DP1 are handled by
+// the caller (their slot is shared).
+FN u32 lane_kids(Term t) {
+  u32 tag = TAG(t);
+  if (IS_CTR(tag)) {
+    return CTR_ARITY(tag);
+  }
+  switch (tag) {
+    case LAM: case USE: case INC: case UNS:
+      return 1;
+    case APP: case SUP: case DRY: case MAT: case SWI: case OP2:
+    case EQL: case AND: case OR:  case RED: case DUP:
+      return 2;
+    case DSU: case DDU:
+      return 3;
+    case PRI:
+      return EXT(t) < PRIM_COUNT ? PRIM_ARITY(EXT(t)) : 0;
+    default:
+      return 0;
+  }
+}
+
+// A word already in strong normal form with nothing under it: its slot
+// needs no entry (WNF would return it unchanged).
+FN int lane_leaf(Term t) {
+  u32 tag = TAG(t);
+  return !IS_SUB(t) && (tag == NUM || tag == ERA || tag == ANY ||
+         tag == NAM || tag == BJV || tag == BJ0 || tag == BJ1);
+}
+
+// Claims a stuck DUP's expression slot for normalization: 1 for the first
+// lane that asks, in this run.
+FN int lane_claim(DEV u32 *seen, u32 loc) {
+  u32 bit = 1u << (loc & 31u);
+  return (GPU_OR32(&seen[loc >> 5], bit) & bit) == 0u;
+}
+
+// Reduces entry `e` and walks down one child at a time while budget and
+// segment space last. `rem`: entries this lane still has after this one
+// (each needs one free slot, so the segment never overflows).
+FN void lane_entry(Lane *L, const PassArgs *a, DEV u32 *seen,
+                   DEV PassCtl *ctl, u64 e, u32 rem) {
+  Wnf *w    = &L->w;
+  u32 loc   = ENT_LOC(e);
+  u32 own   = ENT_OWN(e);
+  u32 dpx   = ENT_IS_DPX(e) ? 1u : 0u;
+  u32 tries = ENT_TRIES(e);
+  u64 start = w->itrs;
+  for (;;) {
+    u64 dflag = dpx ? ENT_DPX : 0ull;
+    u32 left  = a->cap - L->cnt;
+    u64 spent = w->itrs - start;
+    // No room to push every child, or no budget to go on: retry later.
+    if (left < rem + LANE_KIDS || spent >= a->budget) {
+      lane_push(L, dflag | ENT_T(own, loc, tries));
+      L->again++;
+      return;
+    }
+    Term t;
+    if (dpx) {
+      t = HEAP_XCHG(w, loc, BUSY);
+      if (t == BUSY) {             // held by a DP0/DP1 this pass
+        lane_push(L, dflag | ENT_T(own, loc, tries));
+        L->again++;
+        return;
+      }
+      if (IS_SUB(t)) {             // resolved meanwhile: nothing left here
+        HEAP_ST(w, loc, t);
+        return;
+      }
+    } else {
+      t = HEAP_LD(w, loc);
+    }
+    w->owner    = own;
+    w->dup_mode = (a->dup_mode == DUP_OWNER && tries >= ENT_ESCALATE)
+                ? DUP_ATOMIC : a->dup_mode;
+    w->budget = w->itrs + (a->budget - spent);
+    w->status = WNF_OK;
+    Term r    = wnf_run(w, t);
+    if (dpx) {
+      HEAP_XCHG(w, loc, r);        // store and release
+    } else {
+      HEAP_ST(w, loc, r);
+    }
+    switch (w->status) {
+      case WNF_OK: break;
+      case WNF_BUDGET: {
+        lane_push(L, dflag | ENT(own, loc));
+        L->again++;
+        return;
+      }
+      case WNF_DEFER: {
+        u32 n = tries < ENT_TRIES_MAX ? tries + 1 : tries;
+        lane_push(L, dflag | ENT_T(w->defer, loc, n));
+        L->defers++;
+        return;
+      }
+      default: {
+        u32 pri = TAG(w->host) == PRI ? EXT(w->host) : 0xFFFFFFu;
+        lane_stop(ctl, w->status, loc, w->err, pri);
+        return;
+      }
+    }
+    L->done++;
+    u32 tag = TAG(r);
+    if (tag == DP0 || tag == DP1) {
+      u32 slot = VAL(r);
+      if (!lane_claim(seen, slot)) {
+        return;
+      }
+      loc   = slot;
+      own   = REGION_OF(w, slot);
+      dpx   = 1;
+      tries = 0;
+      continue;
+    }
+    u32 n    = lane_kids(r);
+    u32 base = VAL(r);
+    u32 last = 0;
+    u32 has  = 0;
+    for (u32 i = 0; i < n; i++) {
+      u32 k = base + i;
+      if (lane_leaf(HEAP_LD(w, k))) {
+        continue;
+      }
+      if (has) {
+        lane_push(L, ENT(REGION_OF(w, last), last));
+      }
+      last = k;
+      has  = 1;
+    }
+    if (!has) {
+      return;
+    }
+    loc   = last;
+    own   = REGION_OF(w, last);
+    dpx   = 0;
+    tries = 0;
+  }
+}
+
+// Ends the lane's pass: saves its arena and adds its counters.
+FN void lane_end(Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
+                 DEV PassCtl *ctl) {
+  arena[2 * lane + 0] = L->w.next;
+  arena[2 * lane + 1] = L->w.end;
+  out_n[lane]         = L->cnt;
+  if (L->w.itrs) GPU_ADD64(&ctl->itrs,   L->w.itrs);
+  if (L->defers) GPU_ADD64(&ctl->defers, L->defers);
+  if (L->pushes) GPU_ADD64(&ctl->pushes, L->pushes);
+  if (L->done)   GPU_ADD64(&ctl->done,   L->done);
+  if (L->again)  GPU_ADD64(&ctl->again,  L->again);
+}
+
+#endif

@@ -1,0 +1,145 @@
+// pass.c: the host pass loop, shared by every backend (host code).
+//
+//   frontier = [entry(root)]
+//   while frontier not empty:
+//     next = step(frontier)     # one pass: one launch / dispatch
+//     frontier = next           # lane segments concatenated in lane order
+//
+// A pass that records a stop (primitive, error, arena or stack exhausted)
+// ends the run; gpu_snf_at then lets the CPU finish from the root.
+
+#include <stdlib.h>
+#include <string.h>
+#include "gpu.h"
+#include "dev.h"
+#include "../heap.h"
+#include "../eval.h"
+
+// Passes in a row with no interaction and no entry reaching WNF before the
+// run is declared stalled (owner deferrals that chase each other).
+#define STALL_PASSES 8
+
+u32 gpu_book_cnt(void) {
+  Wnf *w = eval_worker(0);
+  if (w && w->book_cnt) return w->book_cnt;
+  return BOOK_CAP;
+}
+
+u32 gpu_out_cap(u32 n, u32 lanes) {
+  u64 k = ((u64)n + lanes - 1) / lanes;
+  u64 c = k + LANE_KIDS + GPU.walk;
+  return c > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)c;
+}
+
+Term *gpu_heap(void)       { return HEAP; }
+u64   gpu_heap_words(void) { return HEAP_WORDS; }
+u32  *gpu_book(void)       { return BOOK; }
+u32  *gpu_book_len(void)   { return BOOK_LEN; }
+u64   gpu_top(void)        { return atomic_load(&HEAP_TOP); }
+
+void gpu_top_raise(u64 top) {
+  u64 cur = atomic_load(&HEAP_TOP);
+  if (top > HEAP_WORDS) top = HEAP_WORDS;
+  while (cur < top && !atomic_compare_exchange_weak(&HEAP_TOP, &cur, top)) {
+  }
+}
+
+static FILE *trace_open(void) {
+  static int started = 0;
+  if (!GPU.trace) return NULL;
+  FILE *f = fopen(GPU.trace, started ? "a" : "w");
+  if (!f) {
+    fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
+    exit(1);
+  }
+  if (!started) {
+    fprintf(f, "pass,entries,interactions,deferrals,pushes,time_us\n");
+    started = 1;
+  }
+  return f;
+}
+
+u32 gpu_run(const GpuBackend *b, u32 loc) {
+  GpuStats *s = &GPU_STATS;
+  char err[256] = {0};
+  s->runs++;
+  s->backend = b->name;
+
+  double t0 = gpu_now();
+  u64 root = ENT(loc >> GPU.region_shift, loc);
+  if (b->open(root, err, sizeof err) != 0) {
+    fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
+            b->name, err);
+    s->stops++;
+    s->stop = STOP_SPACE;
+    s->stop_loc = loc;
+    s->stop_pass = 0;
+    return STOP_SPACE;
+  }
+  s->xfer_s += gpu_now() - t0;
+  s->lanes = b->lanes();
+
+  FILE *tr    = trace_open();
+  u32   n     = 1;
+  u32   stop  = 0;
+  u32   stall = 0;
+  u64   pass  = 0;
+  while (n > 0) {
+    PassCtl ctl;
+    memset(&ctl, 0, sizeof ctl);
+    double p0 = gpu_now();
+    long long m = b->pass(n, &ctl, err, sizeof err);
+    double dt = gpu_now() - p0;
+    pass++;
+    s->passes++;
+    s->entries += n;
+    s->itrs    += ctl.itrs;
+    s->defers  += ctl.defers;
+    s->pushes  += ctl.pushes;
+    s->again   += ctl.again;
+    s->dev_s   += dt;
+    if (n > s->widest) s->widest = n;
+    if (tr) {
+      fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f\n", (unsigned long long)pass,
+              n, (unsigned long long)ctl.itrs,
+              (unsigned long long)ctl.defers,
+              (unsigned long long)ctl.pushes, dt * 1e6);
+    }
+    if (m < 0) {
+      fprintf(stderr, "hvm4g: device (%s): %s; the CPU finishes\n",
+              b->name, err);
+      stop = STOP_SPACE;
+      ctl.stop_loc = loc;
+    } else if (ctl.stop) {
+      stop = ctl.stop;
+    } else if (ctl.itrs == 0 && ctl.done == 0) {
+      stall = stall + 1;
+      if (stall >= STALL_PASSES) {
+        stop = STOP_STALL;
+        ctl.stop_loc = loc;
+      }
+    } else {
+      stall = 0;
+    }
+    if (!stop && GPU.max_passes && pass >= GPU.max_passes && m > 0) {
+      stop = STOP_STALL;
+      ctl.stop_loc = loc;
+    }
+    if (stop) {
+      s->stops++;
+      s->stop      = stop;
+      s->stop_loc  = ctl.stop_loc;
+      s->stop_err  = ctl.stop_err;
+      s->stop_pri  = ctl.stop_pri;
+      s->stop_pass = pass;
+      break;
+    }
+    n = (u32)m;
+  }
+  if (tr) fclose(tr);
+
+  double t1 = gpu_now();
+  b->close();
+  s->xfer_s += gpu_now() - t1;
+  return stop;
+}

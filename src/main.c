@@ -1,0 +1,242 @@
+// main.c: the command line.
+//
+//   hvm4g FILE [-s] [-S] [-C[N]] [-T N | -TN] [-D] [--heap=SIZE | -M SIZE]
+//         [device flags: see gpu_flag]
+//
+// The program runs on a thread with a 1 GiB stack (committed only where
+// touched), so deep terms cannot overflow the parser or printer.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <pthread.h>
+#include "eval.h"
+#include "heap.h"
+#include "names.h"
+#include "parse.h"
+#include "print.h"
+#include "gpu/gpu.h"
+
+#define USAGE \
+  "Usage: hvm4g <file.hvm4> [-s] [-S] [-D] [-C[N]] [-T<N>] [--heap=SIZE]\n" \
+  "             [-G|--gpu] [device flags]\n"
+
+typedef struct {
+  const char *file;
+  int         collapse;   // -C
+  long long   limit;      // -CN: at most N lines (-1: all)
+  u64         heap;       // heap words
+} Cli;
+
+static void fail(const char *msg, const char *arg) {
+  fprintf(stderr, "Error: ");
+  fprintf(stderr, msg, arg);
+  fputc('\n', stderr);
+  exit(1);
+}
+
+static u32 parse_threads(const char *s) {
+  char *end = NULL;
+  long  n   = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || n < 1 || n > 1024) {
+    fail("bad thread count '%s' (expected 1..1024)", s);
+  }
+  return (u32)n;
+}
+
+static u64 parse_heap(const char *s) {
+  u64 w = heap_parse_size(s);
+  if (w < 1024) {
+    fail("bad heap size '%s' (words, 1K..4G, suffix K/M/G)", s);
+  }
+  return w;
+}
+
+static Cli parse_args(int argc, char **argv) {
+  Cli c = { .file = NULL, .collapse = 0, .limit = -1, .heap = 1ull << 32 };
+  EVAL.threads = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    int used = gpu_flag(argc, argv, i);
+    if (used > 0) {
+      i += used - 1;
+    } else if (strcmp(a, "-s") == 0) {
+      EVAL.stats = 1;
+    } else if (strcmp(a, "-S") == 0) {
+      EVAL.silent = 1;
+    } else if (strcmp(a, "-D") == 0) {
+      EVAL.debug = 1;
+    } else if (strncmp(a, "-C", 2) == 0) {
+      c.collapse = 1;
+      if (a[2] != '\0') {
+        char *end = NULL;
+        c.limit = strtoll(a + 2, &end, 10);
+        if (*end != '\0' || c.limit < 0) fail("bad collapse limit '%s'", a);
+      }
+    } else if (strncmp(a, "-T", 2) == 0) {
+      if (a[2] != '\0') {
+        EVAL.threads = parse_threads(a + 2);
+      } else if (i + 1 < argc) {
+        EVAL.threads = parse_threads(argv[++i]);
+      } else {
+        fail("missing thread count after -T%s", "");
+      }
+    } else if (strncmp(a, "--heap=", 7) == 0) {
+      c.heap = parse_heap(a + 7);
+    } else if (strcmp(a, "-M") == 0 || strcmp(a, "--heap") == 0) {
+      if (i + 1 >= argc) fail("missing size after %s", a);
+      c.heap = parse_heap(argv[++i]);
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "Unknown option: %s\n", a);
+      fputs(USAGE, stderr);
+      exit(1);
+    } else if (c.file == NULL) {
+      c.file = a;
+    } else {
+      fail("multiple input files specified (%s)", a);
+    }
+  }
+  if (c.file == NULL) {
+    fputs(USAGE, stderr);
+    exit(1);
+  }
+  if (EVAL.debug && c.collapse) {
+    fail("-D is not supported with -C%s", "");
+  }
+  if (EVAL.debug && EVAL.threads > 1) {
+    fprintf(stderr, "Warning: -D forces single-threaded mode\n");
+    EVAL.threads = 1;
+  }
+  return c;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, len = 0;
+  char  *buf = malloc(cap);
+  for (;;) {
+    if (!buf) {
+      fclose(f);
+      return NULL;
+    }
+    size_t n = fread(buf + len, 1, cap - len - 1, f);
+    len += n;
+    if (len + 1 < cap) break;
+    cap *= 2;
+    buf = realloc(buf, cap);
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return NULL;
+  }
+  buf[len] = '\0';
+  return buf;
+}
+
+static double seconds_since(struct timespec t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+static int run(int argc, char **argv) {
+  Cli c = parse_args(argc, argv);
+
+  if (heap_init(c.heap) != 0) {
+    fprintf(stderr, "Error: cannot reserve a heap of %llu words\n",
+            (unsigned long long)c.heap);
+    return 1;
+  }
+  names_init();
+
+  char *src = read_file(c.file);
+  if (!src) {
+    fprintf(stderr, "Error: could not open '%s'\n", c.file);
+    return 1;
+  }
+  if (parse_text(c.file, src) != 0) {
+    return 1;
+  }
+  free(src);
+
+  u32 main_id = table_find("main", 4);
+  if (main_id == ~0u || main_id >= BOOK_CAP || BOOK[main_id] == 0) {
+    fprintf(stderr, "Error: @main not defined\n");
+    return 1;
+  }
+
+  eval_init();
+
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+
+  u32 root = heap_alloc(1);
+  if (!root) {
+    fprintf(stderr, "Error: heap exhausted\n");
+    return 1;
+  }
+  HEAP[root] = TERM(REF, main_id, 0);
+
+  int gpu = gpu_requested();
+  if (c.collapse) {
+    if (gpu) gpu_snf_at(root);
+    eval_collapse(root, c.limit);
+  } else {
+    if (gpu) gpu_snf_at(root);
+    else     eval_snf_at(root);
+    if (!EVAL.silent && !EVAL.debug) {
+      print_term(stdout, HEAP[root]);
+      putchar('\n');
+    }
+  }
+
+  double dt   = seconds_since(t0);
+  u64    itrs = eval_itrs() + gpu_itrs();
+  if (EVAL.stats) {
+    printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
+    if (EVAL.threads > 1) {
+      for (u32 t = 0; t < EVAL.threads; t++) {
+        printf("- Itrs[%u]: %llu interactions\n", t,
+               (unsigned long long)eval_worker(t)->itrs);
+      }
+    }
+    printf("- Time: %.3f seconds\n", dt);
+    printf("- Perf: %.2f M interactions/s\n", dt > 0 ? (double)itrs / dt / 1e6 : 0.0);
+    if (gpu) gpu_print_stats(stdout);
+  } else if (EVAL.silent) {
+    printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
+  }
+  fflush(stdout);
+  return 0;
+}
+
+typedef struct {
+  int    argc;
+  char **argv;
+  int    rc;
+} Main;
+
+static void *main_thread(void *p) {
+  Main *m = p;
+  m->rc = run(m->argc, m->argv);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  Main m = { argc, argv, 1 };
+  pthread_attr_t attr;
+  pthread_t      th;
+  pthread_attr_init(&attr);
+  if (pthread_attr_setstacksize(&attr, (size_t)1 << 30) != 0 ||
+      pthread_create(&th, &attr, main_thread, &m) != 0) {
+    // no big thread: run here
+    return run(argc, argv);
+  }
+  pthread_join(th, NULL);
+  pthread_attr_destroy(&attr);
+  return m.rc;
+}

@@ -1,0 +1,485 @@
+// print.c: an explicit-stack printer for linked and quoted terms.
+//
+// Work items are popped and printed in order; a node prints its opening
+// text at once and pushes the rest (children, separators) in reverse.
+// Lists and match chains push one "rest" item at a time, so the stack
+// grows with nesting depth only, never with length.
+
+#include <stdlib.h>
+#include <string.h>
+#include "heap.h"
+#include "names.h"
+#include "print.h"
+
+enum {
+  I_TERM,    // print t at depth
+  I_STR,     // print s
+  I_ELEMS,   // list elements from cons cell t (first: no comma)
+  I_ELEMS1,  // list elements from cons cell t, comma first
+  I_CASES,   // match/switch cases from t (not the first)
+};
+
+typedef struct {
+  u8          kind;
+  u32         depth;
+  Term        t;
+  const char *s;
+} Item;
+
+typedef struct { u32 loc, lab, name; } Dup;
+
+static Item *STK;
+static u32   STK_LEN, STK_CAP;
+static u32  *LAMS;          // open addressing: (loc + 1, name) pairs
+static u32   LAMS_CAP, LAMS_LEN;
+static u32  *DUPM;          // loc + 1 -> index + 1 into DUPS
+static u32   DUPM_CAP, DUPM_LEN;
+static Dup  *DUPS;
+static u32   DUPS_LEN, DUPS_CAP;
+static int   QUOTED;
+static int   FAILED;        // out of memory: print what we can, then stop
+
+static void push(u8 kind, Term t, u32 depth, const char *s) {
+  if (STK_LEN == STK_CAP) {
+    u32   cap = STK_CAP ? STK_CAP * 2 : 1024;
+    Item *n   = realloc(STK, (size_t)cap * sizeof(Item));
+    if (!n) { FAILED = 1; return; }
+    STK = n;
+    STK_CAP = cap;
+  }
+  STK[STK_LEN++] = (Item){kind, depth, t, s};
+}
+
+static void push_t(Term t, u32 d)  { push(I_TERM, t, d, NULL); }
+static void push_s(const char *s)  { push(I_STR, 0, 0, s); }
+
+// Name maps
+// =========
+
+static u32 *map_slot(u32 *m, u32 cap, u32 key) {
+  u32 i = (key * 2654435761u) & (cap - 1);
+  while (m[2 * i] && m[2 * i] != key) i = (i + 1) & (cap - 1);
+  return &m[2 * i];
+}
+
+// Finds key (loc + 1) in map; adds it with value `val` if absent. Returns
+// the value, or 0 when out of memory.
+static u32 map_get(u32 **m, u32 *cap, u32 *len, u32 key, u32 val) {
+  if ((*len + 1) * 2 > *cap) {
+    u32  nc = *cap ? *cap * 2 : 1024;
+    u32 *nm = calloc((size_t)nc * 2, sizeof(u32));
+    if (!nm) { FAILED = 1; return 0; }
+    for (u32 i = 0; i < *cap; i++) {
+      if ((*m)[2 * i]) {
+        u32 *s = map_slot(nm, nc, (*m)[2 * i]);
+        s[0] = (*m)[2 * i];
+        s[1] = (*m)[2 * i + 1];
+      }
+    }
+    free(*m);
+    *m = nm;
+    *cap = nc;
+  }
+  u32 *s = map_slot(*m, *cap, key);
+  if (!s[0]) { s[0] = key; s[1] = val; (*len)++; }
+  return s[1];
+}
+
+static u32 lam_name(u32 loc) {
+  return map_get(&LAMS, &LAMS_CAP, &LAMS_LEN, loc + 1, LAMS_LEN + 1);
+}
+
+static u32 dup_name(u32 loc, u32 lab) {
+  u32 idx = map_get(&DUPM, &DUPM_CAP, &DUPM_LEN, loc + 1, DUPS_LEN + 1);
+  if (idx == DUPS_LEN + 1) {
+    if (DUPS_LEN == DUPS_CAP) {
+      u32  cap = DUPS_CAP ? DUPS_CAP * 2 : 256;
+      Dup *n   = realloc(DUPS, (size_t)cap * sizeof(Dup));
+      if (!n) { FAILED = 1; return 0; }
+      DUPS = n;
+      DUPS_CAP = cap;
+    }
+    DUPS[DUPS_LEN] = (Dup){loc, lab, DUPS_LEN + 1};
+    DUPS_LEN++;
+  }
+  return idx;
+}
+
+// Text pieces
+// ===========
+
+// 1 -> a, 26 -> z, 27 -> aa; 0 -> _ (a binder not in scope).
+static void print_alpha(FILE *f, u32 n, char base) {
+  if (n == 0) { fputc('_', f); return; }
+  char buf[16];
+  u32  len = 0;
+  while (n > 0) { n--; buf[len++] = (char)(base + n % 26); n /= 26; }
+  while (len) fputc(buf[--len], f);
+}
+
+void print_utf8(FILE *f, u32 c) {
+  if (c < 0x80) {
+    fputc((int)c, f);
+  } else if (c < 0x800) {
+    fputc((int)(0xC0 | (c >> 6)), f);
+    fputc((int)(0x80 | (c & 0x3F)), f);
+  } else if (c < 0x10000) {
+    fputc((int)(0xE0 | (c >> 12)), f);
+    fputc((int)(0x80 | ((c >> 6) & 0x3F)), f);
+    fputc((int)(0x80 | (c & 0x3F)), f);
+  } else {
+    fputc((int)(0xF0 | (c >> 18)), f);
+    fputc((int)(0x80 | ((c >> 12) & 0x3F)), f);
+    fputc((int)(0x80 | ((c >> 6) & 0x3F)), f);
+    fputc((int)(0x80 | (c & 0x3F)), f);
+  }
+}
+
+// Can code point c appear in a char (quote '\'') or string (quote '"')?
+static int can_esc(u32 c, char quote) {
+  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+  if (c == '\n' || c == '\t' || c == '\r' || c == 0 || c == '\\') return 1;
+  if (c == (u32)quote) return 1;
+  return !(c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0x9F));
+}
+
+static void print_esc(FILE *f, u32 c, char quote) {
+  switch (c) {
+    case '\n': fputs("\\n", f);  return;
+    case '\t': fputs("\\t", f);  return;
+    case '\r': fputs("\\r", f);  return;
+    case 0:    fputs("\\0", f);  return;
+    case '\\': fputs("\\\\", f); return;
+  }
+  if (c == (u32)quote) { fputc('\\', f); fputc(quote, f); return; }
+  print_utf8(f, c);
+}
+
+static const char *OP_SYM[OP_COUNT] = {
+  "+", "-", "*", "/", "%", "&&", "||", "^", "<<", ">>",
+  "~", "==", "!=", "<", "<=", ">", ">=",
+};
+
+static Term at(u32 loc) { return NO_SUB(HEAP[loc]); }
+
+static int is_ctr(Term t, u32 ar, u32 nick) {
+  return TAG(t) == C00 + ar && EXT(t) == nick;
+}
+
+static int is_chr(Term h, char quote) {
+  return is_ctr(h, 1, NICK_CHR) && TAG(at(VAL(h))) == NUM && can_esc(VAL(at(VAL(h))), quote);
+}
+
+static void print_mat_name(FILE *f, u32 nick) {
+  if      (nick == NICK_ZER) fputs("0n", f);
+  else if (nick == NICK_SUC) fputs("1n+", f);
+  else if (nick == NICK_NIL) fputs("[]", f);
+  else if (nick == NICK_CON) fputs("<>", f);
+  else { fputc('#', f); nick_print(f, nick); }
+}
+
+// Pushes "a0,a1,..,an-1" then `close` for the n words at loc.
+static void push_args(u32 loc, u32 n, u32 d, const char *close) {
+  push_s(close);
+  for (u32 i = n; i > 0; i--) {
+    push_t(at(loc + i - 1), d);
+    if (i > 1) push_s(",");
+  }
+}
+
+// Constructors, with the nat, char, string and list sugar.
+static void print_ctr(FILE *f, Term t, u32 d) {
+  u32 nick = EXT(t), loc = VAL(t), ar = CTR_ARITY(TAG(t));
+  if (is_ctr(t, 0, NICK_ZER) || is_ctr(t, 1, NICK_SUC)) {
+    u32 n = 0;
+    while (is_ctr(t, 1, NICK_SUC)) { n++; t = at(VAL(t)); }
+    fprintf(f, "%un", n);
+    if (!is_ctr(t, 0, NICK_ZER)) { fputc('+', f); push_t(t, d); }
+    return;
+  }
+  if (is_chr(t, '\'')) {
+    fputc('\'', f);
+    print_esc(f, VAL(at(loc)), '\'');
+    fputc('\'', f);
+    return;
+  }
+  if (nick == NICK_NIL || nick == NICK_CON) {
+    Term end = t;
+    int  str = nick == NICK_CON;
+    while (is_ctr(end, 2, NICK_CON)) {
+      if (str && !is_chr(at(VAL(end)), '"')) str = 0;
+      end = at(VAL(end) + 1);
+    }
+    if (is_ctr(end, 0, NICK_NIL)) {
+      if (str) {
+        fputc('"', f);
+        for (Term x = t; is_ctr(x, 2, NICK_CON); x = at(VAL(x) + 1)) {
+          print_esc(f, VAL(at(VAL(at(VAL(x))))), '"');
+        }
+        fputc('"', f);
+        return;
+      }
+      fputc('[', f);
+      push_s("]");
+      if (nick == NICK_CON) push(I_ELEMS, t, d, NULL);
+      return;
+    }
+    if (is_ctr(t, 2, NICK_CON)) {
+      push_t(at(loc + 1), d);
+      push_s("<>");
+      push_t(at(loc), d);
+      return;
+    }
+  }
+  fputc('#', f);
+  nick_print(f, nick);
+  fputc('{', f);
+  push_args(loc, ar, d, "}");
+}
+
+// Match/switch cases from t: "case:hit" items then the tail.
+static void print_cases(FILE *f, Term t, u32 d) {
+  u32 loc = VAL(t);
+  if (TAG(t) == SWI) fprintf(f, "%u", EXT(t));
+  else               print_mat_name(f, EXT(t));
+  fputc(':', f);
+  Term next = at(loc + 1);
+  u32  nt   = TAG(next);
+  if (nt == MAT || nt == SWI) {
+    push(I_CASES, next, d, NULL);
+    push_s(";");
+  } else if (nt == NUM && VAL(next) == 0) {
+    // no default
+  } else if (nt == USE) {
+    push_t(at(VAL(next)), d);
+    push_s(";");
+  } else {
+    push_t(next, d);
+    push_s(";");
+  }
+  push_t(at(loc), d);
+}
+
+// Function application spines f(a,b,..) (APP and DRY alike).
+static void print_app(FILE *f, Term t, u32 d) {
+  Term spine[256];
+  u32  len = 0;
+  while ((TAG(t) == APP || TAG(t) == DRY) && len < 256) {
+    spine[len++] = at(VAL(t) + 1);
+    t = at(VAL(t));
+  }
+  push_s(")");
+  for (u32 i = 0; i < len; i++) {
+    push_t(spine[i], d);
+    if (i + 1 < len) push_s(",");
+  }
+  if (TAG(t) == LAM) {
+    fputc('(', f);
+    push_s(")(");
+  } else {
+    push_s("(");
+  }
+  push_t(t, d);
+}
+
+static void print_one(FILE *f, Term t, u32 d) {
+  t = NO_SUB(t);
+  u32 tg = TAG(t), loc = VAL(t);
+  if (IS_CTR(tg)) { print_ctr(f, t, d); return; }
+  switch (tg) {
+    case VAR: {
+      if (loc && IS_SUB(HEAP[loc])) { push_t(at(loc), d); return; }
+      print_alpha(f, lam_name(loc), 'a');
+      return;
+    }
+    case DP0: case DP1: {
+      if (loc && IS_SUB(HEAP[loc])) { push_t(at(loc), d); return; }
+      print_alpha(f, dup_name(loc, EXT(t)), 'A');
+      fputs(tg == DP0 ? "₀" : "₁", f);
+      return;
+    }
+    case BJV: case BJ0: case BJ1: {
+      u32 n = loc <= d ? loc : 0;
+      if (tg == BJV) { print_alpha(f, n, 'a'); return; }
+      print_alpha(f, n, 'A');
+      fputs(tg == BJ0 ? "₀" : "₁", f);
+      return;
+    }
+    case LAM: {
+      fputs("λ", f);
+      print_alpha(f, QUOTED ? d + 1 : lam_name(loc), 'a');
+      fputc('.', f);
+      push_t(at(loc), d + 1);
+      return;
+    }
+    case APP: case DRY: print_app(f, t, d); return;
+    case SUP: {
+      fputc('&', f);
+      nick_print(f, EXT(t));
+      fputc('{', f);
+      push_args(loc, 2, d, "}");
+      return;
+    }
+    case DUP: {
+      if (QUOTED) {
+        fputc('!', f);
+        print_alpha(f, d + 1, 'A');
+        fputc('&', f);
+        nick_print(f, EXT(t));
+        fputc('=', f);
+        push_t(at(loc + 1), d + 1);
+        push_s(";");
+        push_t(at(loc), d);
+        return;
+      }
+      dup_name(loc, EXT(t));
+      push_t(at(loc + 1), d);
+      return;
+    }
+    case ALO: fputs("@{..}", f); return;
+    case REF: {
+      const char *n = table_name(EXT(t));
+      fputc('@', f);
+      if (n) fputs(n, f);
+      else   nick_print(f, EXT(t));
+      return;
+    }
+    case NAM: nick_print(f, EXT(t)); return;
+    case ERA: fputs("&{}", f); return;
+    case ANY: fputc('*', f); return;
+    case NUM: fprintf(f, "%u", loc); return;
+    case MAT: case SWI: {
+      fputs("λ{", f);
+      push_s("}");
+      print_cases(f, t, d);
+      return;
+    }
+    case USE: {
+      fputs("λ{", f);
+      push_s("}");
+      push_t(at(loc), d);
+      return;
+    }
+    case OP2: {
+      static char mid[OP_COUNT][8];
+      u32 op = EXT(t);
+      if (op >= OP_COUNT) { fprintf(f, "(?%u)", op); return; }
+      snprintf(mid[op], sizeof mid[op], " %s ", OP_SYM[op]);
+      fputc('(', f);
+      push_s(")");
+      push_t(at(loc + 1), d);
+      push_s(mid[op]);
+      push_t(at(loc), d);
+      return;
+    }
+    case EQL: case AND: case OR: {
+      fputc('(', f);
+      push_s(")");
+      push_t(at(loc + 1), d);
+      push_s(tg == EQL ? " === " : tg == AND ? " .&. " : " .|. ");
+      push_t(at(loc), d);
+      return;
+    }
+    case RED: {
+      push_t(at(loc + 1), d);
+      push_s(" ~> ");
+      push_t(at(loc), d);
+      return;
+    }
+    case INC: fputs("↑", f); push_t(at(loc), d); return;
+    case DSU: {
+      fputs("&(", f);
+      push_s("}");
+      push_t(at(loc + 2), d);
+      push_s(",");
+      push_t(at(loc + 1), d);
+      push_s("){");
+      push_t(at(loc), d);
+      return;
+    }
+    case DDU: {
+      fputs("!(", f);
+      push_t(at(loc + 2), d);
+      push_s(";");
+      push_t(at(loc + 1), d);
+      push_s(")=");
+      push_t(at(loc), d);
+      return;
+    }
+    case UNS: {
+      Term lf = at(loc);
+      Term lv = TAG(lf) == LAM ? at(VAL(lf)) : 0;
+      if (TAG(lf) != LAM || TAG(lv) != LAM) {
+        fputs("!${", f);
+        push_s("}");
+        push_t(lf, d);
+        return;
+      }
+      fputs("! ", f);
+      print_alpha(f, lam_name(VAL(lf)), 'a');
+      fputs(" = λ ", f);
+      print_alpha(f, lam_name(VAL(lv)), 'a');
+      fputs(" ; ", f);
+      push_t(at(VAL(lv)), d + 2);
+      return;
+    }
+    case PRI: {
+      const char *n = prim_name(EXT(t));
+      fputc('%', f);
+      if (n) fputs(n, f);
+      else   fprintf(f, "?%u", EXT(t));
+      if (EXT(t) >= PRIM_COUNT) return;
+      fputc('(', f);
+      push_args(loc, PRIM_ARITY(EXT(t)), d, ")");
+      return;
+    }
+    default: fprintf(f, "?%u", tg); return;
+  }
+}
+
+static void drain(FILE *f) {
+  while (STK_LEN > 0 && !FAILED) {
+    Item it = STK[--STK_LEN];
+    switch (it.kind) {
+      case I_TERM: print_one(f, it.t, it.depth); break;
+      case I_STR:  fputs(it.s, f); break;
+      case I_ELEMS: case I_ELEMS1: {
+        if (!is_ctr(it.t, 2, NICK_CON)) break;
+        if (it.kind == I_ELEMS1) fputc(',', f);
+        push(I_ELEMS1, at(VAL(it.t) + 1), it.depth, NULL);
+        push_t(at(VAL(it.t)), it.depth);
+        break;
+      }
+      case I_CASES: print_cases(f, it.t, it.depth); break;
+    }
+  }
+}
+
+static void run(FILE *f, Term t, int quoted) {
+  STK_LEN = 0;
+  LAMS_LEN = DUPM_LEN = DUPS_LEN = 0;
+  if (LAMS) memset(LAMS, 0, (size_t)LAMS_CAP * 2 * sizeof(u32));
+  if (DUPM) memset(DUPM, 0, (size_t)DUPM_CAP * 2 * sizeof(u32));
+  QUOTED = quoted;
+  FAILED = 0;
+  push_t(t, 0);
+  drain(f);
+  // Dup definitions float after the term; printing one may find more.
+  for (u32 i = 0; i < DUPS_LEN && !FAILED; i++) {
+    if (i == 0) fputc(';', f);
+    Dup dp = DUPS[i];
+    fputc('!', f);
+    print_alpha(f, dp.name, 'A');
+    fputc('&', f);
+    nick_print(f, dp.lab);
+    fputc('=', f);
+    QUOTED = 0;
+    push_t(at(dp.loc), 0);
+    drain(f);
+    fputc(';', f);
+  }
+  if (FAILED) fputs("<out of memory>", f);
+}
+
+void print_term(FILE *f, Term t)   { run(f, t, 0); }
+void print_quoted(FILE *f, Term t) { run(f, t, 1); }

@@ -1,0 +1,22 @@
+// print.h: terms as text, in HVM4's output format.
+//
+// print_term prints a linked heap term (a normal form, or any term: a book
+// template too): lambdas named a, b, .. in order of appearance, dup nodes
+// A, B, .. with their definitions `!A&L=v;` after the term; VAR/DP0/DP1
+// whose slot holds a SUB word print the substituted term. print_quoted
+// prints a quoted (collapsed) term, names by binder level. Both use an
+// explicit stack: any depth or length is fine. Neither prints a newline.
+
+#ifndef HVM4G_PRINT_H
+#define HVM4G_PRINT_H
+
+#include <stdio.h>
+#include "term.h"
+
+void print_term(FILE *f, Term t);
+void print_quoted(FILE *f, Term t);
+
+// A Unicode code point as UTF-8 (no escaping).
+void print_utf8(FILE *f, u32 c);
+
+#endif

@@ -1,0 +1,427 @@
+// snf.c: strong normal form in place, on one CPU thread or on the -T pool.
+//
+// Order (HVM4's): depth first, left to right. Visiting a slot reduces it to
+// WNF and stores the result back; then its first child is visited at once
+// and the others are queued, last child deepest. A stuck DP0/DP1 continues
+// into its DUP's expression slot. A slot is visited once per normalization
+// (SEEN, below): after a stuck DUP is copied, both copies share subterms.
+//
+// Pool (-T N, N > 1): N-1 threads started once, sleeping when idle, plus the
+// thread that asks for a normal form. Every normalization is a job: its root
+// goes into the asking thread's deque, which the owner pops last-in first and
+// the others steal from first-in. The asking thread works on the pool until
+// its job's count of pending tasks reaches zero; a %nf met by a pool thread
+// is a nested job served the same way, so the pool is reused, never grown.
+// The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
+// exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
+// Under DUP_SHARED a stuck DUP's expression is taken (BUSY) and normalized by
+// the thread that reached it, alone, before it is put back, so the other
+// side never copies a half-normalized term.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdatomic.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include "eval.h"
+#include "heap.h"
+#include "print.h"
+
+// Which CPU thread this is (0: the thread running the program).
+static _Thread_local u32 TID  = 0;
+// Slots this thread holds BUSY while normalizing a stuck DUP's expression.
+static _Thread_local u32 HOLD = 0;
+
+Wnf *eval_self(void) {
+  return eval_worker(TID);
+}
+
+// Seen set
+// ========
+// One u16 per heap word, the epoch of the last normalization that visited
+// it. Reserved for the whole heap, committed where touched. Epochs are not
+// reused until the array is wiped, so no wipe is needed between jobs.
+
+static _Atomic u16 *SEEN = NULL;
+static u32          EPOCH = 0;
+static pthread_mutex_t EPOCH_LOCK = PTHREAD_MUTEX_INITIALIZER;
+
+static u16 epoch_new(void) {
+  pthread_mutex_lock(&EPOCH_LOCK);
+  if (++EPOCH > 0xFFFF) {
+    madvise((void *)SEEN, HEAP_WORDS * sizeof(u16), MADV_DONTNEED);
+    EPOCH = 1;
+  }
+  u16 e = (u16)EPOCH;
+  pthread_mutex_unlock(&EPOCH_LOCK);
+  return e;
+}
+
+static int seen_add(Wnf *w, u32 loc, u16 ep) {
+  if (w->dup_mode == DUP_SOLO) {
+    if (atomic_load_explicit(&SEEN[loc], memory_order_relaxed) == ep) return 0;
+    atomic_store_explicit(&SEEN[loc], ep, memory_order_relaxed);
+    return 1;
+  }
+  return atomic_exchange_explicit(&SEEN[loc], ep, memory_order_relaxed) != ep;
+}
+
+// Visiting a slot
+// ===============
+
+// Children a normal form has; the normalizer visits each.
+static u32 snf_arity(Term t) {
+  u32 tag = TAG(t);
+  if (IS_CTR(tag)) return CTR_ARITY(tag);
+  switch (tag) {
+    case LAM: case USE: case INC: case UNS: return 1;
+    case APP: case SUP: case DRY: case MAT: case SWI: case OP2: case RED:
+    case EQL: case AND: case OR:  case DUP: return 2;
+    case DSU: case DDU: return 3;
+    case PRI: return PRIM_ARITY(EXT(t));
+    default:  return 0;
+  }
+}
+
+static int is_whnf(u32 tag) {
+  switch (tag) {
+    case RED: case NAM: case BJV: case BJ0: case BJ1: case DRY: case ERA:
+    case SUP: case LAM: case NUM: case MAT: case SWI: case USE: case INC:
+      return 1;
+    default:
+      return IS_CTR(tag);
+  }
+}
+
+static u32  STEP_ROOT = 0;    // -D: the root printed after each step
+static void step_at(Wnf *w, u32 loc);
+
+// HEAP[loc] to WNF, stored back.
+static Term wnf_at(Wnf *w, u32 loc) {
+  Term t = HEAP[loc];
+  if (is_whnf(TAG(t))) return t;
+  if (EVAL.debug) {
+    step_at(w, loc);
+    return HEAP[loc];
+  }
+  Term r = eval_wnf(w, t);
+  if (r != t) HEAP[loc] = r;
+  return r;
+}
+
+// Takes a stuck DUP's expression slot for this thread (DUP_SHARED). Returns
+// 0 when the DUP was resolved meanwhile (a SUB is there: its other side
+// copied the expression, and whoever holds that copy normalizes it).
+static int take(u32 d, Term *out) {
+  u32 spins = 0;
+  for (;;) {
+    Term c = atomic_exchange_explicit((_Atomic Term *)&HEAP[d], BUSY,
+                                      memory_order_acquire);
+    if (c == BUSY) {
+      if (++spins < 64) cpu_relax();
+      else sched_yield();
+      continue;
+    }
+    if (IS_SUB(c)) {
+      atomic_store_explicit((_Atomic Term *)&HEAP[d], c, memory_order_release);
+      return 0;
+    }
+    *out = c;
+    return 1;
+  }
+}
+
+// Sequential normalization
+// ========================
+// A stack of entries per thread; `rel` != 0 marks "put HEAP[loc] back into
+// the held slot rel". Re-entrant (a %nf inside works above the caller's
+// entries), so it is indexed, never pointed into.
+
+typedef struct {
+  u32 loc;
+  u32 rel;
+} Ent;
+
+static _Thread_local Ent *SS     = NULL;
+static _Thread_local u32  SS_LEN = 0;
+static _Thread_local u32  SS_CAP = 0;
+
+static void ss_push(u32 loc, u32 rel) {
+  if (SS_LEN == SS_CAP) {
+    u32  cap = SS_CAP ? SS_CAP * 2 : 4096;
+    Ent *ns  = realloc(SS, (size_t)cap * sizeof(Ent));
+    if (!ns) eval_die("out of memory in the normalizer");
+    SS = ns; SS_CAP = cap;
+  }
+  SS[SS_LEN++] = (Ent){ loc, rel };
+}
+
+static void snf_seq(Wnf *w, u32 root, u16 ep) {
+  u32 base = SS_LEN;
+  ss_push(root, 0);
+  while (SS_LEN > base) {
+    Ent e = SS[--SS_LEN];
+    if (e.rel) {
+      atomic_store_explicit((_Atomic Term *)&HEAP[e.rel], HEAP[e.loc],
+                            memory_order_release);
+      HOLD--;
+      continue;
+    }
+    u32 loc = e.loc;
+    while (seen_add(w, loc, ep)) {
+      Term t   = wnf_at(w, loc);
+      u32  tag = TAG(t);
+      if (tag == DP0 || tag == DP1) {
+        u32 d = VAL(t);
+        if (w->dup_mode == DUP_SOLO) {
+          loc = d;
+          continue;
+        }
+        Term c;
+        if (!take(d, &c)) break;
+        u32 tmp = eval_alloc(w, 1);
+        HEAP[tmp] = c;
+        HOLD++;
+        ss_push(tmp, d);
+        loc = tmp;
+        continue;
+      }
+      u32 ari = snf_arity(t);
+      if (ari == 0) break;
+      for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1, 0);
+      loc = VAL(t);
+    }
+  }
+}
+
+// The pool
+// ========
+
+typedef struct {
+  _Atomic int64_t pending;   // tasks queued or running
+  u16         ep;
+} Job;
+
+typedef struct {
+  u32  loc;
+  Job *job;
+} Task;
+
+typedef struct {
+  atomic_flag lock;
+  Task *buf;
+  u64   head, tail, cap;   // ring [head, tail); owner works at the tail
+  char  pad[64];
+} Deque;
+
+static Deque          *DQ       = NULL;
+static u32             NTHREADS = 1;
+static pthread_t      *THREADS  = NULL;
+static _Atomic u32     ACTIVE   = 0;     // jobs in progress
+static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
+
+static void dq_lock(Deque *q) {
+  while (atomic_flag_test_and_set_explicit(&q->lock, memory_order_acquire)) {
+    cpu_relax();
+  }
+}
+
+static void dq_unlock(Deque *q) {
+  atomic_flag_clear_explicit(&q->lock, memory_order_release);
+}
+
+static void dq_push(Deque *q, Task t) {
+  dq_lock(q);
+  if (q->tail - q->head == q->cap) {
+    u64   cap = q->cap ? q->cap * 2 : 4096;
+    Task *nb  = malloc(cap * sizeof(Task));
+    if (!nb) {
+      dq_unlock(q);
+      eval_die("out of memory in the normalizer");
+    }
+    for (u64 i = q->head; i < q->tail; i++) nb[i - q->head] = q->buf[i & (q->cap - 1)];
+    free(q->buf);
+    q->tail -= q->head; q->head = 0;
+    q->buf = nb; q->cap = cap;
+  }
+  q->buf[q->tail++ & (q->cap - 1)] = t;
+  dq_unlock(q);
+}
+
+static int dq_pop(Deque *q, Task *t) {
+  if (q->tail == q->head) return 0;
+  dq_lock(q);
+  int ok = q->tail > q->head;
+  if (ok) *t = q->buf[--q->tail & (q->cap - 1)];
+  dq_unlock(q);
+  return ok;
+}
+
+static int dq_steal(Deque *q, Task *t) {
+  if (q->tail == q->head) return 0;
+  dq_lock(q);
+  int ok = q->tail > q->head;
+  if (ok) *t = q->buf[q->head++ & (q->cap - 1)];
+  dq_unlock(q);
+  return ok;
+}
+
+static int find_task(u32 me, Task *t) {
+  if (dq_pop(&DQ[me], t)) return 1;
+  for (u32 k = 1; k < NTHREADS; k++) {
+    if (dq_steal(&DQ[(me + k) % NTHREADS], t)) return 1;
+  }
+  return 0;
+}
+
+// Visits a task's slot and its first descendants; queues the other children.
+static void run_task(Wnf *w, Task t) {
+  Job *job = t.job;
+  u32  loc = t.loc;
+  while (seen_add(w, loc, job->ep)) {
+    Term v   = wnf_at(w, loc);
+    u32  tag = TAG(v);
+    if (tag == DP0 || tag == DP1) {
+      u32  d = VAL(v);
+      Term c;
+      if (!take(d, &c)) break;
+      u32 tmp = eval_alloc(w, 1);
+      HEAP[tmp] = c;
+      HOLD++;
+      snf_seq(w, tmp, job->ep);
+      atomic_store_explicit((_Atomic Term *)&HEAP[d], HEAP[tmp],
+                            memory_order_release);
+      HOLD--;
+      break;
+    }
+    u32 ari = snf_arity(v);
+    if (ari == 0) break;
+    for (u32 i = ari; i > 1; i--) {
+      atomic_fetch_add_explicit(&job->pending, 1, memory_order_relaxed);
+      dq_push(&DQ[TID], (Task){ VAL(v) + i - 1, job });
+    }
+    loc = VAL(v);
+  }
+  atomic_fetch_sub_explicit(&job->pending, 1, memory_order_acq_rel);
+}
+
+static void *pool_main(void *arg) {
+  TID = (u32)(uintptr_t)arg;
+  Wnf *w = eval_self();
+  for (;;) {
+    pthread_mutex_lock(&IDLE_LOCK);
+    while (atomic_load(&ACTIVE) == 0) {
+      pthread_cond_wait(&IDLE_COND, &IDLE_LOCK);
+    }
+    pthread_mutex_unlock(&IDLE_LOCK);
+    u32 idle = 0;
+    while (atomic_load_explicit(&ACTIVE, memory_order_relaxed) > 0) {
+      Task t;
+      if (find_task(TID, &t)) {
+        run_task(w, t);
+        idle = 0;
+      } else if (++idle < 256) {
+        cpu_relax();
+      } else {
+        sched_yield();
+      }
+    }
+  }
+  return NULL;
+}
+
+static void snf_par(Wnf *w, u32 root) {
+  Job job;
+  atomic_store(&job.pending, 1);
+  job.ep = epoch_new();
+  dq_push(&DQ[TID], (Task){ root, &job });
+  pthread_mutex_lock(&IDLE_LOCK);
+  atomic_fetch_add(&ACTIVE, 1);
+  pthread_cond_broadcast(&IDLE_COND);
+  pthread_mutex_unlock(&IDLE_LOCK);
+  u32 idle = 0;
+  while (atomic_load_explicit(&job.pending, memory_order_acquire) > 0) {
+    Task t;
+    if (find_task(TID, &t)) {
+      run_task(w, t);
+      idle = 0;
+    } else if (++idle < 256) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
+  atomic_fetch_sub(&ACTIVE, 1);
+}
+
+void snf_init(void) {
+  SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
+              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (SEEN == MAP_FAILED) {
+    fprintf(stderr, "Error: cannot reserve the normalizer's seen set\n");
+    exit(1);
+  }
+  NTHREADS = EVAL.threads > 1 ? EVAL.threads : 1;
+  DQ = calloc(NTHREADS, sizeof(Deque));
+  THREADS = calloc(NTHREADS, sizeof(pthread_t));
+  if (!DQ || !THREADS) {
+    fprintf(stderr, "Error: out of memory\n");
+    exit(1);
+  }
+  for (u32 i = 0; i < NTHREADS; i++) atomic_flag_clear(&DQ[i].lock);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, (size_t)64 << 20);
+  for (u32 i = 1; i < NTHREADS; i++) {
+    if (pthread_create(&THREADS[i], &attr, pool_main, (void *)(uintptr_t)i)) {
+      fprintf(stderr, "Error: cannot start thread %u\n", i);
+      exit(1);
+    }
+    pthread_detach(THREADS[i]);
+  }
+  pthread_attr_destroy(&attr);
+}
+
+// -D
+// ==
+// Normalizes one interaction at a time (a budget of 1), printing the whole
+// term after each, as HVM4 does.
+
+static void step_at(Wnf *w, u32 loc) {
+  for (;;) {
+    u64 before = w->itrs;
+    w->budget = before + 1;
+    Term r = eval_wnf(w, HEAP[loc]);
+    w->budget = ~0ull;
+    HEAP[loc] = r;
+    if (w->itrs == before) return;
+    if (!EVAL.silent && STEP_ROOT) {
+      // HVM4 also names the interaction; the core does not report it.
+      for (int i = 0; i < 40; i++) putchar('-');
+      putchar('\n');
+      print_term(stdout, HEAP[STEP_ROOT]);
+      putchar('\n');
+    }
+  }
+}
+
+void eval_snf_at(u32 loc) {
+  Wnf *w = eval_self();
+  if (EVAL.debug && !STEP_ROOT) {
+    STEP_ROOT = loc;
+    if (!EVAL.silent) {
+      print_term(stdout, HEAP[loc]);
+      putchar('\n');
+    }
+    snf_seq(w, loc, epoch_new());
+    STEP_ROOT = 0;
+    return;
+  }
+  if (NTHREADS > 1 && HOLD == 0) {
+    snf_par(w, loc);
+  } else {
+    snf_seq(w, loc, epoch_new());
+  }
+}

@@ -1,0 +1,1388 @@
+// wnf.h: the WNF core. Reduces a term to weak normal form with an explicit
+// stack, every HVM4 interaction, and a rebuild that makes early stops safe.
+//
+// Portable dialect (docs/architecture.md, shared/design/gpu.md §1): no goto,
+// recursion, function pointers, VLAs or libc; every heap access through the
+// backend's HEAP_* primitives (core.h); every function FN.
+//
+// Shape of wnf_run: ENTER walks the head of `next`, pushing eliminators as
+// frames, until a value (`whnf`) shows up; APPLY pops one frame and performs
+// the interaction of that frame with `whnf`, producing either a new value
+// (stay in APPLY) or a term to enter (back to ENTER). Frames are heap nodes
+// the term already has (an APP frame is the APP term itself), so rebuilding
+// the term on an early stop writes `cur` back into one slot per frame and
+// never allocates.
+
+#ifndef HVM4G_WNF_H
+#define HVM4G_WNF_H
+
+#include "core.h"
+
+#if !defined(HEAP_LD) || !defined(HEAP_ST) || !defined(HEAP_XCHG) || \
+    !defined(HEAP_CAS) || !defined(HEAP_REFILL)
+#error "wnf.h: the backend must define HEAP_LD/ST/XCHG/CAS/REFILL first"
+#endif
+
+// Frame tags
+// ==========
+// Stack-only tags, above every term tag. Term tags used as frames: APP, OP2,
+// EQL, AND, OR, DSU, DDU (val = their node, reducing field 0) and DP0/DP1
+// (val = the DUP expression slot being reduced).
+
+#define F_MAT  64  // (mat □)         val: app node [mat, arg]
+#define F_ARED 65  // ((f ~> □) x)    val: app node [red, x]; red [f, g]
+#define F_RMAT 66  // ((f ~> mat) □)  val: app node [red, arg]; red [f, mat]
+#define F_RUSE 67  // ((f ~> use) □)  val: as F_RMAT, with a USE
+#define F_OP2R 68  // (#n op □)       ext: op; val: op2 node [#n, y]
+#define F_EQLR 69  // (a === □)       val: eql node [a, b]
+
+// Words one interaction may allocate at most (APP-RED-MAT-CTR on a C16
+// needs 68). APPLY makes sure the arena has this much before each step,
+// so interactions bump-allocate without checks.
+#define WNF_RESERVE 128u
+
+// Built-in constructor nicks that EQL treats specially (names.h spelling).
+#define WNF_NAM_SUC 187357u  // #SUC{p}: EQL wraps the comparison in ↑
+#define WNF_NAM_CON 121448u  // #CON{h,t}: EQL wraps tail and whole in ↑
+
+// Terms
+// =====
+
+#define WNF_ERA TERM(ERA, 0, 0)
+#define WNF_NUM(n) TERM(NUM, 0, (u32)(n))
+
+// Adds `off` to the location of a HAS_LOC word (modulo 2^32).
+#define WNF_RELOC(t, off) \
+  (((t) & ~VAL_MASK) | (Term)(u32)(VAL(t) + (off)))
+
+// Allocation
+// ==========
+
+// Makes sure the arena holds n more words; refills it from the heap when it
+// does not. 0 when the heap is exhausted.
+FN u32 wnf_room(Wnf *w, u32 n) {
+  if (w->end - w->next >= n) {
+    return 1;
+  }
+  return HEAP_REFILL(w, n) ? 1u : 0u;
+}
+
+// n words from the arena, unchecked: callers made room first.
+FN u32 wnf_bump(Wnf *w, u32 n) {
+  u32 at  = w->next;
+  w->next = at + n;
+  return at;
+}
+
+// Host helpers (collapse, primitives): checked allocation and node makers.
+// Each returns 0 (no location / no term: location 0 is never a node) when
+// the heap is exhausted.
+
+// n fresh words.
+FN u32 wnf_alloc(Wnf *w, u32 n) {
+  if (n == 0) {
+    return 0;
+  }
+  return wnf_room(w, n) ? wnf_bump(w, n) : 0u;
+}
+
+// A one-field node `tag{ext}[a]` (LAM, USE, INC, UNS, C01, PRI of arity 1).
+FN Term wnf_new1(Wnf *w, u32 tag, u32 ext, Term a) {
+  u32 at = wnf_alloc(w, 1);
+  if (at == 0) return 0;
+  HEAP_ST(w, at, a);
+  return TERM(tag, ext, at);
+}
+
+// A two-field node `tag{ext}[a, b]` (APP, SUP, MAT, OP2, C02, ...).
+FN Term wnf_new2(Wnf *w, u32 tag, u32 ext, Term a, Term b) {
+  u32 at = wnf_alloc(w, 2);
+  if (at == 0) return 0;
+  HEAP_ST(w, at + 0, a);
+  HEAP_ST(w, at + 1, b);
+  return TERM(tag, ext, at);
+}
+
+// A three-field node (DSU, DDU, C03).
+FN Term wnf_new3(Wnf *w, u32 tag, u32 ext, Term a, Term b, Term c) {
+  u32 at = wnf_alloc(w, 3);
+  if (at == 0) return 0;
+  HEAP_ST(w, at + 0, a);
+  HEAP_ST(w, at + 1, b);
+  HEAP_ST(w, at + 2, c);
+  return TERM(tag, ext, at);
+}
+
+// (f x)
+FN Term wnf_app(Wnf *w, Term f, Term x) {
+  return wnf_new2(w, APP, 0, f, x);
+}
+
+// &lab{a, b}
+FN Term wnf_sup(Wnf *w, u32 lab, Term a, Term b) {
+  return wnf_new2(w, SUP, lab, a, b);
+}
+
+// A lambda with an empty body slot: returns its location `at`; the binder's
+// variable is TERM(VAR, 0, at), the lambda TERM(LAM, 0, at). Store the body
+// with HEAP_ST(w, at, body) once it is built. 0 when exhausted.
+FN u32 wnf_lam_slot(Wnf *w) {
+  return wnf_alloc(w, 1);
+}
+
+// ! x &lab = v: puts v in a fresh expression slot and returns its location
+// `at`; the copies are TERM(DP0, lab, at) and TERM(DP1, lab, at).
+FN u32 wnf_dup_slot(Wnf *w, Term v) {
+  u32 at = wnf_alloc(w, 1);
+  if (at != 0) HEAP_ST(w, at, v);
+  return at;
+}
+
+// A constructor #name{...} of arity ari (<= 16): returns the location of its
+// ari fields for the caller to fill, and the term in *out. For ari == 0 the
+// term needs no node (*out = TERM(C00, name, 0)) and 1 is returned.
+// 0 when exhausted.
+FN u32 wnf_ctr_slots(Wnf *w, u32 name, u32 ari, Term *out) {
+  if (ari == 0) {
+    *out = TERM(C00, name, 0);
+    return 1;
+  }
+  u32 at = wnf_alloc(w, ari);
+  *out = at ? TERM(C00 + ari, name, at) : 0;
+  return at;
+}
+
+// Numbers
+// =======
+
+// #a op #b (u32, wrapping; division by zero gives 0; shifts use the low 5
+// bits of the amount, as x86 does).
+FN u32 wnf_op(u32 op, u32 a, u32 b) {
+  switch (op) {
+    case OP_ADD: return a + b;
+    case OP_SUB: return a - b;
+    case OP_MUL: return a * b;
+    case OP_DIV: return b ? a / b : 0u;
+    case OP_MOD: return b ? a % b : 0u;
+    case OP_AND: return a & b;
+    case OP_OR:  return a | b;
+    case OP_XOR: return a ^ b;
+    case OP_LSH: return a << (b & 31u);
+    case OP_RSH: return a >> (b & 31u);
+    case OP_NOT: return ~b;
+    case OP_EQ:  return a == b;
+    case OP_NE:  return a != b;
+    case OP_LT:  return a <  b;
+    case OP_LE:  return a <= b;
+    case OP_GT:  return a >  b;
+    case OP_GE:  return a >= b;
+    default:     return 0u;
+  }
+}
+
+// Fields of a node that DUP-NOD copies one by one.
+FN u32 wnf_nod_arity(u32 tag) {
+  if (IS_CTR(tag)) return CTR_ARITY(tag);
+  switch (tag) {
+    case MAT: case SWI: case OP2: return 2;
+    case USE: case INC:           return 1;
+    case DSU: case DDU:           return 3;
+    default:                      return 0;
+  }
+}
+
+FN u32 wnf_is_nam(u32 tag) {
+  return tag == NAM || tag == BJV || tag == BJ0 || tag == BJ1;
+}
+
+// DUP slots
+// =========
+
+// Writes a DUP expression slot this task holds: a SUB (the interaction) or
+// the expression itself (rebuild, stuck). Releasing BUSY needs an exchange
+// when others may read the slot, so that what was built before is visible
+// before the slot says so.
+FN void wnf_put(Wnf *w, u32 mode, u32 loc, Term t) {
+  if (mode == DUP_SOLO) {
+    HEAP_ST(w, loc, t);
+  } else {
+    (void)HEAP_XCHG(w, loc, t);
+  }
+}
+
+// Interactions (the rarer ones, out of the main switch)
+// =====================================================
+// Each takes the nodes involved, performs the rewrite with bump allocation
+// (room was made) and returns the resulting term. Names follow HVM4's
+// docs/hvm4/interactions/*.md. Nodes consumed by an interaction are reused
+// in place where the shapes fit: terms are affine, so a node reached as a
+// value has no other reader.
+
+// &L{x0,x1} <op> b, for the binary eliminators OP2/EQL/AND/OR with the SUP
+// on the left: ! B &L = b; &L{(x0 op B₀), (x1 op B₁)}. The eliminator node
+// `nd` [_, b] keeps b as the DUP slot; the SUP node becomes the left copy.
+FN Term wnf_bin_sup_l(Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
+  u32 lab = EXT(sup);
+  u32 s   = VAL(sup);
+  Term x1 = HEAP_LD(w, s + 1);
+  u32 n   = wnf_bump(w, 4);
+  HEAP_ST(w, s + 1, TERM(DP0, lab, nd + 1));
+  HEAP_ST(w, n + 0, x1);
+  HEAP_ST(w, n + 1, TERM(DP1, lab, nd + 1));
+  HEAP_ST(w, n + 2, TERM(tag, ext, s));
+  HEAP_ST(w, n + 3, TERM(tag, ext, n));
+  return TERM(SUP, lab, n + 2);
+}
+
+// a <op> &L{y0,y1}, the SUP on the right: ! A &L = a; &L{(A₀ op y0),
+// (A₁ op y1)}. The node `nd` [a, _] keeps a as the DUP slot.
+FN Term wnf_bin_sup_r(Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
+  u32 lab = EXT(sup);
+  u32 s   = VAL(sup);
+  Term y0 = HEAP_LD(w, s + 0);
+  Term y1 = HEAP_LD(w, s + 1);
+  u32 n   = wnf_bump(w, 4);
+  HEAP_ST(w, s + 0, TERM(DP0, lab, nd));
+  HEAP_ST(w, s + 1, y0);
+  HEAP_ST(w, n + 0, TERM(DP1, lab, nd));
+  HEAP_ST(w, n + 1, y1);
+  HEAP_ST(w, n + 2, TERM(tag, ext, s));
+  HEAP_ST(w, n + 3, TERM(tag, ext, n));
+  return TERM(SUP, lab, n + 2);
+}
+
+// ↑x <op> b / a <op> ↑y (and every other "INC passes up" rule): the node
+// `nd` gets x at field `i` and goes inside the INC node.
+FN Term wnf_inc_up(Wnf *w, u32 tag, u32 ext, u32 nd, u32 i, Term inc) {
+  u32 c = VAL(inc);
+  HEAP_ST(w, nd + i, HEAP_LD(w, c));
+  HEAP_ST(w, c, TERM(tag, ext, nd));
+  return TERM(INC, 0, c);
+}
+
+// (λ{#K:h; m} &L{a,b}) -> ! M &L = mat; &L{(M₀ a), (M₁ b)}  (APP-MAT-SUP,
+// USE-SUP clones the USE the same way). `app` is the node [mat, arg].
+FN Term wnf_mat_sup(Wnf *w, u32 app, Term mat, Term sup) {
+  u32 lab = EXT(sup);
+  u32 s   = VAL(sup);
+  Term a  = HEAP_LD(w, s + 0);
+  Term b  = HEAP_LD(w, s + 1);
+  u32 n   = wnf_bump(w, 3);
+  HEAP_ST(w, n + 0, mat);
+  HEAP_ST(w, app + 0, TERM(DP0, lab, n));
+  HEAP_ST(w, app + 1, a);
+  HEAP_ST(w, n + 1, TERM(DP1, lab, n));
+  HEAP_ST(w, n + 2, b);
+  HEAP_ST(w, s + 0, TERM(APP, 0, app));
+  HEAP_ST(w, s + 1, TERM(APP, 0, n + 1));
+  return TERM(SUP, lab, s);
+}
+
+// (λ{f} &L{a,b}) -> ! F &L = f; &L{(λ{F₀} a), (λ{F₁} b)}  (USE-SUP). The
+// USE node [f] becomes the DUP slot.
+FN Term wnf_use_sup(Wnf *w, u32 app, Term use, Term sup) {
+  u32 lab = EXT(sup);
+  u32 s   = VAL(sup);
+  u32 u   = VAL(use);
+  Term a  = HEAP_LD(w, s + 0);
+  Term b  = HEAP_LD(w, s + 1);
+  u32 n   = wnf_bump(w, 4);
+  HEAP_ST(w, n + 0, TERM(DP0, lab, u));
+  HEAP_ST(w, n + 1, TERM(DP1, lab, u));
+  HEAP_ST(w, app + 0, TERM(USE, 0, n + 0));
+  HEAP_ST(w, app + 1, a);
+  HEAP_ST(w, n + 2, TERM(USE, 0, n + 1));
+  HEAP_ST(w, n + 3, b);
+  HEAP_ST(w, s + 0, TERM(APP, 0, app));
+  HEAP_ST(w, s + 1, TERM(APP, 0, n + 2));
+  return TERM(SUP, lab, s);
+}
+
+// (#K{a..} === #K{b..}) and friends (EQL-CTR): the comparison of the fields,
+// as ANDs of EQLs (SUC and CON get ↑ for collapse priority). `nd` is the
+// EQL node, reused for the first comparison.
+FN Term wnf_eql_ctr(Wnf *w, u32 nd, Term a, Term b) {
+  u32 tag = TAG(a);
+  if (tag != TAG(b) || EXT(a) != EXT(b)) {
+    return WNF_NUM(0);
+  }
+  u32 ari = CTR_ARITY(tag);
+  if (ari == 0) {
+    return WNF_NUM(1);
+  }
+  u32 la = VAL(a);
+  u32 lb = VAL(b);
+  HEAP_ST(w, nd + 0, HEAP_LD(w, la));
+  HEAP_ST(w, nd + 1, HEAP_LD(w, lb));
+  Term res = TERM(EQL, 0, nd);
+  if (EXT(a) == WNF_NAM_SUC && ari == 1) {
+    u32 n = wnf_bump(w, 1);
+    HEAP_ST(w, n, res);
+    return TERM(INC, 0, n);
+  }
+  if (EXT(a) == WNF_NAM_CON && ari == 2) {
+    u32 n = wnf_bump(w, 6);
+    HEAP_ST(w, n + 0, HEAP_LD(w, la + 1));
+    HEAP_ST(w, n + 1, HEAP_LD(w, lb + 1));
+    HEAP_ST(w, n + 2, TERM(EQL, 0, n));
+    HEAP_ST(w, n + 3, res);
+    HEAP_ST(w, n + 4, TERM(INC, 0, n + 2));
+    HEAP_ST(w, n + 5, TERM(AND, 0, n + 3));
+    return TERM(INC, 0, n + 5);
+  }
+  for (u32 i = 1; i < ari; i++) {
+    u32 n = wnf_bump(w, 4);
+    HEAP_ST(w, n + 0, HEAP_LD(w, la + i));
+    HEAP_ST(w, n + 1, HEAP_LD(w, lb + i));
+    HEAP_ST(w, n + 2, res);
+    HEAP_ST(w, n + 3, TERM(EQL, 0, n));
+    res = TERM(AND, 0, n + 2);
+  }
+  return res;
+}
+
+// (x0 === y0) .&. (x1 === y1) for two binary nodes (EQL-MAT, EQL-DRY); the
+// EQL node `nd` holds the first comparison.
+FN Term wnf_eql_pair(Wnf *w, u32 nd, u32 la, u32 lb) {
+  u32 n = wnf_bump(w, 4);
+  HEAP_ST(w, nd + 0, HEAP_LD(w, la + 0));
+  HEAP_ST(w, nd + 1, HEAP_LD(w, lb + 0));
+  HEAP_ST(w, n + 0, HEAP_LD(w, la + 1));
+  HEAP_ST(w, n + 1, HEAP_LD(w, lb + 1));
+  HEAP_ST(w, n + 2, TERM(EQL, 0, nd));
+  HEAP_ST(w, n + 3, TERM(EQL, 0, n));
+  return TERM(AND, 0, n + 2);
+}
+
+// EQL on two values, neither ERA, SUP, INC (handled before): the term to
+// enter next. Counts one interaction, as HVM4 does for each case.
+FN Term wnf_eql(Wnf *w, u32 nd, Term a, Term b) {
+  u32 ta = TAG(a);
+  u32 tb = TAG(b);
+  if (ta == ANY || tb == ANY) {
+    return WNF_NUM(1);
+  }
+  if (ta == NUM && tb == NUM) {
+    return WNF_NUM(VAL(a) == VAL(b));
+  }
+  if (ta == LAM && tb == LAM) {
+    // Both binders become one fresh name, unique by the first lambda's
+    // location (NAM val is 0 for names written by the user).
+    u32 la  = VAL(a);
+    u32 lb  = VAL(b);
+    Term nm = TERM(NAM, la & EXT_MASK, la);
+    HEAP_ST(w, nd + 0, HEAP_LD(w, la));
+    HEAP_ST(w, nd + 1, HEAP_LD(w, lb));
+    HEAP_ST(w, la, AS_SUB(nm));
+    HEAP_ST(w, lb, AS_SUB(nm));
+    return TERM(EQL, 0, nd);
+  }
+  if (IS_CTR(ta) && IS_CTR(tb)) {
+    return wnf_eql_ctr(w, nd, a, b);
+  }
+  if ((ta == MAT || ta == SWI) && (tb == MAT || tb == SWI)) {
+    if (EXT(a) != EXT(b)) {
+      return WNF_NUM(0);
+    }
+    return wnf_eql_pair(w, nd, VAL(a), VAL(b));
+  }
+  if (ta == USE && tb == USE) {
+    HEAP_ST(w, nd + 0, HEAP_LD(w, VAL(a)));
+    HEAP_ST(w, nd + 1, HEAP_LD(w, VAL(b)));
+    return TERM(EQL, 0, nd);
+  }
+  if (wnf_is_nam(ta) && wnf_is_nam(tb)) {
+    return WNF_NUM(ta == tb && EXT(a) == EXT(b) && VAL(a) == VAL(b));
+  }
+  if (ta == DRY && tb == DRY) {
+    return wnf_eql_pair(w, nd, VAL(a), VAL(b));
+  }
+  return WNF_NUM(0);
+}
+
+// ((f ~> g) x) once g is a value, for the g that need no further reduction
+// (F_ARED): the result, or 0 when g is MAT/SWI/USE (the caller reduces x).
+// `app` is [red, x], `red` is [f, g_old].
+FN Term wnf_app_red(Wnf *w, u64 *itrs, u32 app, u32 red, Term g) {
+  Term f = HEAP_LD(w, red + 0);
+  Term x = HEAP_LD(w, app + 1);
+  u32  tg = TAG(g);
+  if (tg == ERA) {                                     // APP-RED-ERA
+    *itrs += 1;
+    return WNF_ERA;
+  }
+  if (tg == SUP) {                                     // APP-RED-SUP
+    // ! F &L = f; ! A &L = x; &L{((F₀ ~> g0) A₀), ((F₁ ~> g1) A₁)}
+    *itrs += 1;
+    u32 lab = EXT(g);
+    u32 s   = VAL(g);
+    Term g0 = HEAP_LD(w, s + 0);
+    Term g1 = HEAP_LD(w, s + 1);
+    u32 n   = wnf_bump(w, 8);
+    HEAP_ST(w, n + 0, TERM(DP0, lab, red));
+    HEAP_ST(w, n + 1, g0);
+    HEAP_ST(w, n + 2, TERM(DP1, lab, red));
+    HEAP_ST(w, n + 3, g1);
+    HEAP_ST(w, n + 4, TERM(RED, 0, n + 0));
+    HEAP_ST(w, n + 5, TERM(DP0, lab, app + 1));
+    HEAP_ST(w, n + 6, TERM(RED, 0, n + 2));
+    HEAP_ST(w, n + 7, TERM(DP1, lab, app + 1));
+    HEAP_ST(w, s + 0, TERM(APP, 0, n + 4));
+    HEAP_ST(w, s + 1, TERM(APP, 0, n + 6));
+    return TERM(SUP, lab, s);
+  }
+  if (tg == INC) {                                     // APP-RED-INC
+    // ↑((f ~> g') x): red and app nodes go inside the INC
+    *itrs += 1;
+    u32 c = VAL(g);
+    HEAP_ST(w, red + 1, HEAP_LD(w, c));
+    HEAP_ST(w, c, TERM(APP, 0, app));
+    return TERM(INC, 0, c);
+  }
+  if (tg == LAM) {                                     // APP-RED-LAM
+    // x ← arg; (f x) ~> body  (x is read twice: by f and by the body)
+    *itrs += 1;
+    u32 l    = VAL(g);
+    Term bod = HEAP_LD(w, l);
+    HEAP_ST(w, l, AS_SUB(x));
+    HEAP_ST(w, app + 0, f);
+    HEAP_ST(w, app + 1, TERM(VAR, 0, l));
+    HEAP_ST(w, red + 0, TERM(APP, 0, app));
+    HEAP_ST(w, red + 1, bod);
+    return TERM(RED, 0, red);
+  }
+  if (tg == RED) {                                     // APP-RED-RED
+    // ((f x) ~> (g x))  (x shared, as HVM4 does)
+    *itrs += 1;
+    u32 n = wnf_bump(w, 2);
+    HEAP_ST(w, n + 0, g);
+    HEAP_ST(w, n + 1, x);
+    HEAP_ST(w, app + 0, f);
+    HEAP_ST(w, red + 0, TERM(APP, 0, app));
+    HEAP_ST(w, red + 1, TERM(APP, 0, n));
+    return TERM(RED, 0, red);
+  }
+  if (tg == MAT || tg == SWI || tg == USE) {
+    return 0;
+  }
+  HEAP_ST(w, red + 1, g);
+  if (wnf_is_nam(tg) || tg == DRY || IS_CTR(tg)) {     // APP-RED-NAM/DRY/CTR
+    *itrs += 1;
+    return TERM(DRY, 0, app);
+  }
+  return TERM(APP, 0, app);
+}
+
+// ((f ~> mat) v), v a value (F_RMAT). Returns the term to enter; *again = 1
+// when v is a RED whose right side must be reduced first (returned).
+// `app` is [red, v_old], `red` is [f, mat].
+FN Term wnf_red_mat(Wnf *w, u64 *itrs, u32 app, u32 red, Term v) {
+  Term f   = HEAP_LD(w, red + 0);
+  Term mat = HEAP_LD(w, red + 1);
+  u32  m   = VAL(mat);
+  u32  tv  = TAG(v);
+  if (tv == ERA) {                                     // APP-RED-MAT-ERA
+    *itrs += 1;
+    return WNF_ERA;
+  }
+  if (tv == SUP) {                                     // APP-RED-MAT-SUP
+    // ! F &L = f; ! H &L = h; ! M &L = m;
+    // &L{((F₀ ~> λ{H₀;M₀}) a), ((F₁ ~> λ{H₁;M₁}) b)}
+    *itrs += 1;
+    u32 lab = EXT(v);
+    u32 s   = VAL(v);
+    Term a  = HEAP_LD(w, s + 0);
+    Term b  = HEAP_LD(w, s + 1);
+    u32 n   = wnf_bump(w, 10);
+    // DUP slots: red+0 (f), m+0 (h), m+1 (m)
+    HEAP_ST(w, n + 0, TERM(DP0, lab, m + 0));
+    HEAP_ST(w, n + 1, TERM(DP0, lab, m + 1));
+    HEAP_ST(w, n + 2, TERM(DP1, lab, m + 0));
+    HEAP_ST(w, n + 3, TERM(DP1, lab, m + 1));
+    HEAP_ST(w, n + 4, TERM(DP0, lab, red));
+    HEAP_ST(w, n + 5, TERM(TAG(mat), EXT(mat), n + 0));
+    HEAP_ST(w, n + 6, TERM(DP1, lab, red));
+    HEAP_ST(w, n + 7, TERM(TAG(mat), EXT(mat), n + 2));
+    HEAP_ST(w, app + 0, TERM(RED, 0, n + 4));
+    HEAP_ST(w, app + 1, a);
+    HEAP_ST(w, n + 8, TERM(RED, 0, n + 6));
+    HEAP_ST(w, n + 9, b);
+    HEAP_ST(w, s + 0, TERM(APP, 0, app));
+    HEAP_ST(w, s + 1, TERM(APP, 0, n + 8));
+    return TERM(SUP, lab, s);
+  }
+  if (tv == INC) {                                     // APP-RED-MAT-INC
+    *itrs += 1;
+    return wnf_inc_up(w, APP, 0, app, 1, v);
+  }
+  if (IS_CTR(tv)) {
+    *itrs += 1;
+    if (EXT(mat) == EXT(v)) {                          // APP-RED-MAT-CTR-MAT
+      // ((λa..λz.(f #K{a..z}) ~> h) a..z)
+      u32 ari = CTR_ARITY(tv);
+      u32 c   = VAL(v);
+      u32 n   = wnf_bump(w, 4 + 4 * ari);
+      u32 lam = n + 4;        // ari lambda body slots
+      u32 fld = lam + ari;    // ari fields of the new constructor
+      u32 aps = fld + ari;    // ari application nodes
+      for (u32 i = 0; i < ari; i++) {
+        HEAP_ST(w, fld + i, TERM(VAR, 0, lam + i));
+      }
+      HEAP_ST(w, n + 0, f);
+      HEAP_ST(w, n + 1, TERM(tv, EXT(v), ari ? fld : 0u));
+      Term bod = TERM(APP, 0, n);
+      for (u32 i = ari; i > 0; i--) {
+        HEAP_ST(w, lam + i - 1, bod);
+        bod = TERM(LAM, 0, lam + i - 1);
+      }
+      HEAP_ST(w, n + 2, bod);
+      HEAP_ST(w, n + 3, HEAP_LD(w, m + 0));
+      Term res = TERM(RED, 0, n + 2);
+      for (u32 i = 0; i < ari; i++) {
+        HEAP_ST(w, aps + 2 * i + 0, res);
+        HEAP_ST(w, aps + 2 * i + 1, HEAP_LD(w, c + i));
+        res = TERM(APP, 0, aps + 2 * i);
+      }
+      return res;
+    }
+    HEAP_ST(w, red + 1, HEAP_LD(w, m + 1));            // APP-RED-MAT-CTR-MIS
+    HEAP_ST(w, app + 1, v);
+    return TERM(APP, 0, app);
+  }
+  if (tv == NUM) {
+    *itrs += 1;
+    if (EXT(mat) == VAL(v)) {                          // APP-RED-MAT-NUM-MAT
+      // (f #n) ~> z
+      HEAP_ST(w, app + 0, f);
+      HEAP_ST(w, app + 1, v);
+      HEAP_ST(w, red + 0, TERM(APP, 0, app));
+      HEAP_ST(w, red + 1, HEAP_LD(w, m + 0));
+      return TERM(RED, 0, red);
+    }
+    // ((λp.(f p) ~> m) #k)                              APP-RED-MAT-NUM-MIS
+    u32 n = wnf_bump(w, 3);
+    HEAP_ST(w, n + 0, TERM(APP, 0, n + 1));
+    HEAP_ST(w, n + 1, f);
+    HEAP_ST(w, n + 2, TERM(VAR, 0, n + 0));
+    HEAP_ST(w, red + 0, TERM(LAM, 0, n + 0));
+    HEAP_ST(w, red + 1, HEAP_LD(w, m + 1));
+    HEAP_ST(w, app + 1, v);
+    return TERM(APP, 0, app);
+  }
+  // stuck: ^(f v), g dropped (not an interaction)
+  HEAP_ST(w, app + 0, f);
+  HEAP_ST(w, app + 1, v);
+  return TERM(DRY, 0, app);
+}
+
+// ((f ~> λ{g}) v), v a value (F_RUSE); as wnf_red_mat.
+FN Term wnf_red_use(Wnf *w, u64 *itrs, u32 app, u32 red, Term v) {
+  Term f   = HEAP_LD(w, red + 0);
+  Term use = HEAP_LD(w, red + 1);
+  u32  u   = VAL(use);
+  u32  tv  = TAG(v);
+  if (tv == ERA) {                                     // APP-RED-USE-ERA
+    *itrs += 1;
+    return WNF_ERA;
+  }
+  if (tv == SUP) {                                     // APP-RED-USE-SUP
+    // ! F &L = f; ! G &L = g; &L{((F₀ ~> λ{G₀}) a), ((F₁ ~> λ{G₁}) b)}
+    *itrs += 1;
+    u32 lab = EXT(v);
+    u32 s   = VAL(v);
+    Term a  = HEAP_LD(w, s + 0);
+    Term b  = HEAP_LD(w, s + 1);
+    u32 n   = wnf_bump(w, 8);
+    // DUP slots: red+0 (f), u (g)
+    HEAP_ST(w, n + 0, TERM(DP0, lab, u));
+    HEAP_ST(w, n + 1, TERM(DP1, lab, u));
+    HEAP_ST(w, n + 2, TERM(DP0, lab, red));
+    HEAP_ST(w, n + 3, TERM(USE, 0, n + 0));
+    HEAP_ST(w, n + 4, TERM(DP1, lab, red));
+    HEAP_ST(w, n + 5, TERM(USE, 0, n + 1));
+    HEAP_ST(w, app + 0, TERM(RED, 0, n + 2));
+    HEAP_ST(w, app + 1, a);
+    HEAP_ST(w, n + 6, TERM(RED, 0, n + 4));
+    HEAP_ST(w, n + 7, b);
+    HEAP_ST(w, s + 0, TERM(APP, 0, app));
+    HEAP_ST(w, s + 1, TERM(APP, 0, n + 6));
+    return TERM(SUP, lab, s);
+  }
+  if (tv == INC) {                                     // APP-RED-USE-INC
+    *itrs += 1;
+    return wnf_inc_up(w, APP, 0, app, 1, v);
+  }
+  if (wnf_is_nam(tv) || tv == DRY) {
+    HEAP_ST(w, app + 0, f);                            // stuck: ^(f v)
+    HEAP_ST(w, app + 1, v);
+    return TERM(DRY, 0, app);
+  }
+  // (f v) ~> (g v)  (v shared, as HVM4 does)           APP-RED-USE-VAL
+  *itrs += 1;
+  u32 n = wnf_bump(w, 2);
+  HEAP_ST(w, n + 0, HEAP_LD(w, u));
+  HEAP_ST(w, n + 1, v);
+  HEAP_ST(w, app + 0, f);
+  HEAP_ST(w, app + 1, v);
+  HEAP_ST(w, red + 0, TERM(APP, 0, app));
+  HEAP_ST(w, red + 1, TERM(APP, 0, n));
+  return TERM(RED, 0, red);
+}
+
+// DUP of a value v whose rule makes two copies: returns them in *r0/*r1
+// (each side then takes one), 0 when v has no such rule (stuck or atom).
+// Counted by the caller. The fields of the copied node become the DUP
+// slots of its fields: the node itself is consumed.
+FN u32 wnf_dup_val(Wnf *w, u32 lab, Term v, Term *r0, Term *r1) {
+  u32 tv = TAG(v);
+  u32 x  = VAL(v);
+  if (tv == SUP) {
+    // different labels (same label is handled by the caller)
+    u32 n = wnf_bump(w, 4);
+    HEAP_ST(w, n + 0, TERM(DP0, lab, x + 0));
+    HEAP_ST(w, n + 1, TERM(DP0, lab, x + 1));
+    HEAP_ST(w, n + 2, TERM(DP1, lab, x + 0));
+    HEAP_ST(w, n + 3, TERM(DP1, lab, x + 1));
+    *r0 = TERM(SUP, EXT(v), n + 0);
+    *r1 = TERM(SUP, EXT(v), n + 2);
+    return 1;
+  }
+  if (tv == LAM) {
+    u32 ext = EXT(v);
+    if (ext & LAM_ERA) {
+      // the body slot turns into the DUP slot of the body
+      u32 n = wnf_bump(w, 2);
+      HEAP_ST(w, n + 0, TERM(DP0, lab, x));
+      HEAP_ST(w, n + 1, TERM(DP1, lab, x));
+      *r0 = TERM(LAM, ext, n + 0);
+      *r1 = TERM(LAM, ext, n + 1);
+      return 1;
+    }
+    // λx.b -> λx0.B₀, λx1.B₁ with x ← &L{x0,x1} and ! B &L = b
+    u32 n = wnf_bump(w, 5);
+    HEAP_ST(w, n + 4, HEAP_LD(w, x));
+    HEAP_ST(w, n + 0, TERM(DP0, lab, n + 4));
+    HEAP_ST(w, n + 1, TERM(DP1, lab, n + 4));
+    HEAP_ST(w, n + 2, TERM(VAR, 0, n + 0));
+    HEAP_ST(w, n + 3, TERM(VAR, 0, n + 1));
+    HEAP_ST(w, x, AS_SUB(TERM(SUP, lab, n + 2)));
+    *r0 = TERM(LAM, ext, n + 0);
+    *r1 = TERM(LAM, ext, n + 1);
+    return 1;
+  }
+  u32 ari = (tv == DRY || tv == RED) ? 2u : wnf_nod_arity(tv);
+  if (ari == 0) {
+    return 0;
+  }
+  u32 n = wnf_bump(w, 2 * ari);
+  for (u32 i = 0; i < ari; i++) {
+    HEAP_ST(w, n + i,       TERM(DP0, lab, x + i));
+    HEAP_ST(w, n + ari + i, TERM(DP1, lab, x + i));
+  }
+  *r0 = TERM(tv, EXT(v), n);
+  *r1 = TERM(tv, EXT(v), n + ari);
+  return 1;
+}
+
+// Book
+// ====
+
+// Instantiates book definition `id` (docs/architecture.md): copies the
+// template's nodes (words 1..len-1) to fresh heap, relocating every word
+// with a location, and returns the relocated root (word 0). `tpl` is
+// BOOK[id] != 0. Returns 0 when the heap is exhausted.
+FN Term wnf_instance(Wnf *w, u32 tpl, u32 len) {
+  Term root = HEAP_LD(w, tpl);
+  if (len <= 1) {
+    return root;
+  }
+  if (!wnf_room(w, len - 1)) {
+    return 0;
+  }
+  u32 at  = wnf_bump(w, len - 1);
+  u32 off = at - (tpl + 1);
+  for (u32 i = 1; i < len; i++) {
+    Term t = HEAP_LD(w, tpl + i);
+    if (HAS_LOC(TAG(t))) {
+      t = WNF_RELOC(t, off);
+    }
+    HEAP_ST(w, at + i - 1, t);
+  }
+  if (HAS_LOC(TAG(root))) {
+    root = WNF_RELOC(root, off);
+  }
+  return root;
+}
+
+// The machine
+// ===========
+
+// Reduces t to weak normal form. w->status says how it ended; with any
+// status but WNF_OK the returned term is t rebuilt: a valid term graph equal
+// to t with the work done so far, no DUP slot left BUSY. For WNF_HOST,
+// w->host is the primitive to run and w->host_at the heap slot that holds
+// it inside the returned term (0: the returned term is w->host itself).
+FN Term wnf_run(Wnf *w, Term t) {
+  DEV Term *stk  = w->stack;
+  u32       cap  = w->stack_cap;
+  u32       mode = w->dup_mode;
+  u64       itrs = w->itrs;
+  u64       lim  = w->budget;
+  u32       sp   = 0;
+  u32       st   = WNF_OK;
+  Term      next = t;
+  Term      whnf = 0;
+  Term      cur  = 0;
+
+  for (;;) {
+    // ENTER
+    // -----
+    for (;;) {
+      u32 loc = VAL(next);
+      switch (TAG(next)) {
+        case APP:
+        case OP2:
+        case EQL:
+        case AND:
+        case OR:
+        case DSU:
+        case DDU: {
+          if (sp == cap) {
+            st = WNF_STACK;
+            break;
+          }
+          stk[sp++] = next;
+          next = HEAP_LD(w, loc);
+          continue;
+        }
+        case VAR: {
+          Term c = HEAP_LD(w, loc);
+          if (IS_SUB(c)) {
+            next = NO_SUB(c);
+            continue;
+          }
+          break;
+        }
+        case DP0:
+        case DP1: {
+          Term c = HEAP_LD(w, loc);
+          if (IS_SUB(c)) {
+            next = NO_SUB(c);
+            continue;
+          }
+          if (mode != DUP_SOLO) {
+            // take the slot: leave BUSY there while we reduce it
+            if (c == BUSY || (mode == DUP_OWNER && REGION_OF(w, loc) != w->owner)) {
+              st = WNF_DEFER;
+              break;
+            }
+            c = HEAP_XCHG(w, loc, BUSY);
+            if (IS_SUB(c)) {
+              HEAP_ST(w, loc, c);
+              next = NO_SUB(c);
+              continue;
+            }
+            if (c == BUSY) {
+              st = WNF_DEFER;
+              break;
+            }
+            if (sp == cap) {
+              wnf_put(w, mode, loc, c);
+              st = WNF_STACK;
+              break;
+            }
+          } else if (sp == cap) {
+            st = WNF_STACK;
+            break;
+          }
+          stk[sp++] = next;
+          next = c;
+          continue;
+        }
+        case DUP: {
+          next = HEAP_LD(w, loc + 1);
+          continue;
+        }
+        case REF: {
+          u32 id  = EXT(next);
+          u32 tpl = id < w->book_cnt ? w->book[id] : 0u;
+          if (tpl == 0) {
+            break;   // undefined: a stuck name
+          }
+          Term r = wnf_instance(w, tpl, w->book_len[id]);
+          if (r == 0) {
+            st = WNF_OOM;
+            break;
+          }
+          next = r;
+          continue;
+        }
+        case PRI: {
+          u32 id = EXT(next);
+          if (id >= PRIM_OP && id < PRIM_COUNT) {
+            next = TERM(OP2, id - PRIM_OP, loc);   // same [a, b] node
+            continue;
+          }
+          if (id == PRIM_GNF && w->on_device) {
+            next = HEAP_LD(w, loc);
+            continue;
+          }
+          if (id < PRIM_OP) {
+            st      = WNF_HOST;
+            w->host = next;
+            break;
+          }
+          st     = WNF_ERROR;
+          w->err = ERR_PRIM;
+          break;
+        }
+        case UNS: {
+          // ! ${f, v}; t  ->  (t λy.λ$x.y $x)           WNF-UNS
+          if (itrs >= lim) {
+            st = WNF_BUDGET;
+            break;
+          }
+          if (!wnf_room(w, 6)) {
+            st = WNF_OOM;
+            break;
+          }
+          itrs++;
+          u32 n = wnf_bump(w, 6);
+          HEAP_ST(w, n + 0, TERM(VAR, 0, n + 1));    // λ$x.y   (body slot n)
+          HEAP_ST(w, n + 1, TERM(LAM, 0, n + 0));    // λy.λ$x.y (slot n+1)
+          HEAP_ST(w, n + 2, HEAP_LD(w, loc));
+          HEAP_ST(w, n + 3, TERM(LAM, 0, n + 1));
+          HEAP_ST(w, n + 4, TERM(APP, 0, n + 2));
+          HEAP_ST(w, n + 5, TERM(VAR, 0, n + 0));
+          next = TERM(APP, 0, n + 4);
+          continue;
+        }
+        default: {
+          break;
+        }
+      }
+      break;
+    }
+    if (st != WNF_OK) {
+      cur = next;
+      break;
+    }
+    whnf = next;
+
+    // APPLY
+    // -----
+    for (;;) {
+      if (sp == 0) {
+        w->itrs   = itrs;
+        w->status = WNF_OK;
+        return whnf;
+      }
+      if (itrs >= lim) {
+        st = WNF_BUDGET;
+        break;
+      }
+      if (w->end - w->next < WNF_RESERVE && !HEAP_REFILL(w, WNF_RESERVE)) {
+        st = WNF_OOM;
+        break;
+      }
+      Term f  = stk[--sp];
+      u32  fl = VAL(f);
+      u32  tw = TAG(whnf);
+
+      switch (TAG(f)) {
+        // (□ x): the function is a value
+        case APP: {
+          if (tw == LAM) {                                  // APP-LAM
+            u32 l = VAL(whnf);
+            itrs++;
+            next = HEAP_LD(w, l);
+            if (!(EXT(whnf) & LAM_ERA)) {
+              HEAP_ST(w, l, AS_SUB(HEAP_LD(w, fl + 1)));
+            }
+            break;
+          }
+          if (tw == SUP) {                                  // APP-SUP
+            // (&L{a,b} x) -> ! X &L = x; &L{(a X₀), (b X₁)}
+            u32 lab = EXT(whnf);
+            u32 s   = VAL(whnf);
+            u32 n   = wnf_bump(w, 3);
+            itrs++;
+            HEAP_ST(w, n + 2, HEAP_LD(w, fl + 1));
+            HEAP_ST(w, n + 0, HEAP_LD(w, s + 1));
+            HEAP_ST(w, n + 1, TERM(DP1, lab, n + 2));
+            HEAP_ST(w, s + 1, TERM(DP0, lab, n + 2));
+            HEAP_ST(w, fl + 0, TERM(APP, 0, s));
+            HEAP_ST(w, fl + 1, TERM(APP, 0, n));
+            whnf = TERM(SUP, lab, fl);
+            continue;
+          }
+          switch (tw) {
+            case ERA: {                                     // APP-ERA
+              itrs++;
+              whnf = WNF_ERA;
+              continue;
+            }
+            case NAM: case BJV: case BJ0: case BJ1: case DRY: {
+              HEAP_ST(w, fl, whnf);                         // ^(f x)
+              whnf = TERM(DRY, 0, fl);
+              continue;
+            }
+            case INC: {                                     // APP-INC
+              itrs++;
+              whnf = wnf_inc_up(w, APP, 0, fl, 0, whnf);
+              continue;
+            }
+            case MAT: case SWI: case USE: {
+              HEAP_ST(w, fl, whnf);
+              stk[sp++] = TERM(F_MAT, 0, fl);
+              next = HEAP_LD(w, fl + 1);
+              break;
+            }
+            case RED: {
+              HEAP_ST(w, fl, whnf);
+              stk[sp++] = TERM(F_ARED, 0, fl);
+              next = HEAP_LD(w, VAL(whnf) + 1);
+              break;
+            }
+            case NUM: {
+              sp++;
+              st     = WNF_ERROR;
+              w->err = ERR_APP_NUM;
+              break;
+            }
+            default: {
+              if (IS_CTR(tw)) {
+                sp++;
+                st     = WNF_ERROR;
+                w->err = ERR_APP_CTR;
+                break;
+              }
+              HEAP_ST(w, fl, whnf);                         // stuck
+              whnf = f;
+              continue;
+            }
+          }
+          break;
+        }
+
+        // ! X &L = □: the DUP expression is a value
+        case DP0:
+        case DP1: {
+          u32  lab  = EXT(f);
+          u32  side = TAG(f) - DP0;
+          Term r0;
+          Term r1;
+          if (tw == SUP && EXT(whnf) == lab) {              // DUP-SUP (same)
+            u32 s = VAL(whnf);
+            itrs++;
+            r0 = HEAP_LD(w, s + 0);
+            r1 = HEAP_LD(w, s + 1);
+            wnf_put(w, mode, fl, AS_SUB(side ? r0 : r1));
+            next = side ? r1 : r0;
+            break;
+          }
+          if (tw == NUM || tw == ERA || tw == ANY || tw == C00 || wnf_is_nam(tw)) {
+            itrs++;                                         // DUP-NOD/NAM
+            wnf_put(w, mode, fl, AS_SUB(whnf));
+            continue;
+          }
+          if (wnf_dup_val(w, lab, whnf, &r0, &r1)) {        // DUP-SUP/LAM/...
+            itrs++;
+            wnf_put(w, mode, fl, AS_SUB(side ? r0 : r1));
+            next = side ? r1 : r0;
+            break;
+          }
+          wnf_put(w, mode, fl, whnf);                       // stuck
+          whnf = f;
+          continue;
+        }
+
+        // (mat □) / (use □): the argument is a value; node fl = [mat, arg]
+        case F_MAT: {
+          Term mat = HEAP_LD(w, fl);
+          u32  m   = VAL(mat);
+          if (tw == ERA) {                                  // APP-ERA
+            itrs++;
+            whnf = WNF_ERA;
+            continue;
+          }
+          if (tw == SUP) {                                  // APP-MAT-SUP
+            itrs++;
+            whnf = TAG(mat) == USE ? wnf_use_sup(w, fl, mat, whnf)
+                                   : wnf_mat_sup(w, fl, mat, whnf);
+            continue;
+          }
+          if (tw == INC) {                                  // MAT-INC
+            itrs++;
+            whnf = wnf_inc_up(w, APP, 0, fl, 1, whnf);
+            continue;
+          }
+          if (tw == RED) {                                  // drop the guard
+            stk[sp++] = f;
+            next = HEAP_LD(w, VAL(whnf) + 1);
+            break;
+          }
+          if (TAG(mat) == USE) {                            // USE-VAL
+            itrs++;
+            HEAP_ST(w, fl + 0, HEAP_LD(w, m));
+            HEAP_ST(w, fl + 1, whnf);
+            next = TERM(APP, 0, fl);
+            break;
+          }
+          if (IS_CTR(tw)) {
+            itrs++;
+            if (EXT(mat) == EXT(whnf)) {                    // APP-MAT-CTR-MAT
+              u32  ari = CTR_ARITY(tw);
+              u32  c   = VAL(whnf);
+              Term r   = HEAP_LD(w, m);
+              if (ari > 0) {
+                HEAP_ST(w, fl + 0, r);
+                HEAP_ST(w, fl + 1, HEAP_LD(w, c));
+                r = TERM(APP, 0, fl);
+                if (ari > 1) {
+                  u32 n = wnf_bump(w, 2 * (ari - 1));
+                  for (u32 i = 1; i < ari; i++) {
+                    HEAP_ST(w, n + 0, r);
+                    HEAP_ST(w, n + 1, HEAP_LD(w, c + i));
+                    r = TERM(APP, 0, n);
+                    n += 2;
+                  }
+                }
+              }
+              next = r;
+              break;
+            }
+            HEAP_ST(w, fl + 0, HEAP_LD(w, m + 1));          // APP-MAT-CTR-MIS
+            HEAP_ST(w, fl + 1, whnf);
+            next = TERM(APP, 0, fl);
+            break;
+          }
+          if (tw == NUM) {
+            itrs++;
+            if (EXT(mat) == VAL(whnf)) {                    // APP-MAT-NUM-MAT
+              next = HEAP_LD(w, m);
+              break;
+            }
+            HEAP_ST(w, fl + 0, HEAP_LD(w, m + 1));          // APP-MAT-NUM-MIS
+            HEAP_ST(w, fl + 1, whnf);
+            next = TERM(APP, 0, fl);
+            break;
+          }
+          HEAP_ST(w, fl + 1, whnf);                         // stuck
+          whnf = (wnf_is_nam(tw) || tw == DRY) ? TERM(DRY, 0, fl) : TERM(APP, 0, fl);
+          continue;
+        }
+
+        // (x <op> y): x is a value; node fl = [x, y]
+        case OP2: {
+          u32 op = EXT(f);
+          if (tw == NUM) {
+            Term y = HEAP_LD(w, fl + 1);
+            if (TAG(y) == NUM) {                            // OP2-NUM-NUM
+              itrs++;
+              whnf = WNF_NUM(wnf_op(op, VAL(whnf), VAL(y)));
+              continue;
+            }
+            HEAP_ST(w, fl, whnf);
+            stk[sp++] = TERM(F_OP2R, op, fl);
+            next = y;
+            break;
+          }
+          if (tw == SUP) {                                  // OP2-SUP
+            itrs++;
+            whnf = wnf_bin_sup_l(w, OP2, op, fl, whnf);
+            continue;
+          }
+          if (tw == ERA) {                                  // OP2-ERA
+            itrs++;
+            whnf = WNF_ERA;
+            continue;
+          }
+          if (tw == INC) {                                  // OP2-INC-X
+            itrs++;
+            whnf = wnf_inc_up(w, OP2, op, fl, 0, whnf);
+            continue;
+          }
+          HEAP_ST(w, fl, whnf);                             // stuck
+          whnf = f;
+          continue;
+        }
+
+        // (#x <op> □): node fl = [#x, y]
+        case F_OP2R: {
+          u32 op = EXT(f);
+          if (tw == NUM) {                                  // OP2-NUM-NUM
+            itrs++;
+            whnf = WNF_NUM(wnf_op(op, VAL(HEAP_LD(w, fl)), VAL(whnf)));
+            continue;
+          }
+          if (tw == SUP) {                                  // OP2-NUM-SUP
+            itrs++;
+            whnf = wnf_bin_sup_r(w, OP2, op, fl, whnf);
+            continue;
+          }
+          if (tw == ERA) {                                  // OP2-NUM-ERA
+            itrs++;
+            whnf = WNF_ERA;
+            continue;
+          }
+          if (tw == INC) {                                  // OP2-INC-Y
+            itrs++;
+            whnf = wnf_inc_up(w, OP2, op, fl, 1, whnf);
+            continue;
+          }
+          if (tw == RED) {                                  // drop the guard
+            stk[sp++] = f;
+            next = HEAP_LD(w, VAL(whnf) + 1);
+            break;
+          }
+          HEAP_ST(w, fl + 1, whnf);                         // stuck
+          whnf = TERM(OP2, op, fl);
+          continue;
+        }
+
+        // (a === b): a is a value
+        case EQL: {
+          if (tw == ERA) {                                  // EQL-ERA-L
+            itrs++;
+            whnf = WNF_ERA;
+            continue;
+          }
+          if (tw == ANY) {                                  // EQL-ANY-L
+            itrs++;
+            whnf = WNF_NUM(1);
+            continue;
+          }
+          if (tw == SUP) {                                  // EQL-SUP-L
+            itrs++;
+            whnf = wnf_bin_sup_l(w, EQL, 0, fl, whnf);
+            continue;
+          }
+          if (tw == INC) {                                  // EQL-INC-L
+            itrs++;
+            whnf = wnf_inc_up(w, EQL, 0, fl, 0, whnf);
+            continue;
+          }
+          HEAP_ST(w, fl, whnf);
+          stk[sp++] = TERM(F_EQLR, 0, fl);
+          next = HEAP_LD(w, fl + 1);
+          break;
+        }
+
+        // (a === □): node fl = [a, b], a a value
+        case F_EQLR: {
+          if (tw == ERA) {                                  // EQL-ERA-R
+            itrs++;
+            whnf = WNF_ERA;
+            continue;
+          }
+          if (tw == ANY) {                                  // EQL-ANY-R
+            itrs++;
+            whnf = WNF_NUM(1);
+            continue;
+          }
+          if (tw == SUP) {                                  // EQL-SUP-R
+            itrs++;
+            whnf = wnf_bin_sup_r(w, EQL, 0, fl, whnf);
+            continue;
+          }
+          if (tw == INC) {                                  // EQL-INC-R
+            itrs++;
+            whnf = wnf_inc_up(w, EQL, 0, fl, 1, whnf);
+            continue;
+          }
+          itrs++;                                           // EQL-*
+          next = wnf_eql(w, fl, HEAP_LD(w, fl), whnf);
+          break;
+        }
+
+        // (a .&. b) / (a .|. b): a is a value
+        case AND:
+        case OR: {
+          u32 tg = TAG(f);
+          if (tw == NUM) {
+            itrs++;
+            u32 one = VAL(whnf) != 0;
+            if (one == (tg == OR)) {                        // AND-ZER, OR-ONE
+              whnf = WNF_NUM(one);
+              continue;
+            }
+            next = HEAP_LD(w, fl + 1);                      // AND-ONE, OR-ZER
+            break;
+          }
+          if (tw == ERA) {                                  // AND/OR-ERA
+            itrs++;
+            whnf = WNF_ERA;
+            continue;
+          }
+          if (tw == SUP) {                                  // AND/OR-SUP
+            itrs++;
+            whnf = wnf_bin_sup_l(w, tg, 0, fl, whnf);
+            continue;
+          }
+          if (tw == INC) {                                  // AND/OR-INC
+            itrs++;
+            whnf = wnf_inc_up(w, tg, 0, fl, 0, whnf);
+            continue;
+          }
+          HEAP_ST(w, fl, whnf);                             // stuck
+          whnf = f;
+          continue;
+        }
+
+        // &(□){a, b} / ! X &(□) = v; b: the label is a value;
+        // node fl = [lab, a, b] / [lab, v, b]
+        case DSU:
+        case DDU: {
+          u32 tg = TAG(f);
+          if (tw == NUM) {
+            u32 lab = VAL(whnf) & EXT_MASK;
+            itrs++;
+            if (tg == DSU) {                                // DSU-NUM
+              whnf = TERM(SUP, lab, fl + 1);
+              continue;
+            }
+            // DDU-NUM: ! X &lab = v; (b X₀ X₁), v staying in its slot
+            u32 n = wnf_bump(w, 4);
+            HEAP_ST(w, n + 0, HEAP_LD(w, fl + 2));
+            HEAP_ST(w, n + 1, TERM(DP0, lab, fl + 1));
+            HEAP_ST(w, n + 2, TERM(APP, 0, n));
+            HEAP_ST(w, n + 3, TERM(DP1, lab, fl + 1));
+            next = TERM(APP, 0, n + 2);
+            break;
+          }
+          if (tw == SUP) {                                  // DSU/DDU-SUP
+            // ! A &L = a; ! B &L = b;
+            // &L{&(x){A₀,B₀}, &(y){A₁,B₁}}, a and b kept in their slots
+            u32 lab = EXT(whnf);
+            u32 s   = VAL(whnf);
+            u32 n   = wnf_bump(w, 6);
+            itrs++;
+            HEAP_ST(w, n + 0, HEAP_LD(w, s + 0));
+            HEAP_ST(w, n + 1, TERM(DP0, lab, fl + 1));
+            HEAP_ST(w, n + 2, TERM(DP0, lab, fl + 2));
+            HEAP_ST(w, n + 3, HEAP_LD(w, s + 1));
+            HEAP_ST(w, n + 4, TERM(DP1, lab, fl + 1));
+            HEAP_ST(w, n + 5, TERM(DP1, lab, fl + 2));
+            HEAP_ST(w, s + 0, TERM(tg, 0, n + 0));
+            HEAP_ST(w, s + 1, TERM(tg, 0, n + 3));
+            whnf = TERM(SUP, lab, s);
+            continue;
+          }
+          if (tw == ERA) {                                  // DSU/DDU-ERA
+            itrs++;
+            whnf = WNF_ERA;
+            continue;
+          }
+          if (tw == INC) {                                  // DSU/DDU-INC
+            itrs++;
+            whnf = wnf_inc_up(w, tg, 0, fl, 0, whnf);
+            continue;
+          }
+          HEAP_ST(w, fl, whnf);                             // stuck
+          whnf = f;
+          continue;
+        }
+
+        // ((f ~> □) x): node fl = [red, x]
+        case F_ARED: {
+          u32  red = VAL(HEAP_LD(w, fl));
+          Term r   = wnf_app_red(w, &itrs, fl, red, whnf);
+          if (r != 0) {     // every result of wnf_app_red is a value
+            whnf = r;
+            continue;
+          }
+          HEAP_ST(w, red + 1, whnf);                        // guarded MAT/USE
+          stk[sp++] = TERM(TAG(whnf) == USE ? F_RUSE : F_RMAT, 0, fl);
+          next = HEAP_LD(w, fl + 1);
+          break;
+        }
+
+        // ((f ~> mat) □) / ((f ~> use) □): node fl = [red, arg]
+        case F_RMAT:
+        case F_RUSE: {
+          if (tw == RED) {                                  // drop the guard
+            stk[sp++] = f;
+            next = HEAP_LD(w, VAL(whnf) + 1);
+            break;
+          }
+          u32 red = VAL(HEAP_LD(w, fl));
+          next = TAG(f) == F_RMAT ? wnf_red_mat(w, &itrs, fl, red, whnf)
+                                  : wnf_red_use(w, &itrs, fl, red, whnf);
+          break;
+        }
+
+        default: {
+          continue;
+        }
+      }
+      break;
+    }
+    if (st != WNF_OK) {
+      cur = whnf;
+      break;
+    }
+  }
+
+  // REBUILD: fold the frames back into the heap around cur
+  // ------------------------------------------------------
+  w->itrs    = itrs;
+  w->status  = st;
+  w->host_at = 0;
+  if (st == WNF_DEFER) {
+    w->defer   = REGION_OF(w, VAL(next));
+    w->defers += 1;
+  }
+  u32 first = 1;
+  while (sp > 0) {
+    Term f    = stk[--sp];
+    u32  fl   = VAL(f);
+    u32  slot = fl;
+    switch (TAG(f)) {
+      case DP0:
+      case DP1: {
+        wnf_put(w, mode, fl, cur);
+        cur = f;
+        break;
+      }
+      case F_MAT:
+      case F_RMAT:
+      case F_RUSE: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(APP, 0, fl);
+        break;
+      }
+      case F_ARED: {
+        slot = VAL(HEAP_LD(w, fl)) + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(APP, 0, fl);
+        break;
+      }
+      case F_OP2R: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(OP2, EXT(f), fl);
+        break;
+      }
+      case F_EQLR: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(EQL, 0, fl);
+        break;
+      }
+      default: {    // APP OP2 EQL AND OR DSU DDU: field 0
+        HEAP_ST(w, fl, cur);
+        cur = f;
+        break;
+      }
+    }
+    if (first) {
+      w->host_at = slot;
+      first      = 0;
+    }
+  }
+  return cur;
+}
+
+#endif

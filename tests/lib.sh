@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# tests/lib.sh: runs one test program and judges its output. Shared by
+# tests/run.sh and tests/conformance.sh (see tests/README.md for the format).
+#
+#   bash tests/lib.sh check LABEL BIN FILE OUTDIR [DEVICE ARGS...]
+#     runs FILE under the HVM4 convention, writes OUTDIR/LABEL/NAME.{out,rc}
+#     and OUTDIR/LABEL/NAME.{pass,fail,skip} (the fail file says why).
+#   bash tests/lib.sh same LABEL BASE BIN FILE OUTDIR [DEVICE ARGS...]
+#     runs FILE like `check` and requires output and exit status identical
+#     to the earlier run labelled BASE (CPU vs device equality).
+
+set -u
+
+TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+
+# Sanitizer reports must fail a test even when the expected output matched.
+SAN_RE='ERROR: (Address|Leak|Thread|Memory)Sanitizer|: runtime error: |UndefinedBehaviorSanitizer'
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+strip_ansi() { sed 's/\x1b\[[0-9;]*m//g'; }
+
+# Reads FILE's directives and expected output into globals:
+#   EXPECT  expected output (trailing // lines, without the //)
+#   NLINES  number of expected lines; NOCOL 1 when a //! line is present
+#   ARGS EXIT MATCH CPUONLY PROG  header directives (// key: value)
+parse_test() {
+  local file=$1 line key val
+  ARGS=""; EXIT=""; MATCH=exact; CPUONLY=""; PROG=""
+  while IFS= read -r line; do
+    case "$line" in
+      '') continue ;;
+      //*) ;;
+      *) break ;;
+    esac
+    if [[ "$line" =~ ^//\ *(args|exit|match|cpu-only|file):\ *(.*)$ ]]; then
+      key=${BASH_REMATCH[1]}; val=${BASH_REMATCH[2]}
+      case "$key" in
+        args)     ARGS=$val ;;
+        exit)     EXIT=$val ;;
+        match)    MATCH=$val ;;
+        cpu-only) CPUONLY=${val:-yes} ;;
+        file)     PROG=$val ;;
+      esac
+    fi
+  done < "$file"
+  # Expected output: the consecutive // lines at the end (blank tail skipped).
+  local lines=() rev=()
+  mapfile -t rev < <(tac "$file")
+  local started=0
+  for line in "${rev[@]}"; do
+    line=${line%$'\r'}
+    if [[ "$line" == //* ]]; then
+      started=1; lines+=("$line")
+    elif [ $started -eq 0 ] && [ -z "$line" ]; then
+      continue
+    else
+      break
+    fi
+  done
+  NLINES=${#lines[@]}; NOCOL=0; EXPECT=""
+  local i content
+  for ((i = NLINES - 1; i >= 0; i--)); do
+    line=${lines[$i]}
+    if [[ "$line" == '//!'* ]]; then NOCOL=1; content=${line#//!}
+    else content=${line#//}; fi
+    EXPECT+=$content
+    [ $i -gt 0 ] && EXPECT+=$'\n'
+  done
+}
+
+# Runs BIN on FILE (cwd = the file's folder, so #include paths resolve) with
+# the convention's flags and any extra args. Sets OUT and RC.
+run_test() {
+  local bin=$1 file=$2; shift 2
+  local name flags dir base
+  name=$(basename "$file" .hvm4)
+  dir=$(cd "$(dirname "$file")" && pwd); base=$(basename "$file")
+  [ -n "$PROG" ] && base=$PROG
+  flags=""
+  if [ $NOCOL -eq 0 ]; then
+    flags=-C
+    case "$name" in collapse_*|enum_*) flags=-C$NLINES ;; esac
+  fi
+  # shellcheck disable=SC2086  # ARGS is a word list by design
+  OUT=$(cd "$dir" && timeout -k 5 "$TEST_TIMEOUT" "$bin" "$base" $flags $ARGS "$@" 2>&1 < /dev/null)
+  RC=$?
+  OUT=$(printf '%s' "$OUT" | strip_ansi)
+}
+
+# Judges OUT/RC against the parsed expectations; sets WHY ("" = pass).
+judge() {
+  WHY=""
+  if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout (${TEST_TIMEOUT}s)"; return; fi
+  if [ $RC -ge 128 ]; then WHY="crashed (signal $((RC - 128)))"; return; fi
+  if printf '%s\n' "$OUT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"; return; fi
+  if [ "$NLINES" -eq 0 ]; then WHY="no expected output (trailing // lines)"; return; fi
+  case "$EXIT" in
+    nonzero) [ $RC -ne 0 ] || { WHY="exit status 0, expected non-zero"; return; } ;;
+    0)       [ $RC -eq 0 ] || { WHY="exit status $RC, expected 0"; return; } ;;
+  esac
+  if [ "$EXPECT" = PARSE_ERROR ]; then
+    [[ "$OUT" == PARSE_ERROR* ]] || WHY="expected PARSE_ERROR"
+    return
+  fi
+  case "$MATCH" in
+    exact)
+      [ "$OUT" = "$EXPECT" ] || WHY="output differs" ;;
+    regex)
+      local re
+      while IFS= read -r re; do
+        printf '%s\n' "$OUT" | grep -Eiq -- "$re" || { WHY="no output line matches /$re/"; return; }
+      done <<< "$EXPECT" ;;
+    nocrash)
+      # A clean rejection (non-zero exit, no crash) is fine; success must be right.
+      [ $RC -ne 0 ] || [ "$OUT" = "$EXPECT" ] || WHY="output differs" ;;
+    *)
+      WHY="unknown match mode '$MATCH'" ;;
+  esac
+}
+
+# Writes the verdict files for LABEL/NAME.
+verdict() {
+  local dir=$1 name=$2 detail=${3:-}
+  if [ -z "$WHY" ]; then
+    : > "$dir/$name.pass"
+  else
+    {
+      echo "$WHY"
+      [ -n "$detail" ] && printf '%s\n' "$detail"
+    } > "$dir/$name.fail"
+  fi
+}
+
+clip() { printf '%s\n' "$1" | head -n "${2:-12}" | cut -c1-200; }
+
+cmd_check() {
+  local label=$1 bin=$2 file=$3 outdir=$4; shift 4
+  local name dir
+  name=$(basename "$file" .hvm4)
+  dir=$outdir/$label; mkdir -p "$dir"
+  parse_test "$file"
+  run_test "$bin" "$file" "$@"
+  printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
+  judge
+  verdict "$dir" "$name" "  expected:
+$(clip "$EXPECT" | sed 's/^/    /')
+  got (exit $RC):
+$(clip "$OUT" | sed 's/^/    /')"
+}
+
+cmd_same() {
+  local label=$1 base=$2 bin=$3 file=$4 outdir=$5; shift 5
+  local name dir
+  name=$(basename "$file" .hvm4)
+  dir=$outdir/$label; mkdir -p "$dir"
+  parse_test "$file"
+  if [ -n "$CPUONLY" ]; then
+    echo "$CPUONLY" > "$dir/$name.skip"; return
+  fi
+  run_test "$bin" "$file" "$@"
+  printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
+  WHY=""
+  if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout (${TEST_TIMEOUT}s)"
+  elif [ $RC -ge 128 ]; then WHY="crashed (signal $((RC - 128)))"
+  elif [ ! -f "$outdir/$base/$name.out" ]; then WHY="no $base run to compare with"
+  else
+    local bout brc
+    bout=$(cat "$outdir/$base/$name.out"); brc=$(cat "$outdir/$base/$name.rc")
+    if [ "$OUT" != "$bout" ]; then WHY="output differs from $base"
+    elif [ "$RC" != "$brc" ]; then WHY="exit status $RC differs from $base ($brc)"
+    fi
+  fi
+  verdict "$dir" "$name" "  $base (exit $(cat "$outdir/$base/$name.rc" 2>/dev/null)):
+$(clip "$(cat "$outdir/$base/$name.out" 2>/dev/null)" | sed 's/^/    /')
+  $label (exit $RC):
+$(clip "$OUT" | sed 's/^/    /')"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  cmd=$1; shift
+  case "$cmd" in
+    check) cmd_check "$@" ;;
+    same)  cmd_same "$@" ;;
+    *) echo "usage: lib.sh check|same ..." >&2; exit 2 ;;
+  esac
+fi

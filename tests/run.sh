@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# tests/run.sh: every test of hvm4g (`make test`, CI). The last line is
+# "N passed, N failed"; the exit status is non-zero if anything failed.
+#
+# Phases (tests/README.md explains each):
+#   build      make ./hvm4g
+#   unit       tests/unit/test_*.c, one program each, linked with src/
+#   cpu        tests/golden/*.hvm4 and generated programs, on the CPU
+#   sim-owner  the same on the simulated device (--dup=owner): output must
+#   sim-atomic equal the CPU run's (--dup=atomic likewise)
+#   ref-*      the reference's tests, when HVM4_REF_TESTS is set
+#   asan-*     an ASan+UBSan build re-runs unit and cpu (SKIP_ASAN=1 skips)
+#
+# Environment: HVM4G_BIN (test this binary instead of building ./hvm4g), JOBS (parallel runs, default nproc), TEST_TIMEOUT (seconds
+# per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, HVM4_REF_TESTS,
+# ONLY=<glob> (golden names to run, e.g. ONLY='dup_*'), VERBOSE=1.
+
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+RUN_SANITIZE=${RUN_SANITIZE:-1}
+[ "${SKIP_ASAN:-0}" = 1 ] && RUN_SANITIZE=0
+ONLY=${ONLY:-*}
+CC=${CC:-cc}
+export TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/hvm4g-tests.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+RES=$TMP/res
+mkdir -p "$RES"
+PHASES=()
+
+say() { printf '%s\n' "$*"; }
+
+# Records a single pass/fail for a phase-level step (build, unit program).
+record() {
+  local phase=$1 name=$2 ok=$3 why=${4:-}
+  mkdir -p "$RES/$phase"
+  if [ "$ok" = 1 ]; then : > "$RES/$phase/$name.pass"
+  else printf '%s\n' "$why" > "$RES/$phase/$name.fail"; fi
+}
+
+add_phase() { PHASES+=("$1"); mkdir -p "$RES/$1"; }
+
+# Prints a phase's failures and its counts.
+report_phase() {
+  local phase=$1 p f s
+  p=$(find "$RES/$phase" -name '*.pass' | wc -l)
+  f=$(find "$RES/$phase" -name '*.fail' | wc -l)
+  s=$(find "$RES/$phase" -name '*.skip' | wc -l)
+  local fl
+  for fl in $(find "$RES/$phase" -name '*.fail' | sort); do
+    say "[FAIL] $phase/$(basename "$fl" .fail): $(head -n1 "$fl")"
+    [ "${VERBOSE:-0}" = 1 ] && tail -n +2 "$fl"
+  done
+  if [ "${VERBOSE:-0}" = 1 ]; then
+    for fl in $(find "$RES/$phase" -name '*.skip' | sort); do
+      say "[SKIP] $phase/$(basename "$fl" .skip): $(cat "$fl")"
+    done
+  fi
+  printf '  %-12s %4d passed, %4d failed' "$phase" "$p" "$f"
+  [ "$s" -gt 0 ] && printf ', %d skipped (cpu-only)' "$s"
+  printf '\n'
+}
+
+# --- test programs --------------------------------------------------------
+
+# Golden programs (files starting with _ are helpers, not tests).
+golden_list() {
+  local f
+  for f in tests/golden/$ONLY.hvm4; do
+    [ -f "$f" ] || continue
+    case "$(basename "$f")" in _*) continue ;; esac
+    printf '%s\n' "$ROOT/$f"
+  done
+}
+
+# Generated programs: too big to keep in the repository.
+gen_programs() {
+  local g=$TMP/gen
+  mkdir -p "$g"
+  # A 200,000-deep parenthesised term: must not crash (a clean error is ok).
+  {
+    echo '// match: nocrash'
+    printf '@main = '
+    awk 'BEGIN { for (i = 0; i < 200000; i++) printf "("; printf "1";
+                 for (i = 0; i < 200000; i++) printf ")"; print "" }'
+    echo '//1'
+  } > "$g/gen_deep_parens.hvm4"
+  # A 100,000-deep constructor nest, printed back (deep printer recursion).
+  {
+    echo '// match: nocrash'
+    printf '@main = '
+    awk 'BEGIN { for (i = 0; i < 100000; i++) printf "#S{"; printf "#Z";
+                 for (i = 0; i < 100000; i++) printf "}"; print "" }'
+    printf '//'
+    awk 'BEGIN { for (i = 0; i < 100000; i++) printf "#S{"; printf "#Z{}";
+                 for (i = 0; i < 100000; i++) printf "}"; print "" }'
+  } > "$g/gen_deep_ctr.hvm4"
+  # A 100,000-element list literal.
+  {
+    echo '// match: nocrash'
+    printf '@main = ['
+    awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%d,", i % 10; print "7]" }'
+    printf '//['
+    awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%d,", i % 10; print "7]" }'
+  } > "$g/gen_long_list.hvm4"
+  if [ "$ONLY" = '*' ]; then
+    printf '%s\n' "$g"/*.hvm4
+  fi
+}
+
+# Runs lib.sh over a list of files in parallel.
+par() { xargs -d '\n' -r -P "$JOBS" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
+
+# --- phase: build ---------------------------------------------------------
+
+say "== hvm4g tests: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $JOBS jobs"
+add_phase build
+if [ -n "${HVM4G_BIN:-}" ]; then
+  record build hvm4g 1          # a given binary (e.g. the reference) is used as is
+elif make -s hvm4g > "$TMP/build.log" 2>&1 && [ -x ./hvm4g ]; then
+  record build hvm4g 1
+else
+  record build hvm4g 0 "make failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/build.log")"
+  tail -n 20 "$TMP/build.log"
+fi
+BIN=${HVM4G_BIN:-$ROOT/hvm4g}
+
+# --- phase: unit ------------------------------------------------------------
+
+# Each tests/unit/test_X.c is a standalone program linked with every src/
+# file except main.c; it passes when it exits 0 and ends with
+# "N passed, 0 failed".
+LIBSRCS=()
+for f in src/*.c src/gpu/*.c; do
+  [ -f "$f" ] && [ "$f" != src/main.c ] && LIBSRCS+=("$f")
+done
+
+unit_phase() {
+  local phase=$1 cflags=$2 t name exe log
+  add_phase "$phase"
+  mkdir -p "$TMP/$phase"
+  for t in tests/unit/test_*.c; do
+    [ -f "$t" ] || continue
+    name=$(basename "$t" .c)
+    exe=$TMP/$phase/$name; log=$TMP/$phase/$name.log
+    (
+      # shellcheck disable=SC2086
+      if ! $CC -std=gnu11 $cflags -Isrc -Itests/unit -o "$exe" "$t" "${LIBSRCS[@]}" \
+           -lpthread -lm > "$log" 2>&1; then
+        record "$phase" "$name" 0 "compile failed: $(grep -m1 'error' "$log")"
+        exit
+      fi
+      timeout -k 5 "$((TEST_TIMEOUT * 3))" "$exe" > "$log.run" 2>&1
+      rc=$?
+      last=$(tail -n 1 "$log.run")
+      if grep -Eq 'ERROR: (Address|Leak)Sanitizer|: runtime error: ' "$log.run"; then
+        record "$phase" "$name" 0 "sanitizer report: $(grep -m1 -E 'Sanitizer|runtime error' "$log.run")"
+      elif [ $rc -ne 0 ]; then
+        record "$phase" "$name" 0 "exit status $rc; last line: $last"
+      elif [[ "$last" =~ ^[0-9]+\ passed,\ 0\ failed$ ]]; then
+        record "$phase" "$name" 1
+      else
+        record "$phase" "$name" 0 "last line is not 'N passed, 0 failed': $last"
+      fi
+      [ "${VERBOSE:-0}" = 1 ] && sed "s/^/  $name: /" "$log.run"
+    ) &
+    # Keep at most JOBS compilers running.
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  done
+  wait
+}
+
+unit_phase unit "-O1 -g -Wall -Wextra -Wno-unused-parameter -Wno-unused-function"
+
+# --- phase: cpu -----------------------------------------------------------
+
+golden_list > "$TMP/golden.list"
+gen_programs >> "$TMP/golden.list"
+add_phase cpu
+par check cpu "$BIN" {} "$RES" < "$TMP/golden.list"
+
+# --- phases: sim-owner, sim-atomic ---------------------------------------
+
+if [ "${SKIP_SIM:-0}" != 1 ]; then
+  for dup in owner atomic; do
+    add_phase "sim-$dup"
+    par same "sim-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" < "$TMP/golden.list"
+  done
+fi
+
+# --- phases: the reference's tests ------------------------------------------
+
+if [ -n "${HVM4_REF_TESTS:-}" ]; then
+  for f in "$HVM4_REF_TESTS"/*.hvm4; do
+    case "$(basename "$f")" in _*) continue ;; esac
+    printf '%s\n' "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")"
+  done > "$TMP/ref.list"
+  add_phase ref-cpu
+  par check ref-cpu "$BIN" {} "$RES" < "$TMP/ref.list"
+  if [ "${SKIP_SIM:-0}" != 1 ]; then
+    add_phase ref-sim
+    par check ref-sim "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/ref.list"
+  fi
+fi
+
+# --- phases: sanitizers -----------------------------------------------------
+
+if [ "$RUN_SANITIZE" = 1 ]; then
+  ASAN_CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer"
+  add_phase asan-build
+  if make -s asan > "$TMP/asan-build.log" 2>&1; then
+    record asan-build hvm4g 1
+  else
+    record asan-build hvm4g 0 "make failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/asan-build.log")"
+    tail -n 20 "$TMP/asan-build.log"
+  fi
+  unit_phase asan-unit "$ASAN_CFLAGS"
+  add_phase asan-cpu
+  TEST_TIMEOUT=$((TEST_TIMEOUT * 3)) \
+    par check asan-cpu "$ROOT/build-asan/hvm4g" {} "$RES" < "$TMP/golden.list"
+fi
+
+# --- summary ----------------------------------------------------------------
+
+say ""
+for p in "${PHASES[@]}"; do report_phase "$p"; done
+PASS=$(find "$RES" -name '*.pass' | wc -l)
+FAIL=$(find "$RES" -name '*.fail' | wc -l)
+say "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]

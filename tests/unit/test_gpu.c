@@ -1,0 +1,423 @@
+// test_gpu.c: the device normal form on the simulated device.
+//
+// Linked with every src/ file but main.c (tests/run.sh). Programs run in a
+// forked child each (a fresh heap per run); the parent compares outputs.
+// Prints "N passed, N failed"; non-zero exit on failure.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "heap.h"
+#include "names.h"
+#include "parse.h"
+#include "print.h"
+#include "eval.h"
+#include "gpu/gpu.h"
+#include "gpu/dev.h"
+
+// A backend of the WNF core for this test: C11 atomics on the host heap,
+// arenas from heap_alloc (the same primitives as the simulator).
+#define HEAP_LD(w, loc)        __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE)
+#define HEAP_ST(w, loc, t)     __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELEASE)
+#define HEAP_XCHG(w, loc, t)   __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)
+#define HEAP_CAS(w, loc, o, n) t_cas(&(w)->heap[(loc)], (o), (n))
+#define HEAP_REFILL(w, n)      t_refill((w), (n))
+
+static inline Term t_cas(Term *p, Term o, Term n) {
+  __atomic_compare_exchange_n(p, &o, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return o;
+}
+
+static inline int t_refill(Wnf *w, u32 n) {
+  u32 want = n > 256 ? n : 256;
+  u32 at   = heap_alloc(want);
+  if (!at) return 0;
+  w->next = at;
+  w->end  = at + want;
+  return 1;
+}
+
+#include "wnf.h"
+
+static int PASS = 0, FAIL = 0;
+
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (cond) { PASS++; }                                             \
+    else { FAIL++; printf("FAIL %s:%d: ", __FILE__, __LINE__);        \
+           printf(__VA_ARGS__); printf("\n"); }                       \
+  } while (0)
+
+// Running programs
+// ================
+
+typedef struct {
+  int  mode;      // 0: CPU, 1: device (sim)
+  u32  dup;       // DUP_OWNER / DUP_ATOMIC
+  u32  lanes;
+  u32  shift;     // region shift
+  u32  budget;
+  u32  threads;   // sim CPU threads
+} RunConf;
+
+// Output of one run: the printed normal form (after any %log lines) and
+// a stats line "stops=.. stop=.. pri=.. defers=.. passes=..".
+typedef struct {
+  char out[1 << 16];
+  int  ok;
+} RunOut;
+
+static void run_child(const char *src, RunConf c) {
+  if (heap_init(1u << 24) != 0) _exit(2);
+  names_init();
+  if (parse_text("test.hvm4", src) != 0) _exit(3);
+  u32 id = table_find("main", 4);
+  if (id == ~0u || BOOK[id] == 0) _exit(4);
+  eval_init();
+  u32 root = heap_alloc(1);
+  HEAP[root] = TERM(REF, id, 0);
+  if (c.mode) {
+    GPU.device       = DEV_SIM;
+    GPU.dup_mode     = c.dup;
+    GPU.lanes        = c.lanes;
+    GPU.region_shift = c.shift;
+    GPU.budget       = c.budget;
+    GPU.threads      = c.threads;
+    gpu_snf_at(root);
+  } else {
+    eval_snf_at(root);
+  }
+  print_term(stdout, HEAP[root]);
+  GpuStats *s = &GPU_STATS;
+  printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu\n",
+         (unsigned long long)s->stops, s->stop, s->stop_pri,
+         (unsigned long long)s->defers, (unsigned long long)s->passes);
+  fflush(stdout);
+  _exit(0);
+}
+
+static void run(const char *src, RunConf c, RunOut *r) {
+  int fd[2];
+  r->ok = 0;
+  r->out[0] = 0;
+  if (pipe(fd) != 0) return;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], 1);
+    run_child(src, c);
+  }
+  close(fd[1]);
+  size_t n = 0;
+  ssize_t k;
+  while ((k = read(fd[0], r->out + n, sizeof r->out - 1 - n)) > 0) n += k;
+  r->out[n] = 0;
+  close(fd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r->ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+// The printed term: everything before the stats line.
+static void term_of(const RunOut *r, char *buf, size_t cap) {
+  const char *e = strstr(r->out, "\nstops=");
+  size_t n = e ? (size_t)(e - r->out) : strlen(r->out);
+  if (n >= cap) n = cap - 1;
+  memcpy(buf, r->out, n);
+  buf[n] = 0;
+}
+
+static unsigned long long stat_of(const RunOut *r, const char *key) {
+  const char *p = strstr(r->out, "\nstops=");
+  if (!p) return ~0ull;
+  p = strstr(p, key);
+  return p ? strtoull(p + strlen(key), NULL, 10) : ~0ull;
+}
+
+static RunOut R0, R1;
+static char   T0[1 << 16], T1[1 << 16];
+
+static RunConf cpu(void) {
+  RunConf c = {0, DUP_OWNER, 0, 12, 4096, 2};
+  return c;
+}
+
+static RunConf sim(u32 dup, u32 lanes, u32 shift, u32 budget) {
+  RunConf c = {1, dup, lanes, shift, budget, 4};
+  return c;
+}
+
+// Device output equals the CPU's.
+static void same_as_cpu(const char *name, const char *src, RunConf c) {
+  run(src, cpu(), &R0);
+  run(src, c, &R1);
+  term_of(&R0, T0, sizeof T0);
+  term_of(&R1, T1, sizeof T1);
+  CHECK(R0.ok && R1.ok && strcmp(T0, T1) == 0,
+        "%s (dup=%s lanes=%u shift=%u budget=%u): cpu '%.200s' device '%.200s'",
+        name, c.dup == DUP_OWNER ? "owner" : "atomic", c.lanes, c.shift,
+        c.budget, T0, T1);
+}
+
+// Tests
+// =====
+
+static void test_entries(void) {
+  u64 e = ENT_T(0xABCDEFu, 0xDEADBEEFu, 5);
+  CHECK(ENT_LOC(e) == 0xDEADBEEFu, "loc");
+  CHECK(ENT_OWN(e) == 0xABCDEFu, "owner");
+  CHECK(ENT_TRIES(e) == 5, "tries");
+  CHECK(!ENT_IS_DPX(e), "no dpx");
+  u64 d = ENT_DPX | ENT_T(7, 42, ENT_TRIES_MAX);
+  CHECK(ENT_IS_DPX(d) && ENT_LOC(d) == 42 && ENT_OWN(d) == 7 &&
+        ENT_TRIES(d) == ENT_TRIES_MAX, "dpx entry");
+  CHECK(ENT_OWN(ENT(0x1FFFFFFu, 1)) == 0xFFFFFFu, "owner masked");
+  CHECK(ENT(1u << 20, 0) == (1ull << 52), "owner << 32");
+  // The root entry of a run: owner = region of the loc.
+  u32 loc = 123456;
+  CHECK(ENT_OWN(ENT(loc >> 12, loc)) == 30, "region of a loc");
+}
+
+// Many lanes on one DUP slot: threads run DP0 of the same slot at once.
+// Exactly one performs the DUP interaction; the others read the SUB it
+// leaves, or find BUSY and defer (never spin), and succeed on a retry.
+
+#define MANY 64
+
+static struct {
+  u32  slot;       // DUP expression slot
+  u32  mode;
+  u32  shift;
+  Term res[MANY];
+  u32  defers[MANY];
+  u64  itrs[MANY];
+  Term stack[MANY][256];
+  volatile int go;
+} M;
+
+static void *many_lane(void *arg) {
+  u32 i = (u32)(uintptr_t)arg;
+  Wnf w;
+  memset(&w, 0, sizeof w);
+  w.heap = HEAP; w.book = BOOK; w.book_len = BOOK_LEN; w.book_cnt = 0;
+  w.stack = M.stack[i]; w.stack_cap = 256; w.budget = ~0ull;
+  w.dup_mode = M.mode; w.region_shift = M.shift; w.on_device = 1;
+  // Half the lanes act for the slot's region, half for another one.
+  u32 own = M.slot >> M.shift;
+  w.owner = (i & 1) ? own : own + 1;
+  while (!M.go) {}
+  Term t = TERM(DP0, 7, M.slot);
+  for (;;) {
+    Term r = wnf_run(&w, t);
+    if (w.status == WNF_OK) { M.res[i] = r; break; }
+    if (w.status != WNF_DEFER) { M.res[i] = 0; break; }
+    M.defers[i]++;
+    w.owner = w.defer;     // the deferral: retried acting for that owner
+    t = r;
+  }
+  M.itrs[i] = w.itrs;
+  return NULL;
+}
+
+static void many_on_one_slot(u32 mode) {
+  memset(&M, 0, sizeof M);
+  M.mode  = mode;
+  M.shift = 8;
+  // ! X &7 = #P{1, 2}: node [expr, body]; the pair node.
+  u32 pair = heap_alloc(2);
+  HEAP[pair + 0] = TERM(NUM, 0, 1);
+  HEAP[pair + 1] = TERM(NUM, 0, 2);
+  u32 dup = heap_alloc(2);
+  HEAP[dup + 0] = TERM(C00 + 2, 5, pair);
+  HEAP[dup + 1] = TERM(ERA, 0, 0);
+  M.slot = dup;
+  pthread_t th[MANY];
+  for (u32 i = 0; i < MANY; i++) {
+    pthread_create(&th[i], NULL, many_lane, (void *)(uintptr_t)i);
+  }
+  M.go = 1;
+  for (u32 i = 0; i < MANY; i++) pthread_join(th[i], NULL);
+  const char *mn = mode == DUP_OWNER ? "owner" : "atomic";
+  u64 itrs = 0, defers = 0;
+  u32 bad = 0;
+  for (u32 i = 0; i < MANY; i++) {
+    itrs += M.itrs[i];
+    defers += M.defers[i];
+    if (TAG(M.res[i]) != C00 + 2) bad++;
+  }
+  Term s = HEAP[M.slot];
+  CHECK(bad == 0, "%s: every lane got a pair (%u did not)", mn, bad);
+  CHECK(itrs == 1, "%s: one DUP interaction in all, got %llu", mn,
+        (unsigned long long)itrs);
+  CHECK(IS_SUB(s) && TAG(s) == C00 + 2, "%s: the slot holds the SUB", mn);
+  CHECK(s != BUSY, "%s: no BUSY left", mn);
+  if (mode == DUP_OWNER) {
+    // The non-owner lanes that found no SUB deferred to the slot's owner.
+    u32 non_owner_defers = 0;
+    for (u32 i = 0; i < MANY; i += 2) non_owner_defers += M.defers[i];
+    CHECK(defers >= non_owner_defers, "owner: deferrals counted");
+  }
+}
+
+// A deferral deep inside a WNF stack: (((X₀ + 1) + 1) ... + 1), 200 frames
+// deep, where X's slot is in another region. The run stops with
+// WNF_DEFER to that region and returns the term rebuilt (same root, same
+// nodes); the retry as the owner finishes with the right number.
+static void deep_deferral(void) {
+  const u32 D = 200;
+  Term stack[512];
+  u32 dup = heap_alloc(2);
+  HEAP[dup + 0] = TERM(OP2, OP_ADD, 0);      // patched below: 40 + 2
+  u32 nd = heap_alloc(2);
+  HEAP[nd + 0] = TERM(NUM, 0, 40);
+  HEAP[nd + 1] = TERM(NUM, 0, 2);
+  HEAP[dup + 0] = TERM(OP2, OP_ADD, nd);
+  HEAP[dup + 1] = TERM(ERA, 0, 0);
+  Term t = TERM(DP0, 3, dup);
+  u32 nodes[200];
+  for (u32 i = 0; i < D; i++) {
+    u32 n = heap_alloc(2);
+    HEAP[n + 0] = t;
+    HEAP[n + 1] = TERM(NUM, 0, 1);
+    nodes[i] = n;
+    t = TERM(OP2, OP_ADD, n);
+  }
+  Term root = t;
+  Wnf w;
+  memset(&w, 0, sizeof w);
+  w.heap = HEAP; w.book = BOOK; w.book_len = BOOK_LEN;
+  w.stack = stack; w.stack_cap = 512; w.budget = ~0ull;
+  w.dup_mode = DUP_OWNER; w.region_shift = 8; w.on_device = 1;
+  w.owner = (dup >> 8) + 1;                  // not the slot's region
+  Term r = wnf_run(&w, root);
+  CHECK(w.status == WNF_DEFER, "deep: status %u, want WNF_DEFER", w.status);
+  CHECK(w.defer == (dup >> 8), "deep: defers to the slot's region");
+  CHECK(r == root, "deep: rebuilt to the same root term");
+  u32 intact = 1;
+  for (u32 i = 1; i < D; i++) {
+    if (HEAP[nodes[i] + 0] != TERM(OP2, OP_ADD, nodes[i - 1])) intact = 0;
+  }
+  CHECK(intact && HEAP[nodes[0] + 0] == TERM(DP0, 3, dup),
+        "deep: every frame folded back in place");
+  CHECK(HEAP[dup] == TERM(OP2, OP_ADD, nd), "deep: the slot is untouched");
+  w.owner = w.defer;
+  r = wnf_run(&w, r);
+  CHECK(w.status == WNF_OK && r == TERM(NUM, 0, 42 + D),
+        "deep: retry as owner gives %u (status %u, got %u)", 42 + D,
+        w.status, VAL(r));
+  // Same with a budget: stop in the middle, rebuild, resume.
+  dup = heap_alloc(2);
+  HEAP[dup + 0] = TERM(NUM, 0, 5);
+  HEAP[dup + 1] = TERM(ERA, 0, 0);
+  t = TERM(DP1, 3, dup);
+  for (u32 i = 0; i < D; i++) {
+    u32 n = heap_alloc(2);
+    HEAP[n + 0] = t;
+    HEAP[n + 1] = TERM(NUM, 0, 1);
+    t = TERM(OP2, OP_ADD, n);
+  }
+  w.owner  = dup >> 8;
+  w.budget = w.itrs + 50;
+  r = wnf_run(&w, t);
+  CHECK(w.status == WNF_BUDGET, "budget: status %u", w.status);
+  u32 rounds = 0;
+  while (w.status == WNF_BUDGET && rounds < 100) {
+    w.budget = w.itrs + 50;
+    r = wnf_run(&w, r);
+    rounds++;
+  }
+  CHECK(w.status == WNF_OK && r == TERM(NUM, 0, 5 + D),
+        "budget: resumed to %u (got %u)", 5 + D, VAL(r));
+}
+
+static const char *P_WIDE =
+  "@fib  = λ{0: 0; 1: 1; λ&n.@fib(n - 1) + @fib(n - 2)}\n"
+  "@tree = λ{0: λ&i.@fib(5 + (i % 7)); λ&d.λ&i.#N{@tree(d - 1, i * 2), @tree(d - 1, i * 2 + 1)}}\n"
+  "@main = @tree(5, 0)\n";
+
+static const char *P_SHARED =
+  "@tree = λ{0: λ&i.i * 3; λ&d.λ&i.#N{@tree(d - 1, i * 2), @tree(d - 1, i * 2 + 1)}}\n"
+  "@sum  = λ{#N: λa.λb.@sum(a) + @sum(b); λn.n}\n"
+  "@rep  = λ&x.λ{0: []; λ&n.x <> @rep(x, n - 1)}\n"
+  "@main = ! t &T = @tree(5, 1); [@sum(t₀), @rep(t₁, 40)]\n";
+
+static const char *P_CHURCH =
+  "@c2   = λs.!S&C = s; λx.S₀(S₁(x))\n"
+  "@k2   = λs.!S&K = s; λx.S₀(S₁(x))\n"
+  "@main = [@c2(@k2), λy. !f&L = λx.#P{x, y}; #Q{f₀(1), f₁(2)}]\n";
+
+static const char *P_LOG =
+  "@main = [1 + 2, %log(\"hi\"), #A{3 * 4}]\n";
+
+static const char *P_NEST =
+  "@main = [%gnf([%gnf(2 * 3), 4]), %gnf(5)]\n";
+
+// Many lanes, both modes, on programs with sharing, through the simulator.
+static void sim_programs(void) {
+  u32 dups[2] = {DUP_OWNER, DUP_ATOMIC};
+  for (u32 k = 0; k < 2; k++) {
+    u32 d = dups[k];
+    same_as_cpu("wide",   P_WIDE,   sim(d, 128, 12, 4096));
+    same_as_cpu("shared", P_SHARED, sim(d, 1024, 8, 64));
+    same_as_cpu("shared", P_SHARED, sim(d, 1, 8, 1));
+    same_as_cpu("church", P_CHURCH, sim(d, 1024, 8, 16));
+    same_as_cpu("nest",   P_NEST,   sim(d, 32, 12, 4096));
+  }
+  // Owner mode with tiny regions defers.
+  run(P_SHARED, sim(DUP_OWNER, 1024, 8, 64), &R1);
+  unsigned long long df = stat_of(&R1, "defers=");
+  CHECK(R1.ok && df > 0 && df != ~0ull, "owner mode deferred (%llu)", df);
+}
+
+// %log stops the device; the CPU finishes and prints it.
+static void log_stops(void) {
+  u32 dups[2] = {DUP_OWNER, DUP_ATOMIC};
+  for (u32 k = 0; k < 2; k++) {
+    run(P_LOG, cpu(), &R0);
+    run(P_LOG, sim(dups[k], 64, 12, 4096), &R1);
+    term_of(&R0, T0, sizeof T0);
+    term_of(&R1, T1, sizeof T1);
+    CHECK(R1.ok && strcmp(T0, T1) == 0, "log: cpu '%s' device '%s'", T0, T1);
+    CHECK(strncmp(T1, "hi\n", 3) == 0, "log: printed once, first: '%s'", T1);
+    CHECK(stat_of(&R1, "stops=") == 1, "log: the device stopped once");
+    CHECK(stat_of(&R1, "stop=") == WNF_HOST, "log: stopped for the host");
+    CHECK(stat_of(&R1, "pri=") == PRIM_LOG, "log: stopped at %%log");
+  }
+}
+
+// The same program, many times, many lanes: the same output each time.
+static void repeated(void) {
+  u32 dups[2] = {DUP_OWNER, DUP_ATOMIC};
+  for (u32 k = 0; k < 2; k++) {
+    run(P_SHARED, sim(dups[k], 1024, 8, 32), &R0);
+    term_of(&R0, T0, sizeof T0);
+    u32 same = R0.ok;
+    for (u32 i = 0; i < 6; i++) {
+      run(P_SHARED, sim(dups[k], 1024, 8, 32), &R1);
+      term_of(&R1, T1, sizeof T1);
+      if (!R1.ok || strcmp(T0, T1) != 0) same = 0;
+    }
+    CHECK(same, "repeated (%s): outputs differ", k ? "atomic" : "owner");
+  }
+}
+
+int main(void) {
+  test_entries();
+  if (heap_init(1u << 22) != 0) {
+    printf("heap_init failed\n0 passed, 1 failed\n");
+    return 1;
+  }
+  names_init();
+  many_on_one_slot(DUP_ATOMIC);
+  many_on_one_slot(DUP_OWNER);
+  deep_deferral();
+  sim_programs();
+  log_stops();
+  repeated();
+  printf("%d passed, %d failed\n", PASS, FAIL);
+  return FAIL ? 1 : 0;
+}
