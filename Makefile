@@ -3,7 +3,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc
 LDLIBS  += -lpthread -lm
-NVCC    ?= $(shell command -v nvcc 2>/dev/null)
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 BUILD   ?= build
 
 SRCS    := $(wildcard src/*.c) $(wildcard src/gpu/*.c)

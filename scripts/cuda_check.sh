@@ -13,7 +13,7 @@
 # The last line is "N passed, N failed"; exit status non-zero on failure.
 
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 OUTDIR=${1:-${OUT:-$ROOT/cuda-check}}
 mkdir -p "$OUTDIR"

@@ -158,9 +158,11 @@ static int run(int argc, char **argv) {
     fprintf(stderr, "Error: could not open '%s'\n", c.file);
     return 1;
   }
-  if (parse_text(c.file, src) != 0) {
+  char *abs = realpath(c.file, NULL);   // HVM4 names files by full path
+  if (parse_text(abs ? abs : c.file, src) != 0) {
     return 1;
   }
+  free(abs);
   free(src);
 
   u32 main_id = table_find("main", 4);

@@ -43,6 +43,9 @@ typedef struct {
   u32 lab;       // B_DUP label
   u32 loc[2];    // B_LAM: LAM node; B_DUP: DUP node; B_DYN: the two LAMs
   u32 uses[2];   // occurrences seen (B_LAM counts in uses[0])
+  u32 chain[2];  // auto-dup: first binder of the chain for side 0/1 ..
+  u32 links[2];  // .. and its length (0: none)
+  u32 seen[2];   // occurrences renamed so far (rename_dups)
 } Bind;
 
 // Parser state
@@ -68,6 +71,9 @@ static uintptr_t STACK_LO;            // lowest safe stack address
 static char  **SEEN;                  // files already parsed
 static u32     SEEN_LEN;
 
+static Term   *ARGS;                  // pending constructor fields
+static u32     ARGS_LEN, ARGS_CAP;
+static int     RENAMES;               // auto-dups wait for rename_dups
 static Term   *WALK;                  // explicit stack for term walks
 static u32     WALK_CAP;
 
@@ -278,7 +284,7 @@ static u32 arity(Term t) {
 
 static u32 bind_new(u32 nick, u8 kind, u32 lab, u8 forked, u8 cloned) {
   B = grow(B, &B_CAP, B_LEN + 1, sizeof(Bind));
-  B[B_LEN] = (Bind){nick, kind, forked, cloned, lab, {0, 0}, {0, 0}};
+  B[B_LEN] = (Bind){nick, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
   return B_LEN++;
 }
 
@@ -320,15 +326,23 @@ static Term copy_term(Term t) {
   return W[root];
 }
 
-// Auto-dup: `uses` occurrences of (binder b, side) in the term at scratch
-// index `at`, in preorder, become d0₀, d1₀, .., d(n-1)₀, d(n-1)₁ of a chain
-// !d0&=x; !d1&=d0₁; ..; body with n = uses-1 fresh labels. Returns the
-// chain (the new root term).
+// Auto-dup: the `uses` occurrences of (binder b, side) in body, in preorder
+// (HVM4's order), become d0₀, d1₀, .., d(n-1)₀, d(n-1)₁ of a new chain
+// !d0&=x; !d1&=d0₁; ..; body, n = uses-1, with fresh labels. Returns the
+// chain, which replaces body. The chain is built (and its labels taken) at
+// once; the occurrences are renamed by one walk over the whole definition
+// when it is done (rename_dups), which visits them in the same order, so
+// nested cloned binders cost one walk instead of one each. The chain's own
+// x is an alias of b, which that walk leaves alone.
 static Term auto_dup(Term body, u32 b, u32 side, u32 uses) {
   if (uses <= 1) return body;
   u32 n   = uses - 1;
   u32 lab = FRESH_LAB;
   FRESH_LAB += n;
+  u32 si  = side == 1;
+  u32 als = bind_new(B[b].nick, B[b].kind, B[b].lab, 0, 0);
+  B[als].loc[0] = B[b].loc[0];
+  B[als].loc[1] = B[b].loc[1];
   u32 d0  = B_LEN;
   for (u32 i = 0; i < n; i++) {
     bind_new(B[b].nick, B_DUP, (lab + i) & EXT_MASK, 0, 0);
@@ -337,30 +351,35 @@ static Term auto_dup(Term body, u32 b, u32 side, u32 uses) {
   u32 loc = salloc(2 * n);
   for (u32 i = 0; i < n; i++) {
     B[d0 + i].loc[0] = loc + 2 * i;
-    W[loc + 2 * i] = i == 0 ? TERM(OCC, side, b) : TERM(OCC, 1, d0 + i - 1);
-    W[loc + 2 * i + 1] = i + 1 < n ? TERM(DUP, (lab + i + 1) & EXT_MASK, loc + 2 * (i + 1)) : 0;
+    W[loc + 2 * i] = i == 0 ? TERM(OCC, side, als) : TERM(OCC, 1, d0 + i - 1);
+    W[loc + 2 * i + 1] = i + 1 < n ? TERM(DUP, (lab + i + 1) & EXT_MASK, loc + 2 * (i + 1)) : body;
   }
-  // Replace occurrences in body, in preorder.
-  u32 root = salloc(1);
-  W[root] = body;
-  u32 k = 0, cnt = 0;
-  walk_push(&k, TERM(0, 0, root));
+  B[b].chain[si] = d0;
+  B[b].links[si] = n;
+  RENAMES = 1;
+  return TERM(DUP, lab & EXT_MASK, loc);
+}
+
+// Renames the occurrences of auto-duplicated binders (see auto_dup).
+static void rename_dups(void) {
+  u32 k = 0;
+  walk_push(&k, TERM(0, 0, 0));
   while (k > 0) {
     u32  at = VAL(WALK[--k]);
     Term x  = W[at];
     if (TAG(x) == OCC) {
-      if (VAL(x) == b && EXT(x) == side) {
-        u32 i = cnt++;
-        W[at] = i < n ? TERM(OCC, 0, d0 + i) : TERM(OCC, 1, d0 + n - 1);
+      Bind *b  = &B[VAL(x)];
+      u32   si = EXT(x) == 1;
+      u32   n  = b->links[si];
+      if (n) {
+        u32 i  = b->seen[si]++;
+        u32 d0 = b->chain[si];
+        W[at]  = i < n ? TERM(OCC, 0, d0 + i) : TERM(OCC, 1, d0 + n - 1);
       }
       continue;
     }
-    u32 ar = arity(x);
-    for (u32 i = ar; i > 0; i--) walk_push(&k, TERM(0, 0, VAL(x) + i - 1));
+    for (u32 i = arity(x); i > 0; i--) walk_push(&k, TERM(0, 0, VAL(x) + i - 1));
   }
-  W[loc + 2 * (n - 1) + 1] = W[root];
-  B[b].uses[side == 1] = 1;
-  return TERM(DUP, lab & EXT_MASK, loc);
 }
 
 // Terms
@@ -697,8 +716,8 @@ static NOINLINE Term parse_fork(PState *s, int dyn, Term lab_term, u32 lab) {
   skip(s);
   match(s, ";");
   skip(s);
-  u32 mid0[MAX_FLD], mid1[MAX_FLD];
-  for (u32 i = 0; i < n; i++) { mid0[i] = B[bs[i]].uses[0]; mid1[i] = B[bs[i]].uses[1]; }
+  u32 mid0[MAX_FLD];   // x₀ uses so far (the left branch)
+  for (u32 i = 0; i < n; i++) mid0[i] = B[bs[i]].uses[0];
   if (match(s, "&₁")) { skip(s); consume(s, ":"); }
   FORK_SIDE = 1;
   Term right = parse_term(s);
@@ -715,7 +734,6 @@ static NOINLINE Term parse_fork(PState *s, int dyn, Term lab_term, u32 lab) {
     u32 u = B[bs[i]].uses[0] - mid0[i];
     if (u > 1) err_affine(s, nicks[i], 1, u);
   }
-  (void)mid1;
   Term body;
   if (dyn) {
     Term k[3] = {lab_term, left, right};
@@ -874,22 +892,28 @@ static NOINLINE Term parse_bang(PState *s) {
 }
 
 static NOINLINE Term parse_ctr(PState *s) {
-  u32  nick = name(s);
-  Term args[MAX_FLD];
-  u32  n = 0;
+  u32 nick = name(s);
+  u32 n = 0;
   skip(s);
   if (match(s, "{")) {
+    // Fields wait on ARGS (not in this frame: nesting depth costs stack).
+    u32 base = ARGS_LEN;
     skip(s);
     while (peek(s) != '}') {
       if (n == MAX_FLD) err_expected(s, "at most 16 constructor fields");
-      args[n++] = parse_term(s);
+      Term fld = parse_term(s);
+      ARGS = grow(ARGS, &ARGS_CAP, ARGS_LEN + 1, sizeof(Term));
+      ARGS[ARGS_LEN++] = fld;
+      n++;
       skip(s);
       match(s, ",");
       skip(s);
     }
     consume(s, "}");
+    ARGS_LEN = base;
+    if (n > 0) return node((u8)(C00 + n), nick, n, ARGS + base);
   }
-  return n == 0 ? ctr0(nick) : node((u8)(C00 + n), nick, n, args);
+  return ctr0(nick);
 }
 
 static NOINLINE Term parse_pri(PState *s) {
@@ -1091,6 +1115,13 @@ static void parse_include(PState *s) {
   if (rel[0] == '/' || !slash) snprintf(path, sizeof path, "%s", rel);
   else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->file), s->file, rel);
   free(rel);
+  // Files are known by their real path, so `a/../b.hvm4` and cycles through
+  // different spellings are still read once.
+  char *real = realpath(path, NULL);
+  if (real) {
+    snprintf(path, sizeof path, "%s", real);
+    free(real);
+  }
   if (seen(path)) return;
   u32   n;
   char *src = read_file(path, &n);
@@ -1116,11 +1147,14 @@ static int parse_defs(PState *s) {
     consume(s, "=");
     W_LEN = 0;
     B_LEN = 0;
+    ARGS_LEN = 0;
     SCOPE_LEN = 0;
     FORK_SIDE = -1;
+    RENAMES = 0;
     salloc(1);
     Term root = parse_term(s);
     W[0] = root;
+    if (RENAMES) rename_dups();
     emit(s, id);
   }
 }
@@ -1151,6 +1185,12 @@ static int run(const char *file, const char *src) {
   seen(file);
   parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
   return 0;
+}
+
+void parse_reset(void) {
+  FRESH_LAB = 0x800000;
+  for (u32 i = 0; i < SEEN_LEN; i++) free(SEEN[i]);
+  SEEN_LEN = 0;
 }
 
 int parse_text(const char *file, const char *src) {

@@ -58,4 +58,8 @@ int parse_file(const char *path);
 // anchoring relative includes. Same result as parse_file.
 int parse_text(const char *file, const char *src);
 
+// Forgets the files seen and restarts fresh labels, so the next program
+// parses as in a new process (book and names are kept). For tests.
+void parse_reset(void);
+
 #endif

@@ -17,6 +17,7 @@ enum {
   I_ELEMS,   // list elements from cons cell t (first: no comma)
   I_ELEMS1,  // list elements from cons cell t, comma first
   I_CASES,   // match/switch cases from t (not the first)
+  I_CONS,    // improper list from cons cell t: head<>rest
 };
 
 typedef struct {
@@ -224,10 +225,8 @@ static void print_ctr(FILE *f, Term t, u32 d) {
       if (nick == NICK_CON) push(I_ELEMS, t, d, NULL);
       return;
     }
-    if (is_ctr(t, 2, NICK_CON)) {
-      push_t(at(loc + 1), d);
-      push_s("<>");
-      push_t(at(loc), d);
+    if (is_ctr(t, 2, NICK_CON)) {   // improper: h<>h<>..<>tail
+      push(I_CONS, t, d, NULL);
       return;
     }
   }
@@ -451,6 +450,14 @@ static void drain(FILE *f) {
         break;
       }
       case I_CASES: print_cases(f, it.t, it.depth); break;
+      case I_CONS: {
+        Term tl = at(VAL(it.t) + 1);
+        if (is_ctr(tl, 2, NICK_CON)) push(I_CONS, tl, it.depth, NULL);
+        else                         push_t(tl, it.depth);
+        push_s("<>");
+        push_t(at(VAL(it.t)), it.depth);
+        break;
+      }
     }
   }
 }

@@ -14,9 +14,15 @@
 // is a nested job served the same way, so the pool is reused, never grown.
 // The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
 // exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
-// Under DUP_SHARED a stuck DUP's expression is taken (BUSY) and normalized by
-// the thread that reached it, alone, before it is put back, so the other
-// side never copies a half-normalized term.
+//
+// Stuck DUPs. A DP0/DP1 whose expression is stuck (a variable, a stuck
+// application) stays in the normal form, and its expression must be
+// normalized in place, where the other side of the DUP may copy it again at
+// any time (and a normal form may even refer to its own DUP from inside the
+// expression). So the parallel phase only records the expression slots of
+// stuck DUPs, and once it has finished the asking thread visits them alone,
+// in HVM4's sequential way. Slots that a later copy replaced by a SUB are
+// skipped: the copy is visited where it went.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +36,6 @@
 
 // Which CPU thread this is (0: the thread running the program).
 static _Thread_local u32 TID  = 0;
-// Slots this thread holds BUSY while normalizing a stuck DUP's expression.
-static _Thread_local u32 HOLD = 0;
 
 Wnf *eval_self(void) {
   return eval_worker(TID);
@@ -99,97 +103,51 @@ static void step_at(Wnf *w, u32 loc);
 
 // HEAP[loc] to WNF, stored back.
 static Term wnf_at(Wnf *w, u32 loc) {
-  Term t = HEAP[loc];
+  Term t = __atomic_load_n(&HEAP[loc], __ATOMIC_RELAXED);
   if (is_whnf(TAG(t))) return t;
   if (EVAL.debug) {
     step_at(w, loc);
     return HEAP[loc];
   }
   Term r = eval_wnf(w, t);
-  if (r != t) HEAP[loc] = r;
+  if (r != t) __atomic_store_n(&HEAP[loc], r, __ATOMIC_RELAXED);
   return r;
-}
-
-// Takes a stuck DUP's expression slot for this thread (DUP_SHARED). Returns
-// 0 when the DUP was resolved meanwhile (a SUB is there: its other side
-// copied the expression, and whoever holds that copy normalizes it).
-static int take(u32 d, Term *out) {
-  u32 spins = 0;
-  for (;;) {
-    Term c = atomic_exchange_explicit((_Atomic Term *)&HEAP[d], BUSY,
-                                      memory_order_acquire);
-    if (c == BUSY) {
-      if (++spins < 64) cpu_relax();
-      else sched_yield();
-      continue;
-    }
-    if (IS_SUB(c)) {
-      atomic_store_explicit((_Atomic Term *)&HEAP[d], c, memory_order_release);
-      return 0;
-    }
-    *out = c;
-    return 1;
-  }
 }
 
 // Sequential normalization
 // ========================
-// A stack of entries per thread; `rel` != 0 marks "put HEAP[loc] back into
-// the held slot rel". Re-entrant (a %nf inside works above the caller's
-// entries), so it is indexed, never pointed into.
+// A stack of slots per thread, re-entrant (a %nf inside works above the
+// caller's entries), so it is indexed, never pointed into.
 
-typedef struct {
-  u32 loc;
-  u32 rel;
-} Ent;
-
-static _Thread_local Ent *SS     = NULL;
+static _Thread_local u32 *SS     = NULL;
 static _Thread_local u32  SS_LEN = 0;
 static _Thread_local u32  SS_CAP = 0;
 
-static void ss_push(u32 loc, u32 rel) {
+static void ss_push(u32 loc) {
   if (SS_LEN == SS_CAP) {
     u32  cap = SS_CAP ? SS_CAP * 2 : 4096;
-    Ent *ns  = realloc(SS, (size_t)cap * sizeof(Ent));
+    u32 *ns  = realloc(SS, (size_t)cap * sizeof(u32));
     if (!ns) eval_die("out of memory in the normalizer");
     SS = ns; SS_CAP = cap;
   }
-  SS[SS_LEN++] = (Ent){ loc, rel };
+  SS[SS_LEN++] = loc;
 }
 
 static void snf_seq(Wnf *w, u32 root, u16 ep) {
   u32 base = SS_LEN;
-  ss_push(root, 0);
+  ss_push(root);
   while (SS_LEN > base) {
-    Ent e = SS[--SS_LEN];
-    if (e.rel) {
-      atomic_store_explicit((_Atomic Term *)&HEAP[e.rel], HEAP[e.loc],
-                            memory_order_release);
-      HOLD--;
-      continue;
-    }
-    u32 loc = e.loc;
+    u32 loc = SS[--SS_LEN];
     while (seen_add(w, loc, ep)) {
       Term t   = wnf_at(w, loc);
       u32  tag = TAG(t);
       if (tag == DP0 || tag == DP1) {
-        u32 d = VAL(t);
-        if (w->dup_mode == DUP_SOLO) {
-          loc = d;
-          continue;
-        }
-        Term c;
-        if (!take(d, &c)) break;
-        u32 tmp = eval_alloc(w, 1);
-        HEAP[tmp] = c;
-        HOLD++;
-        ss_push(tmp, d);
-        loc = tmp;
+        loc = VAL(t);
         continue;
       }
       u32 ari = snf_arity(t);
       if (ari == 0) break;
-      for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1, 0);
+      for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1);
       loc = VAL(t);
     }
   }
@@ -200,8 +158,22 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
 
 typedef struct {
   _Atomic int64_t pending;   // tasks queued or running
-  u16         ep;
+  u16             ep;
+  pthread_mutex_t lock;      // guards the stuck DUP slots below
+  u32            *dups;
+  u32             ndup, cap;
 } Job;
+
+static void job_dup(Job *job, u32 d) {
+  pthread_mutex_lock(&job->lock);
+  if (job->ndup == job->cap) {
+    job->cap  = job->cap ? job->cap * 2 : 256;
+    job->dups = realloc(job->dups, (size_t)job->cap * sizeof(u32));
+    if (!job->dups) eval_die("out of memory in the normalizer");
+  }
+  job->dups[job->ndup++] = d;
+  pthread_mutex_unlock(&job->lock);
+}
 
 typedef struct {
   u32  loc;
@@ -284,16 +256,7 @@ static void run_task(Wnf *w, Task t) {
     Term v   = wnf_at(w, loc);
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {
-      u32  d = VAL(v);
-      Term c;
-      if (!take(d, &c)) break;
-      u32 tmp = eval_alloc(w, 1);
-      HEAP[tmp] = c;
-      HOLD++;
-      snf_seq(w, tmp, job->ep);
-      atomic_store_explicit((_Atomic Term *)&HEAP[d], HEAP[tmp],
-                            memory_order_release);
-      HOLD--;
+      job_dup(job, VAL(v));
       break;
     }
     u32 ari = snf_arity(v);
@@ -333,9 +296,9 @@ static void *pool_main(void *arg) {
 }
 
 static void snf_par(Wnf *w, u32 root) {
-  Job job;
+  Job job = { .ep = epoch_new(), .dups = NULL, .ndup = 0, .cap = 0 };
   atomic_store(&job.pending, 1);
-  job.ep = epoch_new();
+  pthread_mutex_init(&job.lock, NULL);
   dq_push(&DQ[TID], (Task){ root, &job });
   pthread_mutex_lock(&IDLE_LOCK);
   atomic_fetch_add(&ACTIVE, 1);
@@ -354,6 +317,13 @@ static void snf_par(Wnf *w, u32 root) {
     }
   }
   atomic_fetch_sub(&ACTIVE, 1);
+  // stuck DUPs, alone (see the top of this file)
+  for (u32 i = 0; i < job.ndup; i++) {
+    u32 d = job.dups[i];
+    if (!IS_SUB(HEAP[d])) snf_seq(w, d, job.ep);
+  }
+  free(job.dups);
+  pthread_mutex_destroy(&job.lock);
 }
 
 void snf_init(void) {
@@ -419,7 +389,7 @@ void eval_snf_at(u32 loc) {
     STEP_ROOT = 0;
     return;
   }
-  if (NTHREADS > 1 && HOLD == 0) {
+  if (NTHREADS > 1) {
     snf_par(w, loc);
   } else {
     snf_seq(w, loc, epoch_new());

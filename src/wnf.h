@@ -3,7 +3,9 @@
 //
 // Portable dialect (docs/architecture.md, shared/design/gpu.md §1): no goto,
 // recursion, function pointers, VLAs or libc; every heap access through the
-// backend's HEAP_* primitives (core.h); every function FN.
+// backend's HEAP_* primitives (core.h); every function FN. (A CUDA backend
+// whose primitives are device-only defines FN as `static __device__ inline`
+// before including term.h: see tests/unit/check_cuda.cu.)
 //
 // Shape of wnf_run: ENTER walks the head of `next`, pushing eliminators as
 // frames, until a value (`whnf`) shows up; APPLY pops one frame and performs

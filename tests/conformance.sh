@@ -35,6 +35,7 @@ if [ -z "$DIR" ] || [ ! -d "$DIR" ]; then
 fi
 DIR=$(cd "$DIR" && pwd)
 BIN=${HVM4G_BIN:-$ROOT/hvm4g}
+[[ "$BIN" == */* ]] && BIN=$(realpath -m "$BIN")
 if [ -z "${HVM4G_BIN:-}" ] && [ ! -x "$BIN" ]; then
   make -C "$ROOT" -s hvm4g || exit 1
 fi

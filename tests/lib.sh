@@ -73,9 +73,10 @@ parse_test() {
 # the convention's flags and any extra args. Sets OUT and RC.
 run_test() {
   local bin=$1 file=$2; shift 2
+  [[ "$bin" == /* || "$bin" != */* ]] || bin=$PWD/$bin
   local name flags dir base
-  name=$(basename "$file" .hvm4)
-  dir=$(cd "$(dirname "$file")" && pwd); base=$(basename "$file")
+  base=${file##*/}; name=${base%.hvm4}
+  dir=${file%/*}; [ "$dir" = "$file" ] && dir=.
   [ -n "$PROG" ] && base=$PROG
   flags=""
   if [ $NOCOL -eq 0 ]; then
@@ -85,7 +86,7 @@ run_test() {
   # shellcheck disable=SC2086  # ARGS is a word list by design
   OUT=$(cd "$dir" && timeout -k 5 "$TEST_TIMEOUT" "$bin" "$base" $flags $ARGS "$@" 2>&1 < /dev/null)
   RC=$?
-  OUT=$(printf '%s' "$OUT" | strip_ansi)
+  [[ "$OUT" == *$'\e'* ]] && OUT=$(printf '%s' "$OUT" | strip_ansi)
 }
 
 # Judges OUT/RC against the parsed expectations; sets WHY ("" = pass).
@@ -93,7 +94,8 @@ judge() {
   WHY=""
   if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout (${TEST_TIMEOUT}s)"; return; fi
   if [ $RC -ge 128 ]; then WHY="crashed (signal $((RC - 128)))"; return; fi
-  if printf '%s\n' "$OUT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"; return; fi
+  if [[ "$OUT" == *anitizer* || "$OUT" == *"runtime error: "* ]] &&
+     printf '%s\n' "$OUT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"; return; fi
   if [ "$NLINES" -eq 0 ]; then WHY="no expected output (trailing // lines)"; return; fi
   case "$EXIT" in
     nonzero) [ $RC -ne 0 ] || { WHY="exit status 0, expected non-zero"; return; } ;;
@@ -119,16 +121,13 @@ judge() {
   esac
 }
 
-# Writes the verdict files for LABEL/NAME.
+# Writes the verdict files for LABEL/NAME; on failure FN prints the details.
 verdict() {
-  local dir=$1 name=$2 detail=${3:-}
+  local dir=$1 name=$2 fn=$3
   if [ -z "$WHY" ]; then
     : > "$dir/$name.pass"
   else
-    {
-      echo "$WHY"
-      [ -n "$detail" ] && printf '%s\n' "$detail"
-    } > "$dir/$name.fail"
+    { echo "$WHY"; "$fn"; } > "$dir/$name.fail"
   fi
 }
 
@@ -137,22 +136,24 @@ clip() { printf '%s\n' "$1" | head -n "${2:-12}" | cut -c1-200; }
 cmd_check() {
   local label=$1 bin=$2 file=$3 outdir=$4; shift 4
   local name dir
-  name=$(basename "$file" .hvm4)
+  name=${file##*/}; name=${name%.hvm4}
   dir=$outdir/$label; mkdir -p "$dir"
   parse_test "$file"
   run_test "$bin" "$file" "$@"
   printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
   judge
-  verdict "$dir" "$name" "  expected:
-$(clip "$EXPECT" | sed 's/^/    /')
-  got (exit $RC):
-$(clip "$OUT" | sed 's/^/    /')"
+  verdict "$dir" "$name" detail_check
+}
+
+detail_check() {
+  echo "  expected:"; clip "$EXPECT" | sed 's/^/    /'
+  echo "  got (exit $RC):"; clip "$OUT" | sed 's/^/    /'
 }
 
 cmd_same() {
   local label=$1 base=$2 bin=$3 file=$4 outdir=$5; shift 5
   local name dir
-  name=$(basename "$file" .hvm4)
+  name=${file##*/}; name=${name%.hvm4}
   dir=$outdir/$label; mkdir -p "$dir"
   parse_test "$file"
   if [ -n "$CPUONLY" ]; then
@@ -166,15 +167,19 @@ cmd_same() {
   elif [ ! -f "$outdir/$base/$name.out" ]; then WHY="no $base run to compare with"
   else
     local bout brc
-    bout=$(cat "$outdir/$base/$name.out"); brc=$(cat "$outdir/$base/$name.rc")
+    bout=$(< "$outdir/$base/$name.out"); brc=$(< "$outdir/$base/$name.rc")
     if [ "$OUT" != "$bout" ]; then WHY="output differs from $base"
     elif [ "$RC" != "$brc" ]; then WHY="exit status $RC differs from $base ($brc)"
     fi
   fi
-  verdict "$dir" "$name" "  $base (exit $(cat "$outdir/$base/$name.rc" 2>/dev/null)):
-$(clip "$(cat "$outdir/$base/$name.out" 2>/dev/null)" | sed 's/^/    /')
-  $label (exit $RC):
-$(clip "$OUT" | sed 's/^/    /')"
+  SAME_BASE=$outdir/$base/$name; SAME_LABEL=$label
+  verdict "$dir" "$name" detail_same
+}
+
+detail_same() {
+  echo "  $(basename "$(dirname "$SAME_BASE")") (exit $(cat "$SAME_BASE.rc" 2>/dev/null)):"
+  clip "$(cat "$SAME_BASE.out" 2>/dev/null)" | sed 's/^/    /'
+  echo "  $SAME_LABEL (exit $RC):"; clip "$OUT" | sed 's/^/    /'
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -5,7 +5,8 @@
 # Phases (tests/README.md explains each):
 #   build      make ./hvm4g
 #   unit       tests/unit/test_*.c, one program each, linked with src/
-#   cpu        tests/golden/*.hvm4 and generated programs, on the CPU
+#   cpu        tests/golden/*.hvm4, tests/gpu/*.hvm4 and generated programs,
+#              on the CPU
 #   sim-owner  the same on the simulated device (--dup=owner): output must
 #   sim-atomic equal the CPU run's (--dup=atomic likewise)
 #   ref-*      the reference's tests, when HVM4_REF_TESTS is set
@@ -16,6 +17,8 @@
 # ONLY=<glob> (golden names to run, e.g. ONLY='dup_*'), VERBOSE=1.
 
 set -u
+# A relative HVM4G_BIN is relative to where we were called from.
+[[ "${HVM4G_BIN:-}" == */* ]] && HVM4G_BIN=$(realpath -m "$HVM4G_BIN")
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -66,10 +69,11 @@ report_phase() {
 
 # --- test programs --------------------------------------------------------
 
-# Golden programs (files starting with _ are helpers, not tests).
+# Golden programs (files starting with _ are helpers, not tests), and the
+# device stress programs of tests/gpu/ (same format).
 golden_list() {
   local f
-  for f in tests/golden/$ONLY.hvm4; do
+  for f in tests/golden/$ONLY.hvm4 tests/gpu/$ONLY.hvm4; do
     [ -f "$f" ] || continue
     case "$(basename "$f")" in _*) continue ;; esac
     printf '%s\n' "$ROOT/$f"
@@ -180,6 +184,10 @@ unit_phase unit "-O1 -g -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 golden_list > "$TMP/golden.list"
 gen_programs >> "$TMP/golden.list"
 add_phase cpu
+# Results are keyed by file name: two programs with one name would collide.
+for dup in $(sed 's|.*/||' "$TMP/golden.list" | sort | uniq -d); do
+  record cpu "duplicate-name-$dup" 0 "two test programs are named $dup"
+done
 par check cpu "$BIN" {} "$RES" < "$TMP/golden.list"
 
 # --- phases: sim-owner, sim-atomic ---------------------------------------

@@ -46,9 +46,26 @@ __device__ inline void cu_st(Term *p, Term t) {
   *(volatile Term *)p = t;
 }
 
+// Owner mode (D_ALIGN != 0): arenas are whole regions, aligned, so each
+// region a pass allocates in has exactly one allocating lane.
+__device__ unsigned long long D_ALIGN;
+
 __device__ inline int cu_refill(Wnf *w, u32 n) {
-  unsigned long long want = n > D_ARENA ? n : D_ARENA;
-  unsigned long long at   = atomicAdd(&D_TOP, want);
+  unsigned long long al = D_ALIGN;
+  unsigned long long at, want;
+  if (al == 0) {
+    want = n > D_ARENA ? n : D_ARENA;
+    at   = atomicAdd(&D_TOP, want);
+  } else {
+    want = ((unsigned long long)n + al - 1) & ~(al - 1);
+    unsigned long long top = *(volatile unsigned long long *)&D_TOP;
+    for (;;) {
+      at = (top + al - 1) & ~(al - 1);
+      unsigned long long old = atomicCAS(&D_TOP, top, at + want);
+      if (old == top) break;
+      top = old;
+    }
+  }
   if (at + want > D_CAP) {
     return 0;   // D_TOP stays past the end: every later refill fails too
   }
@@ -177,7 +194,9 @@ static int cu_avail(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
       cudaDeviceProp p;
-      if (cudaGetDeviceProperties(&p, 0) == cudaSuccess && p.major >= 9) {
+      // Create the context now, so its cost is not counted as transfer.
+      if (cudaGetDeviceProperties(&p, 0) == cudaSuccess && p.major >= 9 &&
+          cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess) {
         C.ok = 1;
       }
     }
@@ -243,9 +262,9 @@ static int cu_open(u64 root, char *err, unsigned errlen) {
     C.stack_cap = stack;
   }
   if (!C.res) CK(cudaMalloc(&C.res, sizeof(PassRes)), "counters");
-  // The heap: as large as the host's, or 70% of free device memory; when
-  // that fails (other processes on the GPU), half as much, down to what
-  // the run needs to start.
+  // The heap: --dev-heap words, else the host's capacity up to 2^30 words
+  // (8 GiB) and 60% of free device memory; when that fails (other
+  // processes on the GPU), half as much, down to what the run needs.
   if (C.heap && C.cap < top + (1ull << 20) && C.cap < words) {
     cudaFree(C.heap);
     cudaFree(C.seen);
@@ -255,8 +274,10 @@ static int cu_open(u64 root, char *err, unsigned errlen) {
   if (!C.heap) {
     size_t fr = 0, tot = 0;
     CK(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
-    u64 cap = words;
-    u64 fit = (u64)(fr * 0.7) / (sizeof(Term) + 1);   // + seen bitmap
+    u64 cap = GPU.dev_heap ? GPU.dev_heap : words;
+    u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 1);   // + seen bitmap
+    if (!GPU.dev_heap && cap > (1ull << 30)) cap = 1ull << 30;
+    if (cap > words) cap = words;
     u64 min = top + (1ull << 20) < words ? top + (1ull << 20) : words;
     if (cap > fit) cap = fit & ~31ull;
     if (cap < min) cap = min;
@@ -311,6 +332,8 @@ static int cu_open(u64 root, char *err, unsigned errlen) {
   CK(cudaMemcpyToSymbol(D_TOP, &dtop, sizeof dtop), "top");
   CK(cudaMemcpyToSymbol(D_CAP, &dcap, sizeof dcap), "cap");
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
+  unsigned long long align = GPU.dup_mode == DUP_OWNER ? (1ull << GPU.region_shift) : 0;
+  CK(cudaMemcpyToSymbol(D_ALIGN, &align, sizeof align), "align");
   CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
   CK(cudaMemset(C.seen, 0, (C.cap / 32 + 1) * sizeof(u32)), "seen");
   if (cu_grow((void **)&C.in, &C.in_cap, 1, sizeof(u64))) {
@@ -334,7 +357,7 @@ static int cu_open(u64 root, char *err, unsigned errlen) {
 
 static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   u32 lanes = n < C.lanes ? n : C.lanes;   // active lanes this pass
-  C.a.cap = gpu_out_cap(n, lanes);
+  gpu_pass_shape(&C.a, n, C.lanes);
   if (cu_grow((void **)&C.outs, &C.outs_cap, (u64)lanes * C.a.cap,
               sizeof(u64))) {
     snprintf(err, errlen, "out of device memory for a frontier of %u", n);
@@ -364,22 +387,24 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   return (long long)r.total;
 }
 
-static void cu_close(void) {
+// After a device fault the copy fails: the host heap is then still the
+// one copied in (a valid term graph), and the CPU normalizes from there.
+static int cu_close(char *err, unsigned errlen) {
   unsigned long long dtop = 0;
-  if (cudaMemcpyFromSymbol(&dtop, D_TOP, sizeof dtop) != cudaSuccess) {
-    fprintf(stderr, "hvm4g: device (cuda): cannot read the heap top: %s\n",
-            cudaGetErrorString(cudaGetLastError()));
-    exit(1);
+  cudaError_t e = cudaMemcpyFromSymbol(&dtop, D_TOP, sizeof dtop);
+  if (e == cudaSuccess) {
+    if (dtop > C.cap) dtop = C.cap;
+    e = cudaMemcpy(gpu_heap(), C.heap, dtop * sizeof(Term),
+                   cudaMemcpyDeviceToHost);
   }
-  if (dtop > C.cap) dtop = C.cap;
-  cudaError_t e = cudaMemcpy(gpu_heap(), C.heap, dtop * sizeof(Term),
-                             cudaMemcpyDeviceToHost);
   if (e != cudaSuccess) {
-    fprintf(stderr, "hvm4g: device (cuda): heap copy out: %s\n",
-            cudaGetErrorString(e));
-    exit(1);
+    snprintf(err, errlen, "heap copy out: %s; the device's work is dropped",
+             cudaGetErrorString(e));
+    cudaGetLastError();
+    return -1;
   }
   gpu_top_raise(dtop);
+  return 0;
 }
 
 extern "C" const GpuBackend GPU_CUDA = {

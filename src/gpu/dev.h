@@ -34,6 +34,7 @@ typedef struct {
   u32  walk;         // extra output slots per lane (spine walking)
   u32  threads;      // --sim-threads=N (sim: CPU threads)
   u32  max_passes;   // --max-passes=N (0: unlimited)
+  u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
   const char *trace; // --trace FILE
 } GpuConf;
 
@@ -47,6 +48,7 @@ typedef struct {
   u64    defers;
   u64    pushes;
   u64    again;
+  u64    local;      // owner mode: deferrals the allocating lane took over
   u64    entries;    // entries processed, all passes
   u64    widest;     // largest frontier
   double dev_s;      // time in passes
@@ -77,7 +79,9 @@ typedef struct {
   // buffer memory: `err` says why).
   long long (*pass)(u32 n, PassCtl *ctl, char *err, unsigned errlen);
   // Copies the heap back, raises HEAP_TOP over the device's allocations.
-  void (*close)(void);
+  // -1 (message in `err`) when the copy failed: the host heap is then the
+  // one the run started from.
+  int  (*close)(char *err, unsigned errlen);
   // Lanes the last open chose.
   u32  (*lanes)(void);
 } GpuBackend;
@@ -97,6 +101,8 @@ double gpu_now(void);  // seconds, monotonic
 // (cuda.cu) without heap.h's C11 atomics.
 u32  gpu_book_cnt(void);             // book ids in use
 u32  gpu_out_cap(u32 n, u32 lanes);  // output slots per lane for n entries
+// Budget and segment size of a pass over n entries with `lanes` lanes.
+void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes);
 Term *gpu_heap(void);                // HEAP
 u64  gpu_heap_words(void);           // HEAP_WORDS
 u32 *gpu_book(void);                 // BOOK

@@ -22,6 +22,7 @@ GpuConf GPU = {
   .walk         = 64,
   .threads      = 0,
   .max_passes   = 0,
+  .dev_heap     = 0,
   .trace        = NULL,
 };
 
@@ -150,6 +151,13 @@ int gpu_flag(int argc, char **argv, int i) {
     GPU.threads = num_arg("--sim-threads", v, 1, 1024);
     return used;
   }
+  if ((v = opt_val(argc, argv, i, "--dev-heap", &used))) {
+    GPU.dev_heap = heap_parse_size(v);
+    if (GPU.dev_heap < (1u << 20)) {
+      die("--dev-heap expects a size in words, 1M..4G (suffix K/M/G), got ", v);
+    }
+    return used;
+  }
   if ((v = opt_val(argc, argv, i, "--max-passes", &used))) {
     GPU.max_passes = num_arg("--max-passes", v, 1, 1u << 30);
     return used;
@@ -214,7 +222,8 @@ static const char *stop_name(u32 s) {
     case WNF_STACK:  return "lane stack exhausted";
     case WNF_ERROR:  return "runtime error";
     case STOP_STALL: return "no progress (deferrals only)";
-    case STOP_SPACE: return "frontier buffers exhausted";
+    case STOP_SPACE: return "device buffers exhausted";
+    case STOP_FAULT: return "device fault";
     default:         return "unknown";
   }
 }
@@ -243,6 +252,10 @@ void gpu_print_stats(FILE *out) {
   fprintf(out, "- Device itrs: %llu\n", (unsigned long long)s->itrs);
   fprintf(out, "- Device passes: %llu\n", (unsigned long long)s->passes);
   fprintf(out, "- Device deferrals: %llu\n", (unsigned long long)s->defers);
+  if (GPU.dup_mode == DUP_OWNER) {
+    fprintf(out, "- Device owner hand-offs: %llu (slots in the lane's own "
+            "arena region)\n", (unsigned long long)s->local);
+  }
   fprintf(out, "- Device widest frontier: %llu\n",
           (unsigned long long)s->widest);
   fprintf(out, "- Device time: %.6f s\n", s->dev_s);

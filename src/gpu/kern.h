@@ -43,6 +43,7 @@
 // (HOST, OOM, STACK, ERROR) or one of these.
 #define STOP_STALL 16  // passes made no progress (host loop decides)
 #define STOP_SPACE 17  // frontier buffers could not grow (host loop decides)
+#define STOP_FAULT 18  // the device failed (copy back, kernel fault)
 
 // Counters of one pass, summed over lanes (atomics, once per lane).
 typedef struct {
@@ -51,6 +52,7 @@ typedef struct {
   u64 pushes;    // entries pushed to the next frontier
   u64 done;      // entries that reached WNF (progress)
   u64 again;     // entries pushed back (budget, full segment, busy slot)
+  u64 local;     // owner mode: deferrals resolved by the allocating lane
   u32 stop;      // first stop reason (0 = none)
   u32 stop_loc;  // where
   u32 stop_err;  // ERR_* when stop == WNF_ERROR

@@ -30,6 +30,7 @@ typedef struct {
   u64         pushes;
   u64         done;
   u64         again;
+  u64         local;  // deferrals to the lane's own arena region
 } Lane;
 
 FN void lane_begin(Lane *L, const PassArgs *a, u32 lane, DEV Term *stacks,
@@ -61,6 +62,7 @@ FN void lane_begin(Lane *L, const PassArgs *a, u32 lane, DEV Term *stacks,
   L->pushes       = 0;
   L->done         = 0;
   L->again        = 0;
+  L->local        = 0;
 }
 
 FN void lane_push(Lane *L, u64 e) {
@@ -170,6 +172,15 @@ FN void lane_entry(Lane *L, const PassArgs *a, DEV u32 *seen,
         return;
       }
       case WNF_DEFER: {
+        // Owner mode: the slot lies in the region this lane allocates in
+        // (its arena is that whole region): the lane acts for that region
+        // and goes on now, instead of a pass later.
+        if (a->dup_mode == DUP_OWNER && w->defer != own && w->end > w->next &&
+            w->defer == REGION_OF(w, w->end - 1)) {
+          own = w->defer;
+          L->local++;
+          continue;
+        }
         u32 n = tries < ENT_TRIES_MAX ? tries + 1 : tries;
         lane_push(L, dflag | ENT_T(w->defer, loc, n));
         L->defers++;
@@ -230,6 +241,7 @@ FN void lane_end(Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
   if (L->pushes) GPU_ADD64(&ctl->pushes, L->pushes);
   if (L->done)   GPU_ADD64(&ctl->done,   L->done);
   if (L->again)  GPU_ADD64(&ctl->again,  L->again);
+  if (L->local)  GPU_ADD64(&ctl->local,  L->local);
 }
 
 #endif

@@ -31,6 +31,20 @@ u32 gpu_out_cap(u32 n, u32 lanes) {
   return c > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)c;
 }
 
+// A frontier narrower than the lanes leaves lanes idle: such a pass uses a
+// short budget, so the frontier widens (walking lanes push siblings) as
+// fast as it can instead of one lane finishing a big entry alone. A wide
+// frontier gets the full budget.
+#define NARROW_BUDGET 256u
+
+void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes) {
+  a->cap    = gpu_out_cap(n, lanes);
+  a->budget = GPU.budget;
+  if (n < lanes && a->budget > NARROW_BUDGET) {
+    a->budget = NARROW_BUDGET;
+  }
+}
+
 Term *gpu_heap(void)       { return HEAP; }
 u64   gpu_heap_words(void) { return HEAP_WORDS; }
 u32  *gpu_book(void)       { return BOOK; }
@@ -97,6 +111,7 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
     s->defers  += ctl.defers;
     s->pushes  += ctl.pushes;
     s->again   += ctl.again;
+    s->local   += ctl.local;
     s->dev_s   += dt;
     if (n > s->widest) s->widest = n;
     if (tr) {
@@ -139,7 +154,17 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
   if (tr) fclose(tr);
 
   double t1 = gpu_now();
-  b->close();
+  if (b->close(err, sizeof err) != 0) {
+    fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
+            b->name, err);
+    if (!stop) {
+      s->stops++;
+      s->stop_pass = pass;
+    }
+    stop         = STOP_FAULT;
+    s->stop      = STOP_FAULT;
+    s->stop_loc  = loc;
+  }
   s->xfer_s += gpu_now() - t1;
   return stop;
 }

@@ -38,18 +38,27 @@ static inline u32 sim_cas32(u32 *p, u32 o, u32 n) {
 }
 
 // A fresh arena from the global top: one atomic per refill, none per node.
+// Owner mode: arenas are whole regions (SIM_ALIGN words, aligned), so each
+// region a pass allocates in has exactly one allocating lane.
+static u64 SIM_ALIGN = 0;
+
 static inline int sim_refill(Wnf *w, u32 n) {
-  u64 want = n > SIM_ARENA ? n : SIM_ARENA;
-  u64 top  = atomic_load(&HEAP_TOP);
+  u64 top = atomic_load(&HEAP_TOP);
   for (;;) {
-    u64 get = want;
-    if (top + get > HEAP_WORDS) {
-      get = n;                      // last words: exactly what is needed
-      if (top + get > HEAP_WORDS) return 0;
+    u64 at  = top;
+    u64 get = n > SIM_ARENA ? n : SIM_ARENA;
+    if (SIM_ALIGN) {
+      at  = (top + SIM_ALIGN - 1) & ~(SIM_ALIGN - 1);
+      get = ((u64)n + SIM_ALIGN - 1) & ~(SIM_ALIGN - 1);
     }
-    if (atomic_compare_exchange_weak(&HEAP_TOP, &top, top + get)) {
-      w->next = (u32)top;
-      w->end  = (u32)(top + get);
+    if (at + get > HEAP_WORDS) {
+      at  = top;
+      get = n;                      // last words: exactly what is needed
+      if (at + get > HEAP_WORDS) return 0;
+    }
+    if (atomic_compare_exchange_weak(&HEAP_TOP, &top, at + get)) {
+      w->next = (u32)at;
+      w->end  = (u32)(at + get);
       return 1;
     }
   }
@@ -117,6 +126,7 @@ static int sim_open(u64 root, char *err, unsigned errlen) {
   S.block      = GPU.block ? GPU.block : 32;
   S.threads    = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
   SIM_ARENA    = GPU.arena;
+  SIM_ALIGN    = GPU.dup_mode == DUP_OWNER ? (1ull << GPU.region_shift) : 0;
   S.a.heap         = HEAP;
   S.a.book         = BOOK;
   S.a.book_len     = BOOK_LEN;
@@ -181,7 +191,7 @@ static void *sim_worker(void *arg) {
 static long long sim_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   S.n     = n;
   S.ctl   = ctl;
-  S.a.cap = gpu_out_cap(n, S.lanes);
+  gpu_pass_shape(&S.a, n, S.lanes);
   if (grow(&S.outs, &S.outs_cap, (u64)S.lanes * S.a.cap)) {
     snprintf(err, errlen, "out of host memory for a frontier of %u", n);
     return -1;
@@ -219,9 +229,10 @@ static long long sim_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   return (long long)m;
 }
 
-static void sim_close(void) {
+static int sim_close(char *err, unsigned errlen) {
   // The lanes allocated straight from HEAP_TOP: nothing to copy.
   sim_free();
+  return 0;
 }
 
 const GpuBackend GPU_SIM = {

@@ -92,9 +92,10 @@ static void run_child(const char *src, RunConf c) {
   }
   print_term(stdout, HEAP[root]);
   GpuStats *s = &GPU_STATS;
-  printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu\n",
+  printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu local=%llu\n",
          (unsigned long long)s->stops, s->stop, s->stop_pri,
-         (unsigned long long)s->defers, (unsigned long long)s->passes);
+         (unsigned long long)s->defers, (unsigned long long)s->passes,
+         (unsigned long long)s->local);
   fflush(stdout);
   _exit(0);
 }
@@ -371,6 +372,11 @@ static void sim_programs(void) {
   run(P_SHARED, sim(DUP_OWNER, 1024, 8, 64), &R1);
   unsigned long long df = stat_of(&R1, "defers=");
   CHECK(R1.ok && df > 0 && df != ~0ull, "owner mode deferred (%llu)", df);
+  // Owner mode: DUPs a lane creates live in its own arena region; the
+  // lane takes those deferrals over itself (hand-off), no pass lost.
+  run(P_WIDE, sim(DUP_OWNER, 32, 8, 4096), &R1);
+  unsigned long long lo = stat_of(&R1, "local=");
+  CHECK(R1.ok && lo > 0 && lo != ~0ull, "owner hand-offs happen (%llu)", lo);
 }
 
 // %log stops the device; the CPU finishes and prints it.

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# bench/run.sh: the HVM4 reference and hvm4g side by side.
+#
+#   HVM4_REF=/path/to/reference/binary \
+#   HVM4_REF_BENCH=/path/to/ref/bench:/path/to/ref/bench/par \
+#   THREADS=1 GPU=0 TIMEOUT=300 bash bench/run.sh [FILE.hvm4 ...]
+#
+# Programs: the given files, or else every *.hvm4 under each folder of
+# HVM4_REF_BENCH (colon-separated; the reference's programs are not copied
+# into this repository) and our own bench/*.hvm4. Flags follow the
+# reference's bench script: gen_* run with -C1, collapse_* with -C, the rest
+# with no collapse; every run adds -s, and -T$THREADS when THREADS > 1.
+# With GPU=1 hvm4g also runs with --gpu --dup=owner and --gpu --dup=atomic
+# (DEVICE=sim|cuda|metal adds --device=...). Runs go one after the other,
+# never in parallel. The reference binary is only run, never built here.
+#
+# Prints the machine, the date and each command, then a table: program,
+# interactions, M interactions/s of each run, the ratio hvm4g/reference, and
+# whether the printed results are equal (stat lines excluded).
+
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+REF=${HVM4_REF:-}
+BIN=${HVM4G_BIN:-$ROOT/hvm4g}
+[[ "$BIN" == */* ]] && BIN=$(realpath -m "$BIN")
+[[ "$REF" == */* ]] && REF=$(realpath -m "$REF")
+THREADS=${THREADS:-1}
+TIMEOUT=${TIMEOUT:-300}
+GPU=${GPU:-0}
+DEVICE=${DEVICE:-}
+
+if [ -z "${HVM4G_BIN:-}" ]; then
+  make -C "$ROOT" -s hvm4g || { echo "bench: build failed" >&2; exit 1; }
+fi
+if [ -n "$REF" ] && [ ! -x "$REF" ]; then
+  echo "bench: HVM4_REF=$REF is not an executable" >&2; exit 1
+fi
+
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+  IFS=: read -r -a dirs <<< "${HVM4_REF_BENCH:-}"
+  for d in "${dirs[@]}"; do
+    [ -d "$d" ] && for f in "$d"/*.hvm4; do [ -f "$f" ] && files+=("$f"); done
+  done
+  for f in "$ROOT"/bench/*.hvm4; do [ -f "$f" ] && files+=("$f"); done
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/hvm4g-bench.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+tflag=(); [ "$THREADS" -gt 1 ] && tflag=("-T$THREADS")
+cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
+echo "# hvm4g benchmark"
+echo "- date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "- machine: $(nproc) cores, ${cpu:-unknown cpu}, $(uname -sm)"
+command -v nvidia-smi > /dev/null 2>&1 &&
+  echo "- gpu:     $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)"
+echo "- command: THREADS=$THREADS GPU=$GPU${DEVICE:+ DEVICE=$DEVICE} TIMEOUT=$TIMEOUT bash bench/run.sh $*"
+echo "- ref:     ${REF:-(none: HVM4_REF unset)}"
+echo "- hvm4g:   $BIN ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+echo
+
+# run LABEL FILE ARGS...: runs once; leaves ITRS, MIPS, SECS, STATUS, and the
+# result (stat lines removed) in $TMP/LABEL.out.
+run() {
+  local label=$1 file=$2; shift 2
+  local dir base out rc
+  dir=$(dirname "$file"); base=$(basename "$file")
+  echo "  \$ (cd $dir && $* $base $(flags_of "$base"))" >> "$TMP/cmds"
+  # shellcheck disable=SC2046
+  out=$(cd "$dir" && timeout -k 5 "$TIMEOUT" "$@" "$base" $(flags_of "$base") 2>&1)
+  rc=$?
+  out=$(printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g')
+  ITRS=$(printf '%s\n' "$out" | awk '/^- Itrs:/ { print $3; exit }')
+  SECS=$(printf '%s\n' "$out" | awk '/^- Time:/ { print $3; exit }')
+  MIPS=$(printf '%s\n' "$out" | awk '/^- Perf:/ { print $3; exit }')
+  # Without a Perf line, derive it from Itrs and Time.
+  if [ -z "$MIPS" ] && [ -n "$ITRS" ] && [ -n "$SECS" ]; then
+    MIPS=$(awk -v i="$ITRS" -v s="$SECS" 'BEGIN { if (s > 0) printf "%.2f", i / s / 1e6 }')
+  fi
+  if   [ $rc -eq 124 ] || [ $rc -eq 137 ]; then STATUS=timeout
+  elif [ $rc -ne 0 ]; then STATUS="error($rc)"
+  else STATUS=ok; fi
+  # The result: everything but stat lines ("- ...") and collapse counters ("#N").
+  printf '%s\n' "$out" | grep -Ev '^- |^#[0-9]+$' | sed -E 's/ ?#[0-9]+$//' > "$TMP/$label.out"
+}
+
+flags_of() {
+  case "$1" in
+    gen_*)      printf '%s ' -s -C1 ;;
+    collapse_*) printf '%s ' -s -C ;;
+    *)          printf '%s ' -s ;;
+  esac
+  printf '%s ' "${tflag[@]}"
+}
+
+cols=(ref cpu)
+[ "$GPU" = 1 ] && cols+=(owner atomic)
+dev=(--gpu); [ -n "$DEVICE" ] && dev+=("--device=$DEVICE")
+
+printf '| %-24s | %12s |' program "ref itrs"
+for c in "${cols[@]}"; do printf ' %9s |' "$c M/s"; done
+printf ' %7s | %5s |\n' ratio same
+printf '|%s|%s|' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..14})"
+for c in "${cols[@]}"; do printf '%s|' "$(printf -- '-%.0s' {1..11})"; done
+printf '%s|%s|\n' "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..7})"
+
+for f in "${files[@]}"; do
+  name=$(basename "$f" .hvm4)
+  declare -A M=() S=()
+  ref_itrs="-"
+  if [ -n "$REF" ]; then
+    run ref "$f" "$REF"
+    M[ref]=${MIPS:--}; S[ref]=$STATUS; ref_itrs=${ITRS:--}
+  else
+    M[ref]="-"; S[ref]="-"
+  fi
+  run cpu "$f" "$BIN"
+  M[cpu]=${MIPS:--}; S[cpu]=$STATUS
+  if [ "$GPU" = 1 ]; then
+    run owner "$f" "$BIN" "${dev[@]}" --dup=owner
+    M[owner]=${MIPS:--}; S[owner]=$STATUS
+    run atomic "$f" "$BIN" "${dev[@]}" --dup=atomic
+    M[atomic]=${MIPS:--}; S[atomic]=$STATUS
+  fi
+  # Equal results: every hvm4g run against the reference (or the CPU run).
+  same=yes
+  basecol=ref; [ -z "$REF" ] && basecol=cpu
+  for c in "${cols[@]}"; do
+    [ "$c" = "$basecol" ] && continue
+    [ "${S[$c]}" = ok ] && [ "${S[$basecol]}" = ok ] || { same="-"; continue; }
+    cmp -s "$TMP/$basecol.out" "$TMP/$c.out" || same=NO
+  done
+  ratio=$(awk -v a="${M[cpu]}" -v b="${M[ref]}" 'BEGIN { if (b + 0 > 0 && a + 0 > 0) printf "%.2fx", a / b; else print "-" }')
+  printf '| %-24s | %12s |' "$name" "$ref_itrs"
+  for c in "${cols[@]}"; do
+    if [ "${S[$c]}" = ok ] || [ "${S[$c]}" = "-" ]; then printf ' %9s |' "${M[$c]}"
+    else printf ' %9s |' "${S[$c]}"; fi
+  done
+  printf ' %7s | %5s |\n' "$ratio" "$same"
+  unset M S
+done
+
+echo
+echo "Commands run:"
+cat "$TMP/cmds"

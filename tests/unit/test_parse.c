@@ -1,0 +1,530 @@
+// test_parse: unit checks for names, parser and printer.
+//
+//   test_parse FILE..    parse each program, print every definition's template
+//   test_parse           run the checks (from the repository root); with
+//                        HVM4_TESTS=dir also parse every dir/*.hvm4: those
+//                        with a `//PARSE_ERROR` line must fail, others pass.
+//
+// Build: cc -O2 -g -Isrc -o /tmp/tp tests/unit/test_parse.c src/names.c
+//        src/parse.c src/print.c src/heap.c -lpthread
+// Everything runs on a thread with a 1 GiB stack, as main.c does.
+
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "heap.h"
+#include "names.h"
+#include "parse.h"
+#include "print.h"
+
+static int    ARGC;
+static char **ARGV;
+static int    RC;
+static u32    PASS, FAIL;
+
+static void check(int ok, const char *what, const char *got, const char *want) {
+  if (ok) { PASS++; return; }
+  FAIL++;
+  printf("FAIL %s\n", what);
+  if (want) printf("  want: %s\n", want);
+  if (got)  printf("  got:  %s\n", got);
+}
+
+// Text capture
+// ============
+
+static char *slurp(FILE *f) {
+  fflush(f);
+  long n = ftell(f);
+  rewind(f);
+  char *buf = malloc((size_t)n + 1);
+  size_t got = fread(buf, 1, (size_t)n, f);
+  buf[got] = 0;
+  return buf;
+}
+
+static char *show_term(Term t, int quoted) {
+  FILE *f = tmpfile();
+  if (quoted) print_quoted(f, t);
+  else        print_term(f, t);
+  char *s = slurp(f);
+  fclose(f);
+  return s;
+}
+
+// Removes ANSI colour sequences in place.
+static void strip_ansi(char *s) {
+  char *o = s;
+  while (*s) {
+    if (*s == '\033' && s[1] == '[') {
+      s += 2;
+      while (*s && *s != 'm') s++;
+      if (*s) s++;
+      continue;
+    }
+    *o++ = *s++;
+  }
+  *o = 0;
+}
+
+// Runs parse_text with stderr captured into *err (colours stripped).
+static int parse_capture(const char *file, const char *src, char **err) {
+  fflush(stderr);
+  FILE *tmp = tmpfile();
+  int   old = dup(2);
+  dup2(fileno(tmp), 2);
+  parse_reset();
+  int rc = parse_text(file, src);
+  fflush(stderr);
+  dup2(old, 2);
+  close(old);
+  *err = slurp(tmp);
+  fclose(tmp);
+  strip_ansi(*err);
+  return rc;
+}
+
+static Term main_term(void) {
+  u32 id = table_find("main", 4);
+  return id == ~0u || !BOOK[id] ? 0 : HEAP[BOOK[id]];
+}
+
+// Template validation
+// ===================
+// Every location word points inside the template; VARs point at LAM nodes,
+// DP0/DP1 at DUP nodes of the same label; no SUB bits.
+
+static int valid_template(u32 id) {
+  u32   base = BOOK[id], len = BOOK_LEN[id];
+  u8   *kind = calloc(len, 1);   // 1: LAM node, 2: DUP node
+  u32  *labs = calloc(len, sizeof(u32));
+  int   ok   = len > 0;
+  for (u32 i = 0; i < len && ok; i++) {
+    Term t = HEAP[base + i];
+    u32  tg = TAG(t);
+    if (IS_SUB(t) || tg == ALO) ok = 0;
+    if (HAS_LOC(tg) && (VAL(t) < base || VAL(t) >= base + len)) ok = 0;
+    if (ok && tg == LAM) kind[VAL(t) - base] = 1;
+    if (ok && tg == DUP) { kind[VAL(t) - base] = 2; labs[VAL(t) - base] = EXT(t); }
+  }
+  for (u32 i = 0; i < len && ok; i++) {
+    Term t = HEAP[base + i];
+    u32  tg = TAG(t);
+    if (tg == VAR && kind[VAL(t) - base] != 1) ok = 0;
+    if ((tg == DP0 || tg == DP1) &&
+        (kind[VAL(t) - base] != 2 || labs[VAL(t) - base] != EXT(t))) ok = 0;
+  }
+  free(kind);
+  free(labs);
+  return ok;
+}
+
+static int all_valid(void) {
+  for (u32 id = 0; id < table_count(); id++) {
+    if (BOOK[id] && !valid_template(id)) return 0;
+  }
+  return 1;
+}
+
+// Checks
+// ======
+
+static void check_names(void) {
+  char buf[8];
+  nick_str(nick_of("Foobar", 6), buf);
+  check(strcmp(buf, "obar") == 0, "nick keeps the last 4 chars", buf, "obar");
+  nick_str(5, buf);
+  check(strcmp(buf, "e") == 0, "nick of label 5", buf, "e");
+  nick_str(0x800000, buf);
+  check(strcmp(buf, "F___") == 0, "nick of the first fresh label", buf, "F___");
+  check(NICK_CON == 121448 && NICK_NIL == 166118 && NICK_CHR == 121004 &&
+        NICK_ZER == 215020 && NICK_SUC == 187357, "builtin nicks", NULL, NULL);
+  u32 a = table_id("a_very_long_function_name_1", 27);
+  u32 b = table_id("a_very_long_function_name_2", 27);
+  check(a != b && table_id("a_very_long_function_name_1", 27) == a,
+        "long names do not collide", NULL, NULL);
+  check(strcmp(table_name(b), "a_very_long_function_name_2") == 0, "table_name", NULL, NULL);
+  // Many names: the table grows and finds them all again.
+  char nm[32];
+  u32  first = table_count(), bad = 0;
+  for (u32 i = 0; i < 100000; i++) {
+    int n = snprintf(nm, sizeof nm, "gen_%u", i);
+    if (table_id(nm, (u32)n) != first + i) bad++;
+  }
+  for (u32 i = 0; i < 100000; i++) {
+    int n = snprintf(nm, sizeof nm, "gen_%u", i);
+    if (table_find(nm, (u32)n) != first + i) bad++;
+  }
+  check(bad == 0, "100000 table names", NULL, NULL);
+  check(prim_id("add", 3) == PRIM_OP + OP_ADD && prim_id("log", 3) == PRIM_LOG &&
+        prim_id("nf", 2) == PRIM_NF && prim_id("gnf", 3) == PRIM_GNF &&
+        prim_id("ge", 2) == PRIM_OP + OP_GE && prim_id("foo", 3) == ~0u,
+        "primitive ids", NULL, NULL);
+}
+
+// Runs the "> program / = out / ! err" cases file.
+static void check_cases(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) { check(0, "open cases file", path, NULL); return; }
+  char  line[8192];
+  char *prog = NULL;
+  char  want[65536];
+  int   is_err = 0;
+  want[0] = 0;
+  for (int more = 1; more;) {
+    more = fgets(line, sizeof line, f) != NULL;
+    if (more && (line[0] == '#' || line[0] == '\n')) continue;
+    if (more && (line[0] == '=' || line[0] == '!')) {
+      is_err = line[0] == '!';
+      strncat(want, line + 2, sizeof want - strlen(want) - 1);
+      continue;
+    }
+    if (prog) {
+      char *err = NULL;
+      int   rc  = parse_capture("t.hvm4", prog, &err);
+      char  what[9000];
+      snprintf(what, sizeof what, "case: %s", prog);
+      what[strcspn(what, "\n")] = 0;
+      if (is_err) {
+        check(rc != 0 && strcmp(err, want) == 0, what, err, want);
+      } else if (rc != 0) {
+        check(0, what, err, want);
+      } else {
+        char *got = show_term(main_term(), 0);
+        size_t n = strlen(want);
+        if (n && want[n - 1] == '\n') want[n - 1] = 0;
+        check(strcmp(got, want) == 0 && all_valid(), what, got, want);
+        free(got);
+      }
+      free(err);
+      free(prog);
+      prog = NULL;
+    }
+    if (more && line[0] == '>') {
+      prog = strdup(line + 2);
+      want[0] = 0;
+      is_err = 0;
+    }
+  }
+  fclose(f);
+}
+
+static void check_text(const char *src, const char *want) {
+  char *err = NULL;
+  int   rc  = parse_capture("t.hvm4", src, &err);
+  char *got = rc == 0 ? show_term(main_term(), 0) : strdup(err);
+  check(rc == 0 && strcmp(got, want) == 0, src, got, want);
+  free(got);
+  free(err);
+}
+
+static void check_errors_format(void) {
+  char *err = NULL;
+  fflush(stderr);
+  FILE *tmp = tmpfile();
+  int   old = dup(2);
+  dup2(fileno(tmp), 2);
+  parse_reset();
+  int rc = parse_text("t.hvm4", "@main = λx.y\n");
+  fflush(stderr);
+  dup2(old, 2);
+  close(old);
+  err = slurp(tmp);
+  fclose(tmp);
+  const char *want = "\033[1;31mPARSE_ERROR\033[0m (t.hvm4:2:1)\n- undefined variable 'y'\n";
+  check(rc != 0 && strcmp(err, want) == 0, "error header colours", err, want);
+  free(err);
+  rc = parse_capture("t.hvm4", "@main = %add(1)\n", &err);
+  check(rc != 0 && strstr(err, "expected: argument"), "%add needs 2 arguments", err, NULL);
+  free(err);
+  rc = parse_capture("t.hvm4", "@main = %nf\n", &err);
+  check(rc != 0 && strstr(err, "primitive application"), "bare %nf", err, NULL);
+  free(err);
+  check_text("@main = λa.λb.%sub(%gnf(a), b)\n", "λa.λb.%sub(%gnf(a),b)");
+  check_text("@main = %log(\"hi\")\n", "%log(\"hi\")");
+  check_text("@main = %nf(#P{1,2})\n", "%nf(#P{1,2})");
+}
+
+static void check_files(void) {
+  parse_reset();
+  int rc = parse_file("tests/unit/parse/inc_main.hvm4");
+  check(rc == 0, "includes parse", NULL, NULL);
+  if (rc == 0) {
+    char *got = show_term(main_term(), 0);
+    check(strcmp(got, "[@id(1),@sub,@twice]") == 0, "include main", got, "[@id(1),@sub,@twice]");
+    free(got);
+    u32 tw = table_find("twice", 5);
+    got = tw != ~0u && BOOK[tw] ? show_term(HEAP[BOOK[tw]], 0) : strdup("(none)");
+    const char *want = "λa.λb.A₀(A₁(b));!A&F___=a;";
+    check(strcmp(got, want) == 0, "nested include", got, want);
+    free(got);
+  }
+  fflush(stderr);
+  FILE *tmp = tmpfile();
+  int   old = dup(2);
+  dup2(fileno(tmp), 2);
+  parse_reset();
+  rc = parse_file("tests/unit/parse/inc_missing.hvm4");
+  int rc2 = parse_file("tests/unit/parse/no/such/file.hvm4");
+  fflush(stderr);
+  dup2(old, 2);
+  close(old);
+  char *err = slurp(tmp);
+  fclose(tmp);
+  check(rc != 0 && rc2 != 0 && strstr(err, "could not open") &&
+        strstr(err, "no_such_file.hvm4"), "missing files", err, NULL);
+  free(err);
+}
+
+// Templates: exact words of small ones.
+static void check_layout(void) {
+  char *err = NULL;
+  parse_capture("t.hvm4", "@main = λx.λy.x\n", &err);
+  free(err);
+  u32  id = table_find("main", 4), b = BOOK[id];
+  Term r  = HEAP[b];
+  int  ok = TAG(r) == LAM && EXT(r) == 0 && TAG(HEAP[VAL(r)]) == LAM &&
+            EXT(HEAP[VAL(r)]) == LAM_ERA && HEAP[VAL(HEAP[VAL(r)])] == TERM(VAR, 0, VAL(r));
+  check(ok, "layout: λx.λy.x (VAR to body slot, LAM_ERA)", NULL, NULL);
+  parse_capture("t.hvm4", "@main = λx.!X&L=x;#P{X₁,X₀}\n", &err);
+  free(err);
+  b = BOOK[id];
+  r = HEAP[b];
+  Term dup = HEAP[VAL(r)];
+  u32  dl  = VAL(dup);
+  Term ctr = HEAP[dl + 1];
+  ok = TAG(dup) == DUP && EXT(dup) == nick_of("L", 1) && HEAP[dl] == TERM(VAR, 0, VAL(r)) &&
+       TAG(ctr) == C00 + 2 && HEAP[VAL(ctr)] == TERM(DP1, EXT(dup), dl) &&
+       HEAP[VAL(ctr) + 1] == TERM(DP0, EXT(dup), dl);
+  check(ok, "layout: DUP node [expr, body], DP0/DP1 to expr slot", NULL, NULL);
+  parse_capture("t.hvm4", "@main = λa.! f = λ v ; #P{f, v, a}\n", &err);
+  free(err);
+  b = BOOK[id];
+  Term uns = HEAP[VAL(HEAP[b])];
+  Term lf  = TAG(uns) == UNS ? HEAP[VAL(uns)] : 0;
+  Term lv  = TAG(lf) == LAM ? HEAP[VAL(lf)] : 0;
+  Term bd  = TAG(lv) == LAM ? HEAP[VAL(lv)] : 0;
+  ok = TAG(bd) == C00 + 3 && HEAP[VAL(bd)] == TERM(VAR, 0, VAL(lf)) &&
+       HEAP[VAL(bd) + 1] == TERM(VAR, 0, VAL(lv));
+  check(ok, "layout: UNS [λf.λv.body]", NULL, NULL);
+  parse_capture("t.hvm4", "@main = λa.!X&(a)=7;#P{X₁,X₀}\n", &err);
+  free(err);
+  b = BOOK[id];
+  Term ddu = HEAP[VAL(HEAP[b])];
+  u32  nl  = VAL(ddu);
+  Term l0  = HEAP[nl + 2];
+  Term l1  = TAG(l0) == LAM ? HEAP[VAL(l0)] : 0;
+  Term bd2 = TAG(l1) == LAM ? HEAP[VAL(l1)] : 0;
+  ok = TAG(ddu) == DDU && HEAP[nl] == TERM(VAR, 0, VAL(HEAP[b])) && HEAP[nl + 1] == TERM(NUM, 0, 7) &&
+       TAG(bd2) == C00 + 2 && HEAP[VAL(bd2)] == TERM(VAR, 0, VAL(l1)) &&
+       HEAP[VAL(bd2) + 1] == TERM(VAR, 0, VAL(l0));
+  check(ok, "layout: DDU [lab, val, λx₀.λx₁.body]", NULL, NULL);
+  parse_capture("t.hvm4", "@main = λ{#A:1;2}\n", &err);
+  free(err);
+  r = HEAP[BOOK[id]];
+  ok = TAG(r) == MAT && EXT(r) == nick_of("A", 1) && HEAP[VAL(r)] == TERM(NUM, 0, 1) &&
+       HEAP[VAL(r) + 1] == TERM(NUM, 0, 2);
+  check(ok, "layout: MAT [hit, miss]", NULL, NULL);
+}
+
+static Term *H(u32 n, u32 *loc) {
+  *loc = heap_alloc(n);
+  return &HEAP[*loc];
+}
+
+// Quoted terms and SUB following, built by hand.
+static void check_print(void) {
+  u32  l1, l2, l3, l4;
+  Term *a = H(1, &l1), *b = H(2, &l2), *c = H(1, &l3);
+  // λa.λb.a(b, _) with a dangling level
+  a[0] = TERM(LAM, 2, l3);
+  c[0] = TERM(APP, 0, l2);
+  Term *ap = H(2, &l4);
+  ap[0] = TERM(BJV, 0, 1);
+  ap[1] = TERM(BJV, 0, 2);
+  b[0] = TERM(APP, 0, l4);
+  b[1] = TERM(BJV, 0, 7);
+  char *got = show_term(TERM(LAM, 1, l1), 1);
+  check(strcmp(got, "λa.λb.a(b,_)") == 0, "quoted lambdas", got, "λa.λb.a(b,_)");
+  free(got);
+  // BJ0/BJ1 by level, SUP label, numbers.
+  Term *s = H(2, &l1);
+  s[0] = TERM(BJ0, 3, 1);
+  s[1] = TERM(BJ1, 3, 1);
+  Term *l = H(1, &l2);
+  l[0] = TERM(SUP, nick_of("L", 1), l1);
+  got = show_term(TERM(LAM, 1, l2), 1);
+  check(strcmp(got, "λa.&L{A₀,A₁}") == 0, "quoted dup vars", got, "λa.&L{A₀,A₁}");
+  free(got);
+  // A VAR whose slot holds a SUB word prints the substituted term.
+  Term *lam = H(1, &l1);
+  Term *pr  = H(2, &l2);
+  pr[0] = TERM(VAR, 0, l1);
+  pr[1] = TERM(NUM, 0, 5);
+  lam[0] = AS_SUB(TERM(NUM, 0, 42));
+  got = show_term(TERM(C00 + 2, nick_of("P", 1), l2), 0);
+  check(strcmp(got, "#P{42,5}") == 0, "SUB following", got, "#P{42,5}");
+  free(got);
+  // Escapes.
+  check_text("@main = \"a\\\"b\\\\c\\nd'\"\n", "\"a\\\"b\\\\c\\nd'\"");
+  check_text("@main = '\\''\n", "'\\''");
+  check_text("@main = #CHR{7}\n", "#CHR{7}");
+  check_text("@main = [#CHR{65},#CHR{7}]\n", "['A',#CHR{7}]");
+  check_text("@main = λx.↑x\n", "λa.↑a");
+  check_text("@main = λx.λy.&(x){y,2}\n", "λa.λb.&(a){b,2}");
+}
+
+static void *too_deep(void *arg) {
+  (void)arg;
+  u32   n   = 4000000;
+  char *src = malloc((size_t)n + 64);
+  char *p   = src + sprintf(src, "@main = ");
+  memset(p, '(', n);
+  strcpy(p + n, "1\n");
+  char *err = NULL;
+  int   rc  = parse_capture("t.hvm4", src, &err);
+  check(rc != 0 && strstr(err, "nested too deeply"), "4M-deep parentheses", err, NULL);
+  free(err);
+  free(src);
+  return NULL;
+}
+
+// Deep and long terms must neither crash nor take long.
+static void check_deep(void) {
+  u32   n   = 200000;
+  char *src = malloc(n * 2 + 64);
+  char *p   = src + sprintf(src, "@main = ");
+  for (u32 i = 0; i < n; i++) *p++ = '(';
+  *p++ = '7';
+  for (u32 i = 0; i < n; i++) *p++ = ')';
+  strcpy(p, "\n");
+  check_text(src, "7");
+  free(src);
+  // 200000 nested constructors round-trip.
+  src = malloc(n * 8 + 64);
+  p   = src + sprintf(src, "@main = ");
+  for (u32 i = 0; i < n; i++) p += sprintf(p, "#S{");
+  *p++ = '0';
+  for (u32 i = 0; i < n; i++) *p++ = '}';
+  *p = 0;
+  char *want = strdup(src + 8);
+  strcat(p, "\n");
+  check_text(src, want);
+  free(want);
+  free(src);
+  // A list of a million elements.
+  u32 m = 1000000;
+  src = malloc((size_t)m * 8 + 64);
+  p   = src + sprintf(src, "@main = [");
+  for (u32 i = 0; i < m; i++) p += sprintf(p, i ? ",%u" : "%u", i % 10);
+  strcpy(p, "]\n");
+  want = strdup(src + 8);
+  want[strlen(want) - 1] = 0;
+  check_text(src, want);
+  free(want);
+  // An improper list and a nat of a million.
+  p = src + sprintf(src, "@main = λx.");
+  for (u32 i = 0; i < m; i++) p += sprintf(p, "1<>");
+  strcpy(p, "x\n");
+  char *err = NULL;
+  int   rc  = parse_capture("t.hvm4", src, &err);
+  char *got = rc == 0 ? show_term(main_term(), 0) : strdup(err);
+  size_t gl = strlen(got);
+  check(rc == 0 && gl == 3 * (size_t)m + 5 && strncmp(got, "λa.1<>1<>", 10) == 0 &&
+        strcmp(got + gl - 4, "1<>a") == 0, "improper list of a million", rc ? got : NULL, NULL);
+  free(got);
+  free(err);
+  check_text("@main = 1000000n\n", "1000000n");
+  free(src);
+  // Too deep for the stack (a 64 MiB one here): a clear error, no crash.
+  pthread_attr_t at;
+  pthread_t      th;
+  pthread_attr_init(&at);
+  pthread_attr_setstacksize(&at, 64u << 20);
+  pthread_create(&th, &at, too_deep, NULL);
+  pthread_join(th, NULL);
+}
+
+// Every test program of a directory: parse errors exactly where marked.
+static void check_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) { check(0, "open HVM4_TESTS", dir, NULL); return; }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 5, ".hvm4") != 0) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    char line[4096];
+    int  want_err = 0;
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "//PARSE_ERROR", 13) == 0) want_err = 1;
+    }
+    fclose(f);
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    int   old = dup(2);
+    dup2(fileno(tmp), 2);
+    parse_reset();
+    int rc = parse_file(path);
+    fflush(stderr);
+    dup2(old, 2);
+    close(old);
+    char *err = slurp(tmp);
+    fclose(tmp);
+    strip_ansi(err);
+    check((rc != 0) == want_err && (rc != 0 || all_valid()), path, err, want_err ? "PARSE_ERROR" : "parses");
+    free(err);
+  }
+  closedir(d);
+}
+
+static void *run(void *arg) {
+  (void)arg;
+  if (heap_init(1ull << 30) != 0) { fprintf(stderr, "heap_init failed\n"); RC = 1; return NULL; }
+  names_init();
+  if (ARGC > 1) {
+    for (int i = 1; i < ARGC; i++) {
+      parse_reset();
+      if (parse_file(ARGV[i]) != 0) { RC = 1; continue; }
+      for (u32 id = 0; id < table_count(); id++) {
+        if (!BOOK[id]) continue;
+        printf("@%s = ", table_name(id));
+        print_term(stdout, HEAP[BOOK[id]]);
+        printf("\n");
+        BOOK[id] = 0;
+      }
+    }
+    return NULL;
+  }
+  check_names();
+  check_cases("tests/unit/parse/cases.txt");
+  check_errors_format();
+  check_files();
+  check_layout();
+  check_print();
+  check_deep();
+  const char *dir = getenv("HVM4_TESTS");
+  if (dir && *dir) check_dir(dir);
+  printf("%u passed, %u failed\n", PASS, FAIL);
+  RC = FAIL != 0;
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  ARGC = argc;
+  ARGV = argv;
+  pthread_attr_t at;
+  pthread_t      th;
+  pthread_attr_init(&at);
+  pthread_attr_setstacksize(&at, 1ull << 30);
+  if (pthread_create(&th, &at, run, NULL) != 0) { fprintf(stderr, "no thread\n"); return 1; }
+  pthread_join(th, NULL);
+  return RC;
+}

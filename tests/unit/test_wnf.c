@@ -1,0 +1,739 @@
+// test_wnf.c: the WNF core (wnf.h through cpu.h) on term graphs built by
+// hand: each interaction family (result and interaction count, the counts
+// taken from HVM4's reference on the same programs), book instantiation,
+// primitives, and the early stops with their rebuild: budget (stop at every
+// step, store back, resume), DUP slot held elsewhere (defer), stack and
+// heap exhaustion. Last line: "N passed, N failed".
+
+#include <stdio.h>
+#include <string.h>
+#include "cpu.h"
+
+static int PASS = 0;
+static int FAIL = 0;
+
+#define CHECK(c) do { \
+  if (c) { PASS++; } \
+  else   { FAIL++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } \
+} while (0)
+
+#define CHECK_STR(got, want) do { \
+  if (strcmp((got), (want)) == 0) { PASS++; } \
+  else { FAIL++; printf("FAIL %s:%d: got %s, want %s\n", __FILE__, __LINE__, (got), (want)); } \
+} while (0)
+
+static Wnf W;
+
+// Building terms (host side, outside the worker's arena)
+// ======================================================
+
+static u32 nodes(u32 n) {
+  u32 at = heap_alloc(n);
+  if (at == 0) {
+    printf("test heap exhausted\n");
+    exit(1);
+  }
+  return at;
+}
+
+static Term node2(u32 tag, u32 ext, Term a, Term b) {
+  u32 at = nodes(2);
+  HEAP[at] = a;
+  HEAP[at + 1] = b;
+  return TERM(tag, ext, at);
+}
+
+static Term node1(u32 tag, u32 ext, Term a) {
+  u32 at = nodes(1);
+  HEAP[at] = a;
+  return TERM(tag, ext, at);
+}
+
+static Term node3(u32 tag, u32 ext, Term a, Term b, Term c) {
+  u32 at = nodes(3);
+  HEAP[at] = a;
+  HEAP[at + 1] = b;
+  HEAP[at + 2] = c;
+  return TERM(tag, ext, at);
+}
+
+static Term num(u32 n)                { return TERM(NUM, 0, n); }
+static Term era(void)                 { return TERM(ERA, 0, 0); }
+static Term any(void)                 { return TERM(ANY, 0, 0); }
+static Term nam(u32 n)                { return TERM(NAM, n, 0); }
+static Term app(Term f, Term x)       { return node2(APP, 0, f, x); }
+static Term sup(u32 l, Term a, Term b){ return node2(SUP, l, a, b); }
+static Term op2(u32 op, Term a, Term b){ return node2(OP2, op, a, b); }
+static Term eql(Term a, Term b)       { return node2(EQL, 0, a, b); }
+static Term and_(Term a, Term b)      { return node2(AND, 0, a, b); }
+static Term or_(Term a, Term b)       { return node2(OR, 0, a, b); }
+static Term red(Term a, Term b)       { return node2(RED, 0, a, b); }
+static Term dry(Term f, Term x)       { return node2(DRY, 0, f, x); }
+static Term mat(u32 k, Term h, Term m){ return node2(MAT, k, h, m); }
+static Term swi(u32 n, Term z, Term s){ return node2(SWI, n, z, s); }
+static Term use(Term f)               { return node1(USE, 0, f); }
+static Term inc(Term t)               { return node1(INC, 0, t); }
+static Term dsu(Term l, Term a, Term b){ return node3(DSU, 0, l, a, b); }
+static Term ddu(Term l, Term v, Term b){ return node3(DDU, 0, l, v, b); }
+static Term ctr0(u32 k)               { return TERM(C00, k, 0); }
+static Term ctr1(u32 k, Term a)       { return node1(C00 + 1, k, a); }
+static Term ctr2(u32 k, Term a, Term b){ return node2(C00 + 2, k, a, b); }
+
+// Binders: open a slot, use VAR(slot) / DP0(l, slot) / DP1(l, slot), close.
+static u32  slot(void)                { return nodes(1); }
+static Term var(u32 s)                { return TERM(VAR, 0, s); }
+static Term lam(u32 s, Term body)     { HEAP[s] = body; return TERM(LAM, 0, s); }
+static Term lam_era(Term body)        { return node1(LAM, LAM_ERA, body); }
+static u32  dup(Term v)               { u32 s = nodes(1); HEAP[s] = v; return s; }
+static Term dp0(u32 l, u32 s)         { return TERM(DP0, l, s); }
+static Term dp1(u32 l, u32 s)         { return TERM(DP1, l, s); }
+
+// Strong normal form and printing (host side; recursion is fine here)
+// ===================================================================
+
+static u32 RUN_STATUS;
+static int STEPWISE = 0;        // snf stops after every interaction, resumes
+static u32 MODE     = DUP_SOLO; // DUP mode of the interaction tests
+
+// WNF; with STEPWISE, one interaction per run, the rebuilt term resumed.
+static Term wnf_step(Term t) {
+  if (!STEPWISE) {
+    return wnf_run(&W, t);
+  }
+  u64 lim = W.budget;
+  for (;;) {
+    W.budget = W.itrs + 1 < lim ? W.itrs + 1 : lim;
+    t = wnf_run(&W, t);
+    if (W.status != WNF_BUDGET || W.itrs >= lim) break;
+  }
+  W.budget = lim;
+  return t;
+}
+
+static Term snf(Term t) {
+  t = wnf_step(t);
+  if (W.status != WNF_OK) {
+    RUN_STATUS = W.status;
+    return t;
+  }
+  u32 tag = TAG(t);
+  u32 loc = VAL(t);
+  u32 ari = 0;
+  if (tag == LAM || tag == USE || tag == INC) ari = 1;
+  else if (IS_CTR(tag)) ari = CTR_ARITY(tag);
+  else if (tag == SUP || tag == APP || tag == DRY || tag == MAT || tag == SWI ||
+           tag == OP2 || tag == EQL || tag == AND || tag == OR || tag == RED) ari = 2;
+  else if (tag == DSU || tag == DDU) ari = 3;
+  for (u32 i = 0; i < ari; i++) {
+    HEAP[loc + i] = snf(HEAP[loc + i]);
+  }
+  return t;
+}
+
+static char OUT[4096];
+static u32  OUT_LEN;
+static u32  LAMS[64];
+static u32  DEPTH;
+
+static void put(const char *s) {
+  while (*s && OUT_LEN < sizeof(OUT) - 1) OUT[OUT_LEN++] = *s++;
+  OUT[OUT_LEN] = 0;
+}
+
+static void putf(const char *fmt, u32 n) {
+  char b[64];
+  snprintf(b, sizeof b, fmt, n);
+  put(b);
+}
+
+static const char *OPS[] = {"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>",
+                            "~", "==", "!=", "<", "<=", ">", ">="};
+
+static void show(Term t) {
+  u32 tag = TAG(t);
+  u32 loc = VAL(t);
+  if (tag == VAR && IS_SUB(HEAP[loc])) {
+    show(NO_SUB(HEAP[loc]));
+    return;
+  }
+  switch (tag) {
+    case NUM: putf("%u", loc); return;
+    case ERA: put("&{}"); return;
+    case ANY: put("*"); return;
+    case NAM: putf("^%u", EXT(t)); return;
+    case REF: putf("@%u", EXT(t)); return;
+    case VAR: {
+      for (u32 i = 0; i < DEPTH; i++) {
+        if (LAMS[i] == loc) { putf("v%u", i); return; }
+      }
+      putf("free%u", loc);
+      return;
+    }
+    case DP0: case DP1: putf(tag == DP0 ? "d0_%u" : "d1_%u", EXT(t)); return;
+    case LAM: {
+      putf("λv%u.", DEPTH);
+      LAMS[DEPTH++] = loc;
+      show(HEAP[loc]);
+      DEPTH--;
+      return;
+    }
+    case SUP: putf("&%u{", EXT(t)); show(HEAP[loc]); put(","); show(HEAP[loc + 1]); put("}"); return;
+    case APP: put("("); show(HEAP[loc]); put(" "); show(HEAP[loc + 1]); put(")"); return;
+    case DRY: put("^("); show(HEAP[loc]); put(" "); show(HEAP[loc + 1]); put(")"); return;
+    case OP2: put("("); show(HEAP[loc]); put(" "); put(OPS[EXT(t) % OP_COUNT]);
+              put(" "); show(HEAP[loc + 1]); put(")"); return;
+    case EQL: put("("); show(HEAP[loc]); put(" === "); show(HEAP[loc + 1]); put(")"); return;
+    case AND: put("("); show(HEAP[loc]); put(" .&. "); show(HEAP[loc + 1]); put(")"); return;
+    case OR:  put("("); show(HEAP[loc]); put(" .|. "); show(HEAP[loc + 1]); put(")"); return;
+    case RED: put("("); show(HEAP[loc]); put(" ~> "); show(HEAP[loc + 1]); put(")"); return;
+    case INC: put("↑"); show(HEAP[loc]); return;
+    case USE: put("λ{"); show(HEAP[loc]); put("}"); return;
+    case MAT: case SWI: putf(tag == MAT ? "λ{#%u:" : "λ{%u:", EXT(t)); show(HEAP[loc]);
+              put(";"); show(HEAP[loc + 1]); put("}"); return;
+    default: break;
+  }
+  if (IS_CTR(tag)) {
+    putf("#%u{", EXT(t));
+    for (u32 i = 0; i < CTR_ARITY(tag); i++) {
+      if (i) put(",");
+      show(HEAP[loc + i]);
+    }
+    put("}");
+    return;
+  }
+  putf("?%u", tag);
+}
+
+static const char *str(Term t) {
+  OUT_LEN = 0;
+  OUT[0]  = 0;
+  DEPTH   = 0;
+  show(t);
+  return OUT;
+}
+
+// Resets the worker between tests.
+static void fresh(void) {
+  W.itrs     = 0;
+  W.budget   = ~0ull;
+  W.status   = WNF_OK;
+  W.dup_mode = MODE;
+  W.on_device = 0;
+}
+
+// Whether some heap word is still BUSY (a DUP slot taken and not released).
+static int busy_left(void) {
+  u64 top = heap_used();
+  for (u64 i = 1; i < top; i++) {
+    if (HEAP[i] == BUSY) return 1;
+  }
+  return 0;
+}
+
+// Normal form of t as a string, checking the interaction count.
+static void expect(Term t, const char *want, u64 itrs, int line) {
+  fresh();
+  RUN_STATUS = WNF_OK;
+  Term r = snf(t);
+  const char *got = str(r);
+  if (busy_left()) {
+    FAIL++;
+    printf("FAIL line %d: BUSY left in the heap\n", line);
+  }
+  if (RUN_STATUS != WNF_OK || strcmp(got, want) != 0 || W.itrs != itrs) {
+    FAIL++;
+    printf("FAIL line %d: got %s (%llu itrs, status %u), want %s (%llu itrs)\n",
+           line, got, (unsigned long long)W.itrs, RUN_STATUS, want, (unsigned long long)itrs);
+  } else {
+    PASS++;
+  }
+}
+#define EXPECT(t, want, itrs) expect((t), (want), (itrs), __LINE__)
+
+// Interaction families
+// ====================
+// Counts are HVM4's (hvm4ref -s on the program in the comment).
+
+#define K_FOO 100
+#define K_BAR 101
+#define K_P   102
+#define L_A   1
+#define L_B   2
+
+static void test_app(void) {
+  u32 x;
+  // (λx.x)(5)
+  x = slot(); EXPECT(app(lam(x, var(x)), num(5)), "5", 1);
+  // (λx.7)(5)
+  EXPECT(app(lam_era(num(7)), num(5)), "7", 1);
+  // &A{λx.x, λy.(y+1)}(5)
+  x = slot(); u32 y = slot();
+  EXPECT(app(sup(L_A, lam(x, var(x)), lam(y, op2(OP_ADD, var(y), num(1)))), num(5)),
+         "&1{5,6}", 5);
+  // &{}(5)
+  EXPECT(app(era(), num(5)), "&{}", 1);
+  // ^foo(1)
+  EXPECT(app(nam(7), num(1)), "^(^7 1)", 0);
+  // ^(^foo 1)(2): a DRY applied stays dry
+  EXPECT(app(dry(nam(7), num(1)), num(2)), "^(^(^7 1) 2)", 0);
+  // ↑f(x) -> ↑(f x)
+  x = slot(); EXPECT(app(inc(lam(x, var(x))), num(3)), "↑3", 2);
+  // a free variable applied is stuck
+  x = slot(); EXPECT(lam(x, app(var(x), num(1))), "λv0.(v0 1)", 0);
+
+  // errors: 5(1), #Foo{}(1)
+  fresh();
+  Term t = app(num(5), num(1));
+  Term r = wnf_run(&W, t);
+  CHECK(W.status == WNF_ERROR && W.err == ERR_APP_NUM);
+  CHECK(r == t && HEAP[VAL(t)] == num(5));
+  fresh();
+  t = app(app(ctr0(K_FOO), num(1)), num(2));
+  r = wnf_run(&W, t);
+  CHECK(W.status == WNF_ERROR && W.err == ERR_APP_CTR);
+  CHECK_STR(str(r), "((#100{} 1) 2)");
+}
+
+static void test_mat(void) {
+  u32 a, b, x, n;
+  // λ{#Foo: λa.λb.(a+b); λx.0}(#Foo{1,2})
+  a = slot(); b = slot(); x = slot();
+  EXPECT(app(mat(K_FOO, lam(a, lam(b, op2(OP_ADD, var(a), var(b)))), lam(x, num(0))),
+             ctr2(K_FOO, num(1), num(2))), "3", 4);
+  // λ{#Foo: λa.λb.(a+b); λx.7}(#Bar{1,2})
+  a = slot(); b = slot();
+  EXPECT(app(mat(K_FOO, lam(a, lam(b, op2(OP_ADD, var(a), var(b)))), lam_era(num(7))),
+             ctr2(K_BAR, num(1), num(2))), "7", 2);
+  // nullary constructor hit
+  EXPECT(app(mat(K_FOO, num(9), lam_era(num(7))), ctr0(K_FOO)), "9", 1);
+  // λ{0: 10; λn.(n*2)}(0) and (4)
+  n = slot(); EXPECT(app(swi(0, num(10), lam(n, op2(OP_MUL, var(n), num(2)))), num(0)), "10", 1);
+  n = slot(); EXPECT(app(swi(0, num(10), lam(n, op2(OP_MUL, var(n), num(2)))), num(4)), "8", 3);
+  // λ{λx.(x+1)}(4)
+  x = slot(); EXPECT(app(use(lam(x, op2(OP_ADD, var(x), num(1)))), num(4)), "5", 3);
+  // λ{0: 10; λn.(n*2)}(&A{0, 3})
+  n = slot();
+  EXPECT(app(swi(0, num(10), lam(n, op2(OP_MUL, var(n), num(2)))), sup(L_A, num(0), num(3))),
+         "&1{10,6}", 11);
+  // λ{0: 10; λn.(n*2)}(&{})
+  n = slot(); EXPECT(app(swi(0, num(10), lam(n, op2(OP_MUL, var(n), num(2)))), era()), "&{}", 1);
+  // matching a name is stuck (dry)
+  EXPECT(app(mat(K_FOO, num(1), num(2)), nam(5)), "^(λ{#100:1;2} ^5)", 0);
+  // λ{..}(↑x) -> ↑(λ{..} x)
+  EXPECT(app(swi(0, num(10), num(11)), inc(num(0))), "↑10", 2);
+  // USE on a SUP, ERA, INC
+  x = slot();
+  EXPECT(app(use(lam(x, op2(OP_ADD, var(x), num(1)))), sup(L_A, num(1), num(2))), "&1{2,3}", 11);
+  EXPECT(app(use(lam_era(num(1))), era()), "&{}", 1);
+  // the argument's guard is dropped: λ{0:1;2}(g ~> 0)
+  EXPECT(app(swi(0, num(1), num(2)), red(nam(3), num(0))), "1", 1);
+}
+
+static void test_dup(void) {
+  u32 d, x;
+  // !F&A = λx.(x+1); #P{F₀(1), F₁(2)}
+  x = slot(); d = dup(lam(x, op2(OP_ADD, var(x), num(1))));
+  EXPECT(ctr2(K_P, app(dp0(L_A, d), num(1)), app(dp1(L_A, d), num(2))), "#102{2,3}", 8);
+  // !X&A = &A{1,2}; #P{X₀,X₁}
+  d = dup(sup(L_A, num(1), num(2)));
+  EXPECT(ctr2(K_P, dp0(L_A, d), dp1(L_A, d)), "#102{1,2}", 1);
+  // !X&A = &B{1,2}
+  d = dup(sup(L_B, num(1), num(2)));
+  EXPECT(ctr2(K_P, dp0(L_A, d), dp1(L_A, d)), "#102{&2{1,2},&2{1,2}}", 3);
+  // !X&A = 3; (X₀ + X₁)
+  d = dup(num(3));
+  EXPECT(op2(OP_ADD, dp0(L_A, d), dp1(L_A, d)), "6", 2);
+  // !X&A = &{}
+  d = dup(era());
+  EXPECT(ctr2(K_P, dp0(L_A, d), dp1(L_A, d)), "#102{&{},&{}}", 1);
+  // !X&A = #Foo{1,2}
+  d = dup(ctr2(K_FOO, num(1), num(2)));
+  EXPECT(ctr2(K_P, dp0(L_A, d), dp1(L_A, d)), "#102{#100{1,2},#100{1,2}}", 3);
+  // !X&A = ^foo
+  d = dup(nam(9));
+  EXPECT(ctr2(K_P, dp0(L_A, d), dp1(L_A, d)), "#102{^9,^9}", 1);
+  // !X&A = ^(^foo 1)
+  d = dup(dry(nam(9), num(1)));
+  EXPECT(ctr2(K_P, dp0(L_A, d), dp1(L_A, d)), "#102{^(^9 1),^(^9 1)}", 3);
+  // !X&A = (^foo ~> 1)
+  d = dup(red(nam(9), num(1)));
+  EXPECT(ctr2(K_P, dp0(L_A, d), dp1(L_A, d)), "#102{(^9 ~> 1),(^9 ~> 1)}", 3);
+  // !X&A = λ{0:1;2}: a node copied field by field
+  d = dup(swi(0, num(1), num(2)));
+  EXPECT(ctr2(K_P, app(dp0(L_A, d), num(0)), app(dp1(L_A, d), num(0))), "#102{1,1}", 4);
+  // !X&A = λx.7 (erasing lambda)
+  d = dup(lam_era(num(7)));
+  EXPECT(ctr2(K_P, app(dp0(L_A, d), num(0)), app(dp1(L_A, d), num(0))), "#102{7,7}", 4);
+  // stuck expression: λx. !Y&A = x; #P{Y₀,Y₁}
+  x = slot(); d = dup(var(x));
+  EXPECT(lam(x, ctr2(K_P, dp0(L_A, d), dp1(L_A, d))), "λv0.#102{d0_1,d1_1}", 0);
+}
+
+static void test_op2(void) {
+  // ((3 + 4) * (10 - 2))
+  EXPECT(op2(OP_MUL, op2(OP_ADD, num(3), num(4)), op2(OP_SUB, num(10), num(2))), "56", 3);
+  EXPECT(op2(OP_ADD, sup(L_A, num(1), num(2)), num(10)), "&1{11,12}", 4);
+  EXPECT(op2(OP_ADD, num(10), sup(L_A, num(1), num(2))), "&1{11,12}", 4);
+  EXPECT(op2(OP_ADD, era(), num(10)), "&{}", 1);
+  EXPECT(op2(OP_ADD, num(10), era()), "&{}", 1);
+  EXPECT(op2(OP_ADD, inc(num(3)), num(4)), "↑7", 2);
+  EXPECT(op2(OP_ADD, num(3), inc(num(4))), "↑7", 2);
+  EXPECT(op2(OP_SUB, num(3), red(nam(1), num(1))), "2", 1);
+  // every operator
+  u32 want[OP_COUNT] = {13, 7, 30, 3, 1, 2, 11, 9, 80, 1, ~3u, 0, 1, 0, 0, 1, 1};
+  for (u32 op = 0; op < OP_COUNT; op++) {
+    char b[16];
+    snprintf(b, sizeof b, "%u", want[op]);
+    EXPECT(op2(op, num(10), num(3)), b, 1);
+  }
+  EXPECT(op2(OP_DIV, num(1), num(0)), "0", 1);
+  EXPECT(op2(OP_MOD, num(1), num(0)), "0", 1);
+  EXPECT(op2(OP_LSH, num(1), num(33)), "2", 1);
+  // stuck on a free variable, both sides
+  u32 x = slot();
+  EXPECT(lam(x, op2(OP_ADD, var(x), num(1))), "λv0.(v0 + 1)", 0);
+  x = slot();
+  EXPECT(lam(x, op2(OP_ADD, num(1), var(x))), "λv0.(1 + v0)", 0);
+  // primitive arithmetic: %mul(6, 7)
+  EXPECT(node2(PRI, PRIM_OP + OP_MUL, num(6), num(7)), "42", 1);
+}
+
+static void test_eql(void) {
+  EXPECT(eql(num(3), num(3)), "1", 1);
+  EXPECT(eql(num(3), num(4)), "0", 1);
+  EXPECT(eql(ctr2(K_FOO, num(1), num(2)), ctr2(K_FOO, num(1), num(2))), "1", 4);
+  EXPECT(eql(ctr2(K_FOO, num(1), num(2)), ctr2(K_BAR, num(1), num(2))), "0", 1);
+  u32 x = slot(), y = slot();
+  EXPECT(eql(lam(x, var(x)), lam(y, var(y))), "1", 2);
+  EXPECT(eql(any(), num(3)), "1", 1);
+  EXPECT(eql(num(3), any()), "1", 1);
+  EXPECT(eql(era(), num(3)), "&{}", 1);
+  EXPECT(eql(num(3), era()), "&{}", 1);
+  EXPECT(eql(sup(L_A, num(1), num(2)), num(2)), "&1{0,1}", 4);
+  EXPECT(eql(num(2), sup(L_A, num(1), num(2))), "&1{0,1}", 4);
+  EXPECT(eql(nam(4), nam(4)), "1", 1);
+  EXPECT(eql(nam(4), nam(5)), "0", 1);
+  EXPECT(eql(num(1), nam(5)), "0", 1);
+  EXPECT(eql(dry(nam(1), num(2)), dry(nam(1), num(2))), "1", 4);
+  EXPECT(eql(use(num(1)), use(num(1))), "1", 2);
+  EXPECT(eql(mat(K_FOO, num(1), num(2)), mat(K_FOO, num(1), num(2))), "1", 4);
+  // #SUC{0} === #SUC{0}: ↑(0 === 0)
+  EXPECT(eql(ctr1(WNF_NAM_SUC, num(0)), ctr1(WNF_NAM_SUC, num(0))), "↑1", 2);
+  EXPECT(eql(inc(num(1)), num(1)), "↑1", 2);
+  // AND / OR
+  EXPECT(and_(eql(num(1), num(1)), eql(num(2), num(3))), "0", 3);
+  EXPECT(and_(num(0), num(9)), "0", 1);
+  EXPECT(or_(eql(num(1), num(2)), eql(num(2), num(2))), "1", 3);
+  EXPECT(or_(num(5), num(9)), "1", 1);
+  EXPECT(and_(era(), num(1)), "&{}", 1);
+  EXPECT(or_(sup(L_A, num(0), num(1)), num(7)), "&1{7,1}", 4);
+  EXPECT(and_(inc(num(1)), num(7)), "↑7", 2);
+}
+
+static void test_dyn(void) {
+  // &(3){1,2}
+  EXPECT(dsu(num(3), num(1), num(2)), "&3{1,2}", 1);
+  EXPECT(dsu(era(), num(1), num(2)), "&{}", 1);
+  EXPECT(dsu(sup(L_A, num(3), num(4)), num(1), num(2)), "&1{&3{1,2},&4{1,2}}", 5);
+  EXPECT(dsu(inc(num(3)), num(1), num(2)), "↑&3{1,2}", 2);
+  // !X&(3) = 5; (X₀ + X₁): body is λa.λb.(a + b)
+  u32 a = slot(), b = slot();
+  EXPECT(ddu(num(3), num(5), lam(a, lam(b, op2(OP_ADD, var(a), var(b))))), "10", 5);
+  a = slot(); b = slot();
+  EXPECT(ddu(era(), num(5), lam(a, lam(b, op2(OP_ADD, var(a), var(b))))), "&{}", 1);
+  // a label that is not a number leaves the DSU stuck (as HVM4)
+  EXPECT(dsu(nam(1), num(1), num(2)), "?21", 0);
+}
+
+static void test_red(void) {
+  u32 x, y, f;
+  // ((λx.x ~> λy.(y+1)) 4) -> ((λx.x 4) ~> 5)  APP-RED-LAM
+  x = slot(); y = slot();
+  EXPECT(app(red(lam(x, var(x)), lam(y, op2(OP_ADD, var(y), num(1)))), num(4)),
+         "(4 ~> 5)", 3);
+  // ((^f ~> λ{0:1;2}) 0) -> (^f 0) ~> 1
+  EXPECT(app(red(nam(1), swi(0, num(1), num(2))), num(0)), "(^(^1 0) ~> 1)", 1);
+  // ((^f ~> λ{0:1;λn.n}) 3) -> ((λp.(^f p) ~> λn.n) 3) -> APP-RED-LAM
+  f = slot();
+  EXPECT(app(red(nam(1), swi(0, num(1), lam(f, var(f)))), num(3)),
+         "(^(^1 3) ~> 3)", 3);
+  // ((^f ~> λ{#Foo:λa.λb.a; 0}) #Foo{1,2})
+  x = slot(); y = slot();
+  EXPECT(app(red(nam(1), mat(K_FOO, lam(x, lam(y, var(x))), num(0))), ctr2(K_FOO, num(1), num(2))),
+         "(^(^1 #100{1,2}) ~> 1)", 5);
+  // ((^f ~> &{}) 1), ((^f ~> ^g) 1), ((^f ~> #K{}) 1)
+  EXPECT(app(red(nam(1), era()), num(1)), "&{}", 1);
+  EXPECT(app(red(nam(1), nam(2)), num(1)), "^((^1 ~> ^2) 1)", 1);
+  EXPECT(app(red(nam(1), ctr0(K_FOO)), num(1)), "^((^1 ~> #100{}) 1)", 1);
+  // ((^f ~> &A{λx.x, λy.y}) 1)
+  x = slot(); y = slot();
+  EXPECT(app(red(nam(1), sup(L_A, lam(x, var(x)), lam(y, var(y)))), num(1)),
+         "&1{(^(^1 1) ~> 1),(^(^1 1) ~> 1)}", 5);
+  // ((^f ~> λ{λx.x}) 2) -> (^f 2) ~> (λx.x 2)
+  x = slot();
+  EXPECT(app(red(nam(1), use(lam(x, var(x)))), num(2)), "(^(^1 2) ~> 2)", 2);
+  // ((^f ~> λ{0:1;2}) &{})
+  EXPECT(app(red(nam(1), swi(0, num(1), num(2))), era()), "&{}", 1);
+  // ((^f ~> ↑g) 1) -> ↑((^f ~> g) 1)
+  EXPECT(app(red(nam(1), inc(nam(2))), num(1)), "↑^((^1 ~> ^2) 1)", 2);
+  // ((^f ~> (^g ~> ^h)) 1) -> ((^f 1) ~> ((^g ~> ^h) 1))
+  EXPECT(app(red(nam(1), red(nam(2), nam(3))), num(1)),
+         "(^(^1 1) ~> ^((^2 ~> ^3) 1))", 2);
+}
+
+static void test_uns(void) {
+  // ! f = λ v; #P{f(1), v}: body λf.λv.#P{(f 1), v}
+  u32 f = slot(), v = slot();
+  Term body = lam(f, lam(v, ctr2(K_P, app(var(f), num(1)), var(v))));
+  fresh();
+  Term r = snf(node1(UNS, 0, body));
+  CHECK(W.itrs == 4);
+  CHECK(TAG(r) == C00 + 2);
+  Term k = HEAP[VAL(r)];
+  CHECK(TAG(k) == LAM && TAG(HEAP[VAL(k)]) == NUM && VAL(HEAP[VAL(k)]) == 1);
+}
+
+// Book: @id = λx.x ; @k = λa.λb.a ; @main = @k(@id(5), 6)
+static void test_book(void) {
+  u32 id_id = 1, id_k = 2, id_none = 3;
+  u32 t = nodes(2);                 // λx.x: root, body slot
+  HEAP[t + 0] = TERM(LAM, 0, t + 1);
+  HEAP[t + 1] = TERM(VAR, 0, t + 1);
+  BOOK[id_id] = t; BOOK_LEN[id_id] = 2;
+  t = nodes(3);                     // λa.λb.a
+  HEAP[t + 0] = TERM(LAM, 0, t + 1);
+  HEAP[t + 1] = TERM(LAM, LAM_ERA, t + 2);
+  HEAP[t + 2] = TERM(VAR, 0, t + 1);
+  BOOK[id_k] = t; BOOK_LEN[id_k] = 3;
+  u32 cnt = W.book_cnt;
+  W.book_cnt = 16;
+  Term k = TERM(REF, id_k, 0);
+  EXPECT(app(app(k, app(TERM(REF, id_id, 0), num(5))), num(6)), "5", 3);
+  // the template is untouched and can be used again
+  EXPECT(app(app(k, num(1)), num(2)), "1", 2);
+  // undefined references are stuck names
+  EXPECT(app(TERM(REF, id_none, 0), num(1)), "(@3 1)", 0);
+  W.book_cnt = cnt;
+}
+
+static void test_prim(void) {
+  // %log(x) at the head: WNF_HOST, the PRI in place
+  fresh();
+  Term p = node1(PRI, PRIM_LOG, num(1));
+  Term t = app(p, num(2));
+  Term r = wnf_run(&W, t);
+  CHECK(W.status == WNF_HOST && W.host == p && r == t);
+  CHECK(W.host_at == VAL(t) && HEAP[W.host_at] == p);
+  // the host substitutes and resumes
+  u32 x = slot();
+  HEAP[W.host_at] = lam(x, op2(OP_ADD, var(x), num(1)));
+  r = wnf_run(&W, r);
+  CHECK(W.status == WNF_OK && r == num(3));
+  // %gnf on the device is the identity; on the CPU it needs the host
+  fresh();
+  p = node1(PRI, PRIM_GNF, num(4));
+  r = wnf_run(&W, p);
+  CHECK(W.status == WNF_HOST && W.host_at == 0 && r == p);
+  W.on_device = 1;
+  r = wnf_run(&W, p);
+  CHECK(W.status == WNF_OK && r == num(4));
+  W.on_device = 0;
+  // unknown primitive
+  fresh();
+  r = wnf_run(&W, node1(PRI, PRIM_COUNT + 5, num(1)));
+  CHECK(W.status == WNF_ERROR && W.err == ERR_PRIM);
+}
+
+// Rebuild
+// =======
+
+// A term with a deep WNF stack: nested APPs over OP2 over DUP over SUP,
+// with a fresh copy per call.
+//   ((λa.λb.(a * b)) ((!X&A = &B{3, 4}; (X₀ + X₁)) + 1)) (2 + (λx.x)(&B{5,6}))
+static Term deep(void) {
+  u32 a = slot(), b = slot(), x = slot();
+  u32 d = dup(sup(L_B, num(3), num(4)));
+  Term lhs = op2(OP_ADD, op2(OP_ADD, dp0(L_A, d), dp1(L_A, d)), num(1));
+  Term rhs = op2(OP_ADD, num(2), app(lam(x, var(x)), sup(L_B, num(5), num(6))));
+  Term f   = lam(a, lam(b, op2(OP_MUL, var(a), var(b))));
+  return app(app(f, lhs), rhs);
+}
+
+static void test_rebuild_budget(void) {
+  fresh();
+  RUN_STATUS = WNF_OK;
+  Term r0 = snf(deep());
+  char want[256];
+  snprintf(want, sizeof want, "%s", str(r0));
+  u64 total = W.itrs;
+  CHECK(RUN_STATUS == WNF_OK && total > 8);
+
+  // stop after b interactions, store back, finish: same result, same count
+  for (u64 b = 0; b <= total; b++) {
+    fresh();
+    W.budget = b;
+    Term t = wnf_run(&W, deep());
+    CHECK(W.itrs <= b);
+    if (W.status == WNF_BUDGET) {
+      CHECK(W.itrs == b);
+    } else {
+      CHECK(W.status == WNF_OK);
+    }
+    W.budget = ~0ull;
+    RUN_STATUS = WNF_OK;
+    Term r = snf(t);
+    CHECK(RUN_STATUS == WNF_OK);
+    CHECK_STR(str(r), want);
+    CHECK(W.itrs == total);
+  }
+
+  // one interaction at a time, storing back after every step
+  fresh();
+  u32 root = nodes(1);
+  HEAP[root] = deep();
+  u32 stops = 0;
+  for (;;) {
+    W.budget   = W.itrs + 1;
+    HEAP[root] = wnf_run(&W, HEAP[root]);
+    if (W.status == WNF_OK) break;
+    CHECK(W.status == WNF_BUDGET);
+    if (++stops > 1000) break;
+  }
+  W.budget = ~0ull;
+  Term r = snf(HEAP[root]);
+  CHECK_STR(str(r), want);
+  CHECK(W.itrs == total);
+  CHECK(stops > 3);
+}
+
+static void test_rebuild_stack(void) {
+  fresh();
+  Term r0 = snf(deep());
+  char want[256];
+  snprintf(want, sizeof want, "%s", str(r0));
+  u64 total = W.itrs;
+  // a stack of 2 frames: stops, rebuilt; resumed with room, same result
+  u32 cap = W.stack_cap;
+  for (u32 c = 0; c < 6; c++) {
+    fresh();
+    W.stack_cap = c;
+    Term t = wnf_run(&W, deep());
+    u32 st = W.status;
+    CHECK(st == WNF_STACK || st == WNF_OK);
+    W.stack_cap = cap;
+    Term r = snf(t);
+    CHECK_STR(str(r), want);
+    CHECK(W.itrs == total);
+  }
+  W.stack_cap = cap;
+}
+
+// DUP_SHARED: a slot held by someone else (BUSY) defers; released, resumes.
+static void test_defer(void) {
+  u32 d = dup(op2(OP_ADD, num(1), num(2)));
+  Term t = op2(OP_MUL, num(10), app(lam_era(dp0(L_A, d)), num(0)));
+  Term e = HEAP[d];
+  HEAP[d] = BUSY;
+  fresh();
+  W.dup_mode = DUP_SHARED;
+  u64 defers = W.defers;
+  Term r = wnf_run(&W, t);
+  CHECK(W.status == WNF_DEFER && W.defer == REGION_OF(&W, d));
+  CHECK(W.defers == defers + 1);
+  CHECK(HEAP[d] == BUSY);        // not ours: untouched
+  // the other holder releases it; we resume
+  HEAP[d] = e;
+  r = wnf_run(&W, r);
+  CHECK(W.status == WNF_OK && r == num(30));
+  CHECK(IS_SUB(HEAP[d]) && NO_SUB(HEAP[d]) == num(3));
+  // the twin reads the SUB without taking
+  r = wnf_run(&W, dp1(L_A, d));
+  CHECK(W.status == WNF_OK && r == num(3));
+
+  // holding a slot when the budget ends: the partial expression goes back
+  d = dup(op2(OP_ADD, op2(OP_ADD, num(1), num(2)), num(3)));
+  fresh();
+  W.dup_mode = DUP_SHARED;
+  W.budget = 1;
+  r = wnf_run(&W, dp0(L_A, d));
+  CHECK(W.status == WNF_BUDGET && r == dp0(L_A, d));
+  CHECK(HEAP[d] != BUSY && TAG(HEAP[d]) == OP2);
+  W.budget = ~0ull;
+  r = wnf_run(&W, r);
+  CHECK(W.status == WNF_OK && r == num(6));
+  r = wnf_run(&W, dp1(L_A, d));
+  CHECK(r == num(6));
+
+  // DUP_OWNER: a slot of another region defers to its owner
+  d = dup(num(7));
+  fresh();
+  W.dup_mode     = DUP_OWNER;
+  W.region_shift = 4;
+  W.owner        = REGION_OF(&W, d) + 1;
+  r = wnf_run(&W, dp0(L_A, d));
+  CHECK(W.status == WNF_DEFER && W.defer == REGION_OF(&W, d) && HEAP[d] == num(7));
+  W.owner = REGION_OF(&W, d);
+  r = wnf_run(&W, r);
+  CHECK(W.status == WNF_OK && r == num(7) && HEAP[d] == AS_SUB(num(7)));
+  W.region_shift = 31;
+  W.owner = 0;
+}
+
+// Heap exhausted: WNF_OOM with a valid rebuilt term.
+static void test_oom(void) {
+  // sup tree of depth 30 under a lambda: (λx. !X&A=x; &B{X₀,X₁})... grows
+  // without end: @grow = λx.(@grow &A{x,x}) as a book entry
+  u32 gid = 4;
+  u32 t = nodes(6);
+  // root: λx.(@grow &A{x0, x1}) with !X&A = x   -- words: [root][body][app][app+1][sup][sup+1]
+  HEAP[t + 0] = TERM(LAM, 0, t + 1);
+  HEAP[t + 1] = TERM(APP, 0, t + 2);
+  HEAP[t + 2] = TERM(REF, gid, 0);
+  HEAP[t + 3] = TERM(SUP, L_A, t + 4);
+  HEAP[t + 4] = TERM(VAR, 0, t + 1);
+  HEAP[t + 5] = num(0);
+  BOOK[gid] = t; BOOK_LEN[gid] = 6;
+  u32 cnt = W.book_cnt;
+  W.book_cnt = 16;
+  fresh();
+  W.budget = ~0ull;
+  u64 top = HEAP_WORDS;
+  Term r = wnf_run(&W, app(TERM(REF, gid, 0), num(1)));
+  CHECK(W.status == WNF_OOM);
+  CHECK(TAG(r) == APP);
+  CHECK(heap_used() <= top);
+  W.book_cnt = cnt;
+}
+
+int main(void) {
+  if (heap_init(1u << 24) != 0) {
+    printf("heap_init failed\n");
+    return 1;
+  }
+  cpu_wnf_init(&W, 1u << 16);
+  W.book_cnt = 0;
+  // every family three ways: plain; stopped and rebuilt after every
+  // interaction; with shared DUP slots (exchange with BUSY)
+  for (int pass = 0; pass < 3; pass++) {
+    STEPWISE = pass == 1;
+    MODE     = pass == 2 ? DUP_SHARED : DUP_SOLO;
+    test_app();
+    test_mat();
+    test_dup();
+    test_op2();
+    test_eql();
+    test_dyn();
+    test_red();
+    test_uns();
+    test_book();
+  }
+  STEPWISE = 0;
+  MODE     = DUP_SOLO;
+  test_prim();
+  test_rebuild_budget();
+  test_rebuild_stack();
+  test_defer();
+  test_oom();
+  printf("%d passed, %d failed\n", PASS, FAIL);
+  return FAIL != 0;
+}
