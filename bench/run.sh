@@ -46,7 +46,16 @@ if [ ${#files[@]} -eq 0 ]; then
 fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/hvm4g-bench.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+: > "$TMP/cmds"
+# The commands are printed at the end, also when the script is stopped.
+finish() {
+  echo
+  echo "Commands run:"
+  cat "$TMP/cmds"
+  rm -rf "$TMP"
+}
+trap finish EXIT
+trap 'echo "(stopped)"; exit 130' INT TERM
 
 tflag=(); [ "$THREADS" -gt 1 ] && tflag=("-T$THREADS")
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
@@ -99,10 +108,10 @@ cols=(ref cpu)
 dev=(--gpu); [ -n "$DEVICE" ] && dev+=("--device=$DEVICE")
 
 printf '| %-24s | %12s |' program "ref itrs"
-for c in "${cols[@]}"; do printf ' %9s |' "$c M/s"; done
+for c in "${cols[@]}"; do printf ' %10s |' "$c M/s"; done
 printf ' %7s | %5s |\n' ratio same
 printf '|%s|%s|' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..14})"
-for c in "${cols[@]}"; do printf '%s|' "$(printf -- '-%.0s' {1..11})"; done
+for c in "${cols[@]}"; do printf '%s|' "$(printf -- '-%.0s' {1..12})"; done
 printf '%s|%s|\n' "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..7})"
 
 for f in "${files[@]}"; do
@@ -134,13 +143,10 @@ for f in "${files[@]}"; do
   ratio=$(awk -v a="${M[cpu]}" -v b="${M[ref]}" 'BEGIN { if (b + 0 > 0 && a + 0 > 0) printf "%.2fx", a / b; else print "-" }')
   printf '| %-24s | %12s |' "$name" "$ref_itrs"
   for c in "${cols[@]}"; do
-    if [ "${S[$c]}" = ok ] || [ "${S[$c]}" = "-" ]; then printf ' %9s |' "${M[$c]}"
-    else printf ' %9s |' "${S[$c]}"; fi
+    if [ "${S[$c]}" = ok ] || [ "${S[$c]}" = "-" ]; then printf ' %10s |' "${M[$c]}"
+    else printf ' %10s |' "${S[$c]}"; fi
   done
   printf ' %7s | %5s |\n' "$ratio" "$same"
   unset M S
 done
 
-echo
-echo "Commands run:"
-cat "$TMP/cmds"

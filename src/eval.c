@@ -28,14 +28,13 @@ u64 eval_itrs(void) {
   return n;
 }
 
+// stdout is flushed by exit(), after the message, as HVM4 does.
 void eval_die(const char *msg) {
-  fflush(stdout);
   fprintf(stderr, "RUNTIME_ERROR: %s\n", msg);
   exit(1);
 }
 
 static void die_plain(const char *msg) {
-  fflush(stdout);
   fprintf(stderr, "Error: %s\n", msg);
   exit(1);
 }

@@ -33,6 +33,7 @@ u32  eval_alloc(Wnf *w, u32 n);       // n fresh heap words from w's arena
 int  eval_refill(Wnf *w, u32 n);      // new arena of >= n words; 0 if none
 Term prim_host(Wnf *w, Term pri);     // result of a host primitive (%log..)
 void snf_init(void);                  // after the workers exist
+int  snf_pool_busy(void);             // other CPU threads may be reducing
 Wnf *eval_self(void);                 // the calling CPU thread's evaluator
 
 #if defined(__x86_64__)

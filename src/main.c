@@ -208,7 +208,7 @@ static int run(int argc, char **argv) {
     }
     printf("- Time: %.3f seconds\n", dt);
     printf("- Perf: %.2f M interactions/s\n", dt > 0 ? (double)itrs / dt / 1e6 : 0.0);
-    if (gpu) gpu_print_stats(stdout);
+    if (gpu || gpu_itrs() > 0) gpu_print_stats(stdout);   // -G or %gnf
   } else if (EVAL.silent) {
     printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
   }

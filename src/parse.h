@@ -15,15 +15,17 @@
 //   APP [fun, arg]          DRY [fun, arg]  (^(f x))   NAM ext=nick, val 0
 //   LAM [body]              SUP ext=label [a, b]        ERA, ANY: val 0
 //   DUP ext=label [expr, body]: a binder in term position; WNF continues
-//       with body; DP0/DP1 (ext = label) point at the node.
-//   REF ext=book id, val 0  NUM val=u32                 CNN ext=nick [fields]
+//       with body; DP0/DP1 (ext = label) point at the node. A DUP whose
+//       vars are unused is kept (HVM4 keeps it too).
+//   REF ext=book id, val 0  NUM val=u32
+//   C00+n ext=ctor nick [field0 .. field(n-1)]  (C00: val 0, no node)
 //   MAT ext=ctor nick [hit, miss]   SWI ext=number [hit, miss]
 //       `λ{#A:a; #B:b; d}` = MAT(A)[a, MAT(B)[b, d]]: right-nested, `miss`
 //       is the next case or the default; a chain with no default ends in
 //       NUM 0 (as HVM4: a miss there is not defined). `λ{0:a; d}` is SWI
 //       ext=0 [a, d].
-//       Patterns `[]` `<>` `0n` `1n+` are MAT on Nil Con Zer Suc; `'c'` is
-//       SWI on the code point.
+//       Patterns `[]` `<>` `0n` `1n+` are MAT on #NIL #CON #ZER #SUC
+//       (names.h NICK_x); `'c'` is SWI on the code point.
 //   USE [fun]               `λ{f}`;  `λ{}` is ERA.
 //   OP2 ext=OP_x [lhs, rhs] EQL/AND/OR [lhs, rhs] (=== .&. .|.)
 //   RED [lhs, rhs]          (lhs ~> rhs)
@@ -44,7 +46,9 @@
 // Sugar is expanded as HVM4 does: lets are APP(LAM, val) (`!!` adds USE),
 // `&x` binders get automatic DUP chains with fresh labels (from 0x800000,
 // counting across the whole program), forks become λx.!X&L=x; ... &L{A,B},
-// lists/strings/chars/nats become Con/Nil/Chr/Suc/Zer constructors.
+// lists/strings/chars/nats become #CON/#NIL/#CHR/#SUC/#ZER constructors.
+// The template may hold a few unreachable words (scratch slots); they are
+// relocated like the rest and never read.
 
 #ifndef HVM4G_PARSE_H
 #define HVM4G_PARSE_H

@@ -139,11 +139,14 @@ static Term prim_log(Wnf *w, Term pri) {
 }
 
 // Strong normal form of `t` in a fresh slot, on the CPU or on the device.
+// The device needs the heap to itself (a device run copies the heap back
+// when it ends), so a %gnf met while the -T pool is reducing is normalized
+// by the pool instead: the same result, on the CPU.
 static Term prim_nf(Wnf *w, Term pri, int dev) {
   u32 slot = eval_alloc(w, 1);
   HEAP[slot] = HEAP[VAL(pri)];
-  if (dev) gpu_snf_at(slot);
-  else     eval_snf_at(slot);
+  if (dev && !snf_pool_busy()) gpu_snf_at(slot);
+  else                         eval_snf_at(slot);
   return HEAP[slot];
 }
 

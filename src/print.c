@@ -156,9 +156,9 @@ static void print_esc(FILE *f, u32 c, char quote) {
   print_utf8(f, c);
 }
 
-static const char *OP_SYM[OP_COUNT] = {
-  "+", "-", "*", "/", "%", "&&", "||", "^", "<<", ">>",
-  "~", "==", "!=", "<", "<=", ">", ">=",
+static const char *OP_MID[OP_COUNT] = {
+  " + ", " - ", " * ", " / ", " % ", " && ", " || ", " ^ ", " << ", " >> ",
+  " ~ ", " == ", " != ", " < ", " <= ", " > ", " >= ",
 };
 
 static Term at(u32 loc) { return NO_SUB(HEAP[loc]); }
@@ -360,14 +360,12 @@ static void print_one(FILE *f, Term t, u32 d) {
       return;
     }
     case OP2: {
-      static char mid[OP_COUNT][8];
       u32 op = EXT(t);
       if (op >= OP_COUNT) { fprintf(f, "(?%u)", op); return; }
-      snprintf(mid[op], sizeof mid[op], " %s ", OP_SYM[op]);
       fputc('(', f);
       push_s(")");
       push_t(at(loc + 1), d);
-      push_s(mid[op]);
+      push_s(OP_MID[op]);
       push_t(at(loc), d);
       return;
     }
@@ -480,7 +478,6 @@ static void run(FILE *f, Term t, int quoted) {
     fputc('&', f);
     nick_print(f, dp.lab);
     fputc('=', f);
-    QUOTED = 0;
     push_t(at(dp.loc), 0);
     drain(f);
     fputc(';', f);

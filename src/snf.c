@@ -204,38 +204,54 @@ static void dq_unlock(Deque *q) {
   atomic_flag_clear_explicit(&q->lock, memory_order_release);
 }
 
+// head and tail are read without the lock to skip empty deques quickly, so
+// every access to them is atomic (relaxed: the lock orders the rest).
+#define LD(x)    __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 static void dq_push(Deque *q, Task t) {
   dq_lock(q);
-  if (q->tail - q->head == q->cap) {
+  u64 head = LD(q->head), tail = LD(q->tail);
+  if (tail - head == q->cap) {
     u64   cap = q->cap ? q->cap * 2 : 4096;
     Task *nb  = malloc(cap * sizeof(Task));
     if (!nb) {
       dq_unlock(q);
       eval_die("out of memory in the normalizer");
     }
-    for (u64 i = q->head; i < q->tail; i++) nb[i - q->head] = q->buf[i & (q->cap - 1)];
+    for (u64 i = head; i < tail; i++) nb[i - head] = q->buf[i & (q->cap - 1)];
     free(q->buf);
-    q->tail -= q->head; q->head = 0;
+    tail -= head; head = 0;
     q->buf = nb; q->cap = cap;
+    ST(q->head, head);
   }
-  q->buf[q->tail++ & (q->cap - 1)] = t;
+  q->buf[tail & (q->cap - 1)] = t;
+  ST(q->tail, tail + 1);
   dq_unlock(q);
 }
 
 static int dq_pop(Deque *q, Task *t) {
-  if (q->tail == q->head) return 0;
+  if (LD(q->tail) == LD(q->head)) return 0;
   dq_lock(q);
-  int ok = q->tail > q->head;
-  if (ok) *t = q->buf[--q->tail & (q->cap - 1)];
+  u64 tail = LD(q->tail);
+  int ok   = tail > LD(q->head);
+  if (ok) {
+    *t = q->buf[(tail - 1) & (q->cap - 1)];
+    ST(q->tail, tail - 1);
+  }
   dq_unlock(q);
   return ok;
 }
 
 static int dq_steal(Deque *q, Task *t) {
-  if (q->tail == q->head) return 0;
+  if (LD(q->tail) == LD(q->head)) return 0;
   dq_lock(q);
-  int ok = q->tail > q->head;
-  if (ok) *t = q->buf[q->head++ & (q->cap - 1)];
+  u64 head = LD(q->head);
+  int ok   = LD(q->tail) > head;
+  if (ok) {
+    *t = q->buf[head & (q->cap - 1)];
+    ST(q->head, head + 1);
+  }
   dq_unlock(q);
   return ok;
 }
@@ -324,6 +340,10 @@ static void snf_par(Wnf *w, u32 root) {
   }
   free(job.dups);
   pthread_mutex_destroy(&job.lock);
+}
+
+int snf_pool_busy(void) {
+  return atomic_load(&ACTIVE) > 0;
 }
 
 void snf_init(void) {

@@ -25,6 +25,12 @@
 #error "wnf.h: the backend must define HEAP_LD/ST/XCHG/CAS/REFILL first"
 #endif
 
+// Address space of pointers to a worker's own data (the Wnf, out
+// parameters). Empty in C and CUDA; Metal defines it as `thread`.
+#ifndef THR
+#define THR
+#endif
+
 // Frame tags
 // ==========
 // Stack-only tags, above every term tag. Term tags used as frames: APP, OP2,
@@ -43,7 +49,8 @@
 // so interactions bump-allocate without checks.
 #define WNF_RESERVE 128u
 
-// Built-in constructor nicks that EQL treats specially (names.h spelling).
+// Built-in constructor nicks that EQL treats specially: nick("SUC") and
+// nick("CON"), the NICK_SUC / NICK_CON of names.h (test_wnf checks).
 #define WNF_NAM_SUC 187357u  // #SUC{p}: EQL wraps the comparison in ↑
 #define WNF_NAM_CON 121448u  // #CON{h,t}: EQL wraps tail and whole in ↑
 
@@ -52,6 +59,10 @@
 
 #define WNF_ERA TERM(ERA, 0, 0)
 #define WNF_NUM(n) TERM(NUM, 0, (u32)(n))
+
+// HAS_LOC as a single mask test (constructors C01..C16 are tags 33..48).
+#define WNF_LOC_MASK     (LOC_TAGS | (0xFFFFull << (C00 + 1)))
+#define WNF_HAS_LOC(tag) ((tag) < 64 && ((WNF_LOC_MASK >> (tag)) & 1))
 
 // Adds `off` to the location of a HAS_LOC word (modulo 2^32).
 #define WNF_RELOC(t, off) \
@@ -62,7 +73,7 @@
 
 // Makes sure the arena holds n more words; refills it from the heap when it
 // does not. 0 when the heap is exhausted.
-FN u32 wnf_room(Wnf *w, u32 n) {
+FN u32 wnf_room(THR Wnf *w, u32 n) {
   if (w->end - w->next >= n) {
     return 1;
   }
@@ -70,7 +81,7 @@ FN u32 wnf_room(Wnf *w, u32 n) {
 }
 
 // n words from the arena, unchecked: callers made room first.
-FN u32 wnf_bump(Wnf *w, u32 n) {
+FN u32 wnf_bump(THR Wnf *w, u32 n) {
   u32 at  = w->next;
   w->next = at + n;
   return at;
@@ -81,7 +92,7 @@ FN u32 wnf_bump(Wnf *w, u32 n) {
 // the heap is exhausted.
 
 // n fresh words.
-FN u32 wnf_alloc(Wnf *w, u32 n) {
+FN u32 wnf_alloc(THR Wnf *w, u32 n) {
   if (n == 0) {
     return 0;
   }
@@ -89,7 +100,7 @@ FN u32 wnf_alloc(Wnf *w, u32 n) {
 }
 
 // A one-field node `tag{ext}[a]` (LAM, USE, INC, UNS, C01, PRI of arity 1).
-FN Term wnf_new1(Wnf *w, u32 tag, u32 ext, Term a) {
+FN Term wnf_new1(THR Wnf *w, u32 tag, u32 ext, Term a) {
   u32 at = wnf_alloc(w, 1);
   if (at == 0) return 0;
   HEAP_ST(w, at, a);
@@ -97,7 +108,7 @@ FN Term wnf_new1(Wnf *w, u32 tag, u32 ext, Term a) {
 }
 
 // A two-field node `tag{ext}[a, b]` (APP, SUP, MAT, OP2, C02, ...).
-FN Term wnf_new2(Wnf *w, u32 tag, u32 ext, Term a, Term b) {
+FN Term wnf_new2(THR Wnf *w, u32 tag, u32 ext, Term a, Term b) {
   u32 at = wnf_alloc(w, 2);
   if (at == 0) return 0;
   HEAP_ST(w, at + 0, a);
@@ -106,7 +117,7 @@ FN Term wnf_new2(Wnf *w, u32 tag, u32 ext, Term a, Term b) {
 }
 
 // A three-field node (DSU, DDU, C03).
-FN Term wnf_new3(Wnf *w, u32 tag, u32 ext, Term a, Term b, Term c) {
+FN Term wnf_new3(THR Wnf *w, u32 tag, u32 ext, Term a, Term b, Term c) {
   u32 at = wnf_alloc(w, 3);
   if (at == 0) return 0;
   HEAP_ST(w, at + 0, a);
@@ -116,25 +127,25 @@ FN Term wnf_new3(Wnf *w, u32 tag, u32 ext, Term a, Term b, Term c) {
 }
 
 // (f x)
-FN Term wnf_app(Wnf *w, Term f, Term x) {
+FN Term wnf_app(THR Wnf *w, Term f, Term x) {
   return wnf_new2(w, APP, 0, f, x);
 }
 
 // &lab{a, b}
-FN Term wnf_sup(Wnf *w, u32 lab, Term a, Term b) {
+FN Term wnf_sup(THR Wnf *w, u32 lab, Term a, Term b) {
   return wnf_new2(w, SUP, lab, a, b);
 }
 
 // A lambda with an empty body slot: returns its location `at`; the binder's
 // variable is TERM(VAR, 0, at), the lambda TERM(LAM, 0, at). Store the body
 // with HEAP_ST(w, at, body) once it is built. 0 when exhausted.
-FN u32 wnf_lam_slot(Wnf *w) {
+FN u32 wnf_lam_slot(THR Wnf *w) {
   return wnf_alloc(w, 1);
 }
 
 // ! x &lab = v: puts v in a fresh expression slot and returns its location
 // `at`; the copies are TERM(DP0, lab, at) and TERM(DP1, lab, at).
-FN u32 wnf_dup_slot(Wnf *w, Term v) {
+FN u32 wnf_dup_slot(THR Wnf *w, Term v) {
   u32 at = wnf_alloc(w, 1);
   if (at != 0) HEAP_ST(w, at, v);
   return at;
@@ -144,7 +155,7 @@ FN u32 wnf_dup_slot(Wnf *w, Term v) {
 // ari fields for the caller to fill, and the term in *out. For ari == 0 the
 // term needs no node (*out = TERM(C00, name, 0)) and 1 is returned.
 // 0 when exhausted.
-FN u32 wnf_ctr_slots(Wnf *w, u32 name, u32 ari, Term *out) {
+FN u32 wnf_ctr_slots(THR Wnf *w, u32 name, u32 ari, THR Term *out) {
   if (ari == 0) {
     *out = TERM(C00, name, 0);
     return 1;
@@ -204,7 +215,7 @@ FN u32 wnf_is_nam(u32 tag) {
 // the expression itself (rebuild, stuck). Releasing BUSY needs an exchange
 // when others may read the slot, so that what was built before is visible
 // before the slot says so.
-FN void wnf_put(Wnf *w, u32 mode, u32 loc, Term t) {
+FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
   if (mode == DUP_SOLO) {
     HEAP_ST(w, loc, t);
   } else {
@@ -223,7 +234,7 @@ FN void wnf_put(Wnf *w, u32 mode, u32 loc, Term t) {
 // &L{x0,x1} <op> b, for the binary eliminators OP2/EQL/AND/OR with the SUP
 // on the left: ! B &L = b; &L{(x0 op B₀), (x1 op B₁)}. The eliminator node
 // `nd` [_, b] keeps b as the DUP slot; the SUP node becomes the left copy.
-FN Term wnf_bin_sup_l(Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
+FN Term wnf_bin_sup_l(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
   u32 lab = EXT(sup);
   u32 s   = VAL(sup);
   Term x1 = HEAP_LD(w, s + 1);
@@ -238,7 +249,7 @@ FN Term wnf_bin_sup_l(Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
 
 // a <op> &L{y0,y1}, the SUP on the right: ! A &L = a; &L{(A₀ op y0),
 // (A₁ op y1)}. The node `nd` [a, _] keeps a as the DUP slot.
-FN Term wnf_bin_sup_r(Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
+FN Term wnf_bin_sup_r(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
   u32 lab = EXT(sup);
   u32 s   = VAL(sup);
   Term y0 = HEAP_LD(w, s + 0);
@@ -255,7 +266,7 @@ FN Term wnf_bin_sup_r(Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
 
 // ↑x <op> b / a <op> ↑y (and every other "INC passes up" rule): the node
 // `nd` gets x at field `i` and goes inside the INC node.
-FN Term wnf_inc_up(Wnf *w, u32 tag, u32 ext, u32 nd, u32 i, Term inc) {
+FN Term wnf_inc_up(THR Wnf *w, u32 tag, u32 ext, u32 nd, u32 i, Term inc) {
   u32 c = VAL(inc);
   HEAP_ST(w, nd + i, HEAP_LD(w, c));
   HEAP_ST(w, c, TERM(tag, ext, nd));
@@ -264,7 +275,7 @@ FN Term wnf_inc_up(Wnf *w, u32 tag, u32 ext, u32 nd, u32 i, Term inc) {
 
 // (λ{#K:h; m} &L{a,b}) -> ! M &L = mat; &L{(M₀ a), (M₁ b)}  (APP-MAT-SUP,
 // USE-SUP clones the USE the same way). `app` is the node [mat, arg].
-FN Term wnf_mat_sup(Wnf *w, u32 app, Term mat, Term sup) {
+FN Term wnf_mat_sup(THR Wnf *w, u32 app, Term mat, Term sup) {
   u32 lab = EXT(sup);
   u32 s   = VAL(sup);
   Term a  = HEAP_LD(w, s + 0);
@@ -282,7 +293,7 @@ FN Term wnf_mat_sup(Wnf *w, u32 app, Term mat, Term sup) {
 
 // (λ{f} &L{a,b}) -> ! F &L = f; &L{(λ{F₀} a), (λ{F₁} b)}  (USE-SUP). The
 // USE node [f] becomes the DUP slot.
-FN Term wnf_use_sup(Wnf *w, u32 app, Term use, Term sup) {
+FN Term wnf_use_sup(THR Wnf *w, u32 app, Term use, Term sup) {
   u32 lab = EXT(sup);
   u32 s   = VAL(sup);
   u32 u   = VAL(use);
@@ -303,7 +314,7 @@ FN Term wnf_use_sup(Wnf *w, u32 app, Term use, Term sup) {
 // (#K{a..} === #K{b..}) and friends (EQL-CTR): the comparison of the fields,
 // as ANDs of EQLs (SUC and CON get ↑ for collapse priority). `nd` is the
 // EQL node, reused for the first comparison.
-FN Term wnf_eql_ctr(Wnf *w, u32 nd, Term a, Term b) {
+FN Term wnf_eql_ctr(THR Wnf *w, u32 nd, Term a, Term b) {
   u32 tag = TAG(a);
   if (tag != TAG(b) || EXT(a) != EXT(b)) {
     return WNF_NUM(0);
@@ -345,7 +356,7 @@ FN Term wnf_eql_ctr(Wnf *w, u32 nd, Term a, Term b) {
 
 // (x0 === y0) .&. (x1 === y1) for two binary nodes (EQL-MAT, EQL-DRY); the
 // EQL node `nd` holds the first comparison.
-FN Term wnf_eql_pair(Wnf *w, u32 nd, u32 la, u32 lb) {
+FN Term wnf_eql_pair(THR Wnf *w, u32 nd, u32 la, u32 lb) {
   u32 n = wnf_bump(w, 4);
   HEAP_ST(w, nd + 0, HEAP_LD(w, la + 0));
   HEAP_ST(w, nd + 1, HEAP_LD(w, lb + 0));
@@ -358,7 +369,7 @@ FN Term wnf_eql_pair(Wnf *w, u32 nd, u32 la, u32 lb) {
 
 // EQL on two values, neither ERA, SUP, INC (handled before): the term to
 // enter next. Counts one interaction, as HVM4 does for each case.
-FN Term wnf_eql(Wnf *w, u32 nd, Term a, Term b) {
+FN Term wnf_eql(THR Wnf *w, u32 nd, Term a, Term b) {
   u32 ta = TAG(a);
   u32 tb = TAG(b);
   if (ta == ANY || tb == ANY) {
@@ -405,7 +416,7 @@ FN Term wnf_eql(Wnf *w, u32 nd, Term a, Term b) {
 // ((f ~> g) x) once g is a value, for the g that need no further reduction
 // (F_ARED): the result, or 0 when g is MAT/SWI/USE (the caller reduces x).
 // `app` is [red, x], `red` is [f, g_old].
-FN Term wnf_app_red(Wnf *w, u64 *itrs, u32 app, u32 red, Term g) {
+FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term g) {
   Term f = HEAP_LD(w, red + 0);
   Term x = HEAP_LD(w, app + 1);
   u32  tg = TAG(g);
@@ -478,7 +489,7 @@ FN Term wnf_app_red(Wnf *w, u64 *itrs, u32 app, u32 red, Term g) {
 // ((f ~> mat) v), v a value (F_RMAT). Returns the term to enter; *again = 1
 // when v is a RED whose right side must be reduced first (returned).
 // `app` is [red, v_old], `red` is [f, mat].
-FN Term wnf_red_mat(Wnf *w, u64 *itrs, u32 app, u32 red, Term v) {
+FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
   Term f   = HEAP_LD(w, red + 0);
   Term mat = HEAP_LD(w, red + 1);
   u32  m   = VAL(mat);
@@ -578,7 +589,7 @@ FN Term wnf_red_mat(Wnf *w, u64 *itrs, u32 app, u32 red, Term v) {
 }
 
 // ((f ~> λ{g}) v), v a value (F_RUSE); as wnf_red_mat.
-FN Term wnf_red_use(Wnf *w, u64 *itrs, u32 app, u32 red, Term v) {
+FN Term wnf_red_use(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
   Term f   = HEAP_LD(w, red + 0);
   Term use = HEAP_LD(w, red + 1);
   u32  u   = VAL(use);
@@ -635,7 +646,7 @@ FN Term wnf_red_use(Wnf *w, u64 *itrs, u32 app, u32 red, Term v) {
 // (each side then takes one), 0 when v has no such rule (stuck or atom).
 // Counted by the caller. The fields of the copied node become the DUP
 // slots of its fields: the node itself is consumed.
-FN u32 wnf_dup_val(Wnf *w, u32 lab, Term v, Term *r0, Term *r1) {
+FN u32 wnf_dup_val(THR Wnf *w, u32 lab, Term v, THR Term *r0, THR Term *r1) {
   u32 tv = TAG(v);
   u32 x  = VAL(v);
   if (tv == SUP) {
@@ -693,7 +704,7 @@ FN u32 wnf_dup_val(Wnf *w, u32 lab, Term v, Term *r0, Term *r1) {
 // template's nodes (words 1..len-1) to fresh heap, relocating every word
 // with a location, and returns the relocated root (word 0). `tpl` is
 // BOOK[id] != 0. Returns 0 when the heap is exhausted.
-FN Term wnf_instance(Wnf *w, u32 tpl, u32 len) {
+FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
   Term root = HEAP_LD(w, tpl);
   if (len <= 1) {
     return root;
@@ -705,12 +716,12 @@ FN Term wnf_instance(Wnf *w, u32 tpl, u32 len) {
   u32 off = at - (tpl + 1);
   for (u32 i = 1; i < len; i++) {
     Term t = HEAP_LD(w, tpl + i);
-    if (HAS_LOC(TAG(t))) {
+    if (WNF_HAS_LOC(TAG(t))) {
       t = WNF_RELOC(t, off);
     }
     HEAP_ST(w, at + i - 1, t);
   }
-  if (HAS_LOC(TAG(root))) {
+  if (WNF_HAS_LOC(TAG(root))) {
     root = WNF_RELOC(root, off);
   }
   return root;
@@ -724,7 +735,7 @@ FN Term wnf_instance(Wnf *w, u32 tpl, u32 len) {
 // to t with the work done so far, no DUP slot left BUSY. For WNF_HOST,
 // w->host is the primitive to run and w->host_at the heap slot that holds
 // it inside the returned term (0: the returned term is w->host itself).
-FN Term wnf_run(Wnf *w, Term t) {
+FN Term wnf_run(THR Wnf *w, Term t) {
   DEV Term *stk  = w->stack;
   u32       cap  = w->stack_cap;
   u32       mode = w->dup_mode;
@@ -1332,8 +1343,7 @@ FN Term wnf_run(Wnf *w, Term t) {
   w->status  = st;
   w->host_at = 0;
   if (st == WNF_DEFER) {
-    w->defer   = REGION_OF(w, VAL(next));
-    w->defers += 1;
+    w->defer = REGION_OF(w, VAL(next));   // (w->defers: the caller counts)
   }
   u32 first = 1;
   while (sp > 0) {

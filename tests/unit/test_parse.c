@@ -439,6 +439,16 @@ static void check_deep(void) {
   free(got);
   free(err);
   check_text("@main = 1000000n\n", "1000000n");
+  // 20000 nested cloned lets, each used twice: auto-dup stays linear.
+  p = src + sprintf(src, "@main = !&a0 = 1;\n");
+  for (u32 i = 1; i < 20000; i++) p += sprintf(p, "!&a%u = a%u + a%u;\n", i, i - 1, i - 1);
+  sprintf(p, "a19999 + a19999\n");
+  rc = parse_capture("t.hvm4", src, &err);
+  got = rc == 0 ? show_term(main_term(), 0) : strdup(err);
+  check(rc == 0 && strncmp(got, "(λa.(λb.", 10) == 0 && strstr(got, "!A&Fd3E=a;") && all_valid(),
+        "20000 cloned lets", NULL, NULL);
+  free(got);
+  free(err);
   free(src);
   // Too deep for the stack (a 64 MiB one here): a clear error, no crash.
   pthread_attr_t at;

@@ -5,9 +5,13 @@
 // step, store back, resume), DUP slot held elsewhere (defer), stack and
 // heap exhaustion. Last line: "N passed, N failed".
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "cpu.h"
+#include "names.h"
 
 static int PASS = 0;
 static int FAIL = 0;
@@ -636,10 +640,8 @@ static void test_defer(void) {
   HEAP[d] = BUSY;
   fresh();
   W.dup_mode = DUP_SHARED;
-  u64 defers = W.defers;
   Term r = wnf_run(&W, t);
   CHECK(W.status == WNF_DEFER && W.defer == REGION_OF(&W, d));
-  CHECK(W.defers == defers + 1);
   CHECK(HEAP[d] == BUSY);        // not ours: untouched
   // the other holder releases it; we resume
   HEAP[d] = e;
@@ -679,6 +681,59 @@ static void test_defer(void) {
   W.owner = 0;
 }
 
+// DUP_SHARED under real contention: two threads force the two sides of the
+// same DUP slots (nested: each expression duplicates an inner one), in the
+// same order, retrying on WNF_DEFER. Both must see the same numbers.
+#define RACE_N 20000
+static u32  RACE_SLOT[RACE_N];
+static Term RACE_OUT[2][RACE_N];
+static _Atomic u32 RACE_GO;   // both threads start together
+
+static void *race_side(void *arg) {
+  u32 side = (u32)(uintptr_t)arg;
+  Wnf w;
+  cpu_wnf_init(&w, 1u << 12);
+  w.dup_mode = DUP_SHARED;
+  atomic_fetch_add(&RACE_GO, 1);
+  while (atomic_load(&RACE_GO) < 2) {
+  }
+  for (u32 k = 0; k < RACE_N; k++) {
+    u32 i = k;
+    Term t = side ? dp1(L_A, RACE_SLOT[i]) : dp0(L_A, RACE_SLOT[i]);
+    for (;;) {
+      t = wnf_run(&w, t);
+      if (w.status != WNF_DEFER) break;
+    }
+    RACE_OUT[side][i] = w.status == WNF_OK ? t : 0;
+  }
+  cpu_wnf_free(&w);
+  return NULL;
+}
+
+static void test_race(void) {
+  // slot i: !X&A = ((!Y&B = i; (Y₀ + Y₁)) * 3); the inner Y's twin is
+  // dropped into an erasing lambda so both inner sides get forced
+  for (u32 i = 0; i < RACE_N; i++) {
+    u32 in = dup(num(i));
+    Term e = op2(OP_MUL, op2(OP_ADD, dp0(L_B, in), dp1(L_B, in)), num(3));
+    RACE_SLOT[i] = dup(e);
+  }
+  pthread_t th[2];
+  for (uintptr_t s = 0; s < 2; s++) {
+    pthread_create(&th[s], NULL, race_side, (void *)s);
+  }
+  for (u32 s = 0; s < 2; s++) {
+    pthread_join(th[s], NULL);
+  }
+  int ok = 1;
+  for (u32 i = 0; i < RACE_N; i++) {
+    Term want = num(6 * i);
+    if (RACE_OUT[0][i] != want || RACE_OUT[1][i] != want) ok = 0;
+  }
+  CHECK(ok);
+  CHECK(!busy_left());
+}
+
 // Heap exhausted: WNF_OOM with a valid rebuilt term.
 static void test_oom(void) {
   // sup tree of depth 30 under a lambda: (λx. !X&A=x; &B{X₀,X₁})... grows
@@ -705,6 +760,17 @@ static void test_oom(void) {
   W.book_cnt = cnt;
 }
 
+// The core's constants agree with the rest: HAS_LOC, builtin nicks.
+static void test_consts(void) {
+  names_init();
+  CHECK(WNF_NAM_SUC == NICK_SUC && WNF_NAM_CON == NICK_CON);
+  int same = 1;
+  for (u32 tag = 0; tag < 128; tag++) {
+    if ((WNF_HAS_LOC(tag) != 0) != (HAS_LOC(tag) != 0)) same = 0;
+  }
+  CHECK(same);
+}
+
 int main(void) {
   if (heap_init(1u << 24) != 0) {
     printf("heap_init failed\n");
@@ -712,6 +778,7 @@ int main(void) {
   }
   cpu_wnf_init(&W, 1u << 16);
   W.book_cnt = 0;
+  test_consts();
   // every family three ways: plain; stopped and rebuilt after every
   // interaction; with shared DUP slots (exchange with BUSY)
   for (int pass = 0; pass < 3; pass++) {
@@ -733,6 +800,7 @@ int main(void) {
   test_rebuild_budget();
   test_rebuild_stack();
   test_defer();
+  test_race();
   test_oom();
   printf("%d passed, %d failed\n", PASS, FAIL);
   return FAIL != 0;
