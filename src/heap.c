@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "heap.h"
 
 Term       *HEAP       = NULL;
@@ -38,6 +39,20 @@ void heap_free(void) {
   if (BOOK)     munmap(BOOK, (u64)BOOK_CAP * sizeof(u32));
   if (BOOK_LEN) munmap(BOOK_LEN, (u64)BOOK_CAP * sizeof(u32));
   HEAP = NULL; BOOK = NULL; BOOK_LEN = NULL;
+}
+
+// The default capacity: 2^32 words, or three quarters of physical memory
+// when that is less, so a runaway program ends with "heap exhausted" rather
+// than with the system's out-of-memory killer.
+u64 heap_default_words(void) {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long psize = sysconf(_SC_PAGESIZE);
+  u64  words = 1ull << 32;
+  if (pages > 0 && psize > 0) {
+    u64 fit = (u64)pages * (u64)psize / 4 * 3 / sizeof(Term);
+    if (fit < words) words = fit;
+  }
+  return words < 1024 ? 1024 : words;
 }
 
 u32 heap_alloc(u32 n) {

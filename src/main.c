@@ -54,7 +54,7 @@ static u64 parse_heap(const char *s) {
 }
 
 static Cli parse_args(int argc, char **argv) {
-  Cli c = { .file = NULL, .collapse = 0, .limit = -1, .heap = 1ull << 32 };
+  Cli c = { .file = NULL, .collapse = 0, .limit = -1, .heap = 0 };
   EVAL.threads = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -146,6 +146,7 @@ static double seconds_since(struct timespec t0) {
 static int run(int argc, char **argv) {
   Cli c = parse_args(argc, argv);
 
+  if (c.heap == 0) c.heap = heap_default_words();
   if (heap_init(c.heap) != 0) {
     fprintf(stderr, "Error: cannot reserve a heap of %llu words\n",
             (unsigned long long)c.heap);

@@ -3,7 +3,8 @@
 // taken from HVM4's reference on the same programs), book instantiation,
 // primitives, and the early stops with their rebuild: budget (stop at every
 // step, store back, resume), DUP slot held elsewhere (defer), stack and
-// heap exhaustion. Last line: "N passed, N failed".
+// heap exhaustion; two threads racing for shared DUP slots. Linked with
+// src/ (tests/run.sh). Last line: "N passed, N failed".
 
 #include <pthread.h>
 #include <stdatomic.h>
