@@ -83,6 +83,9 @@ run() {
   ITRS=$(printf '%s\n' "$out" | awk '/^- Itrs:/ { print $3; exit }')
   SECS=$(printf '%s\n' "$out" | awk '/^- Time:/ { print $3; exit }')
   MIPS=$(printf '%s\n' "$out" | awk '/^- Perf:/ { print $3; exit }')
+  # Device runs: passes and deferrals ("passes/deferrals").
+  PD=$(printf '%s\n' "$out" | awk '/^- Device passes:/ { p = $4 } /^- Device deferrals:/ { d = $4 }
+                                    END { if (p != "") print p "/" d; else print "-" }')
   # Without a Perf line, derive it from Itrs and Time.
   if [ -z "$MIPS" ] && [ -n "$ITRS" ] && [ -n "$SECS" ]; then
     MIPS=$(awk -v i="$ITRS" -v s="$SECS" 'BEGIN { if (s > 0) printf "%.2f", i / s / 1e6 }')
@@ -109,9 +112,11 @@ dev=(--gpu); [ -n "$DEVICE" ] && dev+=("--device=$DEVICE")
 
 printf '| %-24s | %12s |' program "ref itrs"
 for c in "${cols[@]}"; do printf ' %10s |' "$c M/s"; done
+[ "$GPU" = 1 ] && printf ' %15s | %15s |' "owner pass/def" "atomic pass/def"
 printf ' %7s | %5s |\n' ratio same
 printf '|%s|%s|' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..14})"
 for c in "${cols[@]}"; do printf '%s|' "$(printf -- '-%.0s' {1..12})"; done
+[ "$GPU" = 1 ] && printf '%s|%s|' "$(printf -- '-%.0s' {1..17})" "$(printf -- '-%.0s' {1..17})"
 printf '%s|%s|\n' "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..7})"
 
 for f in "${files[@]}"; do
@@ -128,9 +133,9 @@ for f in "${files[@]}"; do
   M[cpu]=${MIPS:--}; S[cpu]=$STATUS
   if [ "$GPU" = 1 ]; then
     run owner "$f" "$BIN" "${dev[@]}" --dup=owner
-    M[owner]=${MIPS:--}; S[owner]=$STATUS
+    M[owner]=${MIPS:--}; S[owner]=$STATUS; PDO=$PD
     run atomic "$f" "$BIN" "${dev[@]}" --dup=atomic
-    M[atomic]=${MIPS:--}; S[atomic]=$STATUS
+    M[atomic]=${MIPS:--}; S[atomic]=$STATUS; PDA=$PD
   fi
   # Equal results: every hvm4g run against the reference (or the CPU run).
   same=yes
@@ -146,6 +151,7 @@ for f in "${files[@]}"; do
     if [ "${S[$c]}" = ok ] || [ "${S[$c]}" = "-" ]; then printf ' %10s |' "${M[$c]}"
     else printf ' %10s |' "${S[$c]}"; fi
   done
+  [ "$GPU" = 1 ] && printf ' %15s | %15s |' "$PDO" "$PDA"
   printf ' %7s | %5s |\n' "$ratio" "$same"
   unset M S
 done
