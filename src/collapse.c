@@ -12,9 +12,16 @@
 // lowers the key of what it wraps. A branch with neither is printed. Being
 // lazy, it works on infinite superpositions (enum_* tests).
 //
-// cnf walks the term with an explicit stack (no C recursion). Collapse runs
-// on CPU thread 0 in the single-thread order, so the output is the same for
-// any -T; WNF inside it may still call %nf on the pool.
+// cnf walks the term with an explicit stack (no C recursion).
+//
+// -T N: the queue is worked in waves. A wave is up to WAVE pairs taken from
+// the head of the lowest bucket, the pairs the single-thread loop would pop
+// next; their branches are collapsed at once on the pool (DUPs they share are
+// taken atomically, DUP_SHARED), then consumed on this thread in queue order:
+// push, print, count. A branch whose INCs send its sides below the wave's
+// key would be popped before the rest of the wave by the sequential loop, so
+// the rest goes back to the head of its bucket, already collapsed. The output
+// is thus the same for any -T; only work past the limit may be wasted.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +45,11 @@ typedef struct {
 #define CF_NODE 0
 #define CF_LAMB 1
 
-static CFrame *CS     = NULL;
-static u32     CS_CAP = 0;
+// Per thread, re-entrant: a %nf inside cnf may run another branch's cnf on
+// this thread (pool work), which stacks its frames above CS_SP.
+static _Thread_local CFrame *CS     = NULL;
+static _Thread_local u32     CS_CAP = 0;
+static _Thread_local u32     CS_SP  = 0;
 
 static void cs_grow(u32 need) {
   if (need <= CS_CAP) return;
@@ -128,10 +138,12 @@ static Term cnf_lam(Wnf *w, u32 level, Term body) {
 
 // cnf of `t` at binder depth `depth`.
 static Term cnf(Wnf *w, Term t, u32 depth) {
-  u32  sp = 0;
+  u32  base = CS_SP;
+  u32  sp   = base;
   Term res;
   descend:
   for (;;) {
+    CS_SP = sp;
     t = eval_wnf(w, t);
     u32 tag = TAG(t);
     if (tag == RED) {
@@ -159,7 +171,7 @@ static Term cnf(Wnf *w, Term t, u32 depth) {
     t = HEAP[VAL(t)];
   }
   // ascend: hand `res` to the frame above
-  while (sp > 0) {
+  while (sp > base) {
     CFrame *f = &CS[sp - 1];
     if (f->kind == CF_LAMB) {
       sp--;
@@ -182,6 +194,7 @@ static Term cnf(Wnf *w, Term t, u32 depth) {
     sp--;
     res = f->sup < 0 ? f->term : cnf_lift(w, f);
   }
+  CS_SP = base;
   return res;
 }
 
@@ -199,23 +212,26 @@ typedef struct {
 static Bucket Q[KEYS];
 static u64    Q_MASK;     // bit k: bucket k non-empty
 
+// Doubles a full bucket's ring (indices are taken modulo 2^64: q_unpop may
+// wrap head below zero).
+static void q_grow(Bucket *b) {
+  u64  len = b->tail - b->head;
+  u64  cap = b->cap ? b->cap * 2 : 256;
+  u64 *nb  = malloc(cap * sizeof(u64));
+  if (!nb) {
+    fprintf(stderr, "Error: out of memory in collapse\n");
+    exit(1);
+  }
+  for (u64 i = 0; i < len; i++) nb[i] = b->buf[(b->head + i) & (b->cap - 1)];
+  free(b->buf);
+  b->head = 0; b->tail = len;
+  b->buf  = nb; b->cap = cap;
+}
+
 static void q_push(u32 key, u64 task) {
   if (key >= KEYS) key = KEYS - 1;
   Bucket *b = &Q[key];
-  if (b->tail - b->head == b->cap) {
-    u64  cap = b->cap ? b->cap * 2 : 256;
-    u64 *nb  = malloc(cap * sizeof(u64));
-    if (!nb) {
-      fprintf(stderr, "Error: out of memory in collapse\n");
-      exit(1);
-    }
-    for (u64 i = b->head; i < b->tail; i++) {
-      nb[i - b->head] = b->buf[i & (b->cap - 1)];
-    }
-    free(b->buf);
-    b->tail -= b->head; b->head = 0;
-    b->buf = nb; b->cap = cap;
-  }
+  if (b->tail - b->head == b->cap) q_grow(b);
   b->buf[b->tail++ & (b->cap - 1)] = task;
   Q_MASK |= 1ull << key;
 }
@@ -249,53 +265,167 @@ static void q_free(void) {
 static u64 PRINTED;
 static u64 LIMIT;
 
-// Collapses the branch at `loc` until it is printed, dropped (ERA) or split
-// into two queued branches (SUP).
-static void branch(Wnf *w, u32 key, u32 loc) {
+// A collapsed branch: its term (SUP, ERA or a quoted term) and its key.
+typedef struct {
+  Term t;
+  u32  key;
+} Res;
+
+// Collapses the branch at `loc` until it is an ERA, a SUP or neither; an INC
+// lowers the key.
+static Res branch_eval(Wnf *w, u32 key, u32 loc) {
   for (;;) {
     Term t = cnf(w, HEAP[loc], 0);
     HEAP[loc] = t;
-    switch (TAG(t)) {
-      case INC: {
-        loc = VAL(t);
-        HEAP[loc] = cnf(w, HEAP[loc], 0);
-        if (key > 0) key--;
-        continue;
-      }
-      case SUP: {
-        u32 s = VAL(t);
-        q_push(key + 1, ((u64)(s + 1) << 32) | s);
-        return;
-      }
-      case ERA: {
-        return;
-      }
-      default: {
-        if (PRINTED++ < LIMIT && !EVAL.silent) {
-          print_quoted(stdout, t);
-          if (EVAL.stats) {
-            printf(" \033[2m#%llu\033[0m", (unsigned long long)eval_itrs());
-          }
-          putchar('\n');
+    if (TAG(t) != INC) return (Res){ t, key };
+    loc = VAL(t);
+    HEAP[loc] = cnf(w, HEAP[loc], 0);
+    if (key > 0) key--;
+  }
+}
+
+// Consumes a collapsed branch: queues a SUP's sides, prints the others.
+// Returns the key the sides went to, or KEYS.
+static u32 branch_use(Res r) {
+  switch (TAG(r.t)) {
+    case SUP: {
+      u32 s = VAL(r.t);
+      q_push(r.key + 1, ((u64)(s + 1) << 32) | s);
+      return r.key + 1;
+    }
+    case ERA: {
+      return KEYS;
+    }
+    default: {
+      if (PRINTED++ < LIMIT && !EVAL.silent) {
+        print_quoted(stdout, r.t);
+        if (EVAL.stats) {
+          printf(" \033[2m#%llu\033[0m", (unsigned long long)eval_itrs());
         }
-        return;
+        putchar('\n');
       }
+      return KEYS;
     }
   }
 }
 
-void eval_collapse(u32 loc, long long limit) {
-  if (limit == 0) return;
-  Wnf *w = eval_worker(0);
-  LIMIT   = limit < 0 ? ~0ull : (u64)limit;
-  PRINTED = 0;
-  q_push(0, loc);
+static void collapse_seq(Wnf *w) {
   u32 key;
   u64 task;
   while (PRINTED < LIMIT && q_pop(&key, &task)) {
     u32 l0 = (u32)task, l1 = (u32)(task >> 32);
-    if (l0) branch(w, key, l0);
-    if (l1) branch(w, key, l1);
+    if (l0) branch_use(branch_eval(w, key, l0));
+    if (l1) branch_use(branch_eval(w, key, l1));
+  }
+}
+
+// Waves (-T N)
+// ============
+// A queued task with DONE set is a pair already collapsed by a wave that
+// stopped early: its index in DONE_RES (two results; ERA for no side).
+
+#define DONE (1ull << 63)
+
+static Res *DONE_RES = NULL;
+static u64  DONE_LEN = 0, DONE_CAP = 0;
+
+static u64 done_add(Res a, Res b) {
+  if (DONE_LEN + 2 > DONE_CAP) {
+    DONE_CAP = DONE_CAP ? DONE_CAP * 2 : 256;
+    DONE_RES = realloc(DONE_RES, DONE_CAP * sizeof(Res));
+    if (!DONE_RES) {
+      fprintf(stderr, "Error: out of memory in collapse\n");
+      exit(1);
+    }
+  }
+  DONE_RES[DONE_LEN]     = a;
+  DONE_RES[DONE_LEN + 1] = b;
+  DONE_LEN += 2;
+  return DONE | (DONE_LEN - 2);
+}
+
+// Puts a task back at the head of bucket `key` (it was just popped there).
+static void q_unpop(u32 key, u64 task) {
+  Bucket *b = &Q[key];
+  if (b->tail - b->head == b->cap) q_grow(b);
+  b->buf[--b->head & (b->cap - 1)] = task;
+  Q_MASK |= 1ull << key;
+}
+
+typedef struct {
+  u32  key;
+  u64 *tasks;   // the wave's pairs
+  Res *res;     // two per pair
+} Wave;
+
+static void wave_job(Wnf *w, void *arg, u32 i) {
+  Wave *wv   = arg;
+  u64   task = wv->tasks[i / 2];
+  if (task & DONE) return;
+  u32 loc = i % 2 ? (u32)(task >> 32) : (u32)task;
+  wv->res[i] = loc ? branch_eval(w, wv->key, loc) : (Res){ TERM(ERA, 0, 0), 0 };
+}
+
+static void collapse_par(u32 max) {
+  u64 *tasks = malloc(max * sizeof(u64));
+  Res *res   = malloc(2 * max * sizeof(Res));
+  if (!tasks || !res) {
+    fprintf(stderr, "Error: out of memory in collapse\n");
+    exit(1);
+  }
+  u32 key;
+  u64 task;
+  while (PRINTED < LIMIT && q_pop(&key, &task)) {
+    // the wave: the head of the lowest bucket
+    u32 n = 0;
+    tasks[n++] = task;
+    Bucket *b = &Q[key];
+    while (n < max && b->head != b->tail) {
+      tasks[n++] = b->buf[b->head++ & (b->cap - 1)];
+    }
+    Wave wv = { key, tasks, res };
+    snf_pool_run(wave_job, &wv, 2 * n);
+    for (u32 i = 0; i < n; i++) {
+      if (tasks[i] & DONE) {
+        u64 at = tasks[i] & ~DONE;
+        res[2 * i]     = DONE_RES[at];
+        res[2 * i + 1] = DONE_RES[at + 1];
+      }
+    }
+    // consume in queue order
+    u32 i = 0;
+    while (i < n && PRINTED < LIMIT) {
+      u32 k0 = branch_use(res[2 * i]);
+      u32 k1 = branch_use(res[2 * i + 1]);
+      i++;
+      if (k0 < key || k1 < key) break;
+    }
+    if (PRINTED < LIMIT) {
+      // a lower bucket comes first now: the rest waits at the head
+      for (u32 j = n; j > i; j--) {
+        q_unpop(key, done_add(res[2 * j - 2], res[2 * j - 1]));
+      }
+    }
+    if (!Q_MASK) DONE_LEN = 0;
+  }
+  free(tasks);
+  free(res);
+  free(DONE_RES);
+  DONE_RES = NULL;
+  DONE_LEN = DONE_CAP = 0;
+}
+
+void eval_collapse(u32 loc, long long limit) {
+  if (limit == 0) return;
+  LIMIT   = limit < 0 ? ~0ull : (u64)limit;
+  PRINTED = 0;
+  q_push(0, loc);
+  if (EVAL.threads > 1) {
+    // small waves under a limit (little work past it), large ones otherwise
+    // (fewer pool wake-ups)
+    collapse_par((limit < 0 ? 128 : 2) * EVAL.threads);
+  } else {
+    collapse_seq(eval_worker(0));
   }
   q_free();
   fflush(stdout);

@@ -62,6 +62,7 @@ typedef struct {
   u64            defers;   // deferrals counted (statistics)
   u32            host_at;  // heap slot holding `host` in the returned term
                            // (0: the returned term is `host` itself)
+  u32            rule;     // last interaction run (R_*, rules.h): WNF_RULES builds
 } Wnf;
 
 #define REGION_OF(w, loc) ((u32)(loc) >> (w)->region_shift)

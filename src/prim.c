@@ -1,12 +1,13 @@
 // prim.c: the host primitives, which the WNF core hands to the CPU driver
 // (WNF_HOST): %log, %nf and %gnf.
 //
-// %log(s) forces the string s (a list of #Chr{#n}) head first. Once the whole
-// list is known it prints it, UTF-8 encoded, and a newline, and yields #Nil.
-// A superposition met on the way splits the call: each side becomes a %log of
-// the prefix already read followed by that side (the rest of the list cloned
-// with the SUP's label); an erasure yields &{}; a ↑ moves above the call.
-// This is HVM4's log_go_0/1/2 machine, with the prefix kept as host numbers.
+// %log(s) forces the string s (a list of #Chr{#n}) head first. The prefix
+// read so far is kept as a heap function acc = λt.(#Con{#Chr{#n}, ..t}), as
+// HVM4 keeps it, so that the interaction counts equal HVM4's: printing
+// applies acc to #Nil (one APP-LAM per character, plus one), and a
+// superposition met on the way splits the call, each side a %log of a clone
+// of acc applied to that side (the rest of the list cloned with the SUP's
+// label); an erasure yields &{}; a ↑ moves above the call.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,21 +15,6 @@
 #include "heap.h"
 #include "names.h"
 #include "gpu/gpu.h"
-
-// Code points read so far.
-typedef struct {
-  u32 *buf;
-  u32  len, cap;
-} Codes;
-
-static void codes_push(Codes *c, u32 x) {
-  if (c->len == c->cap) {
-    c->cap = c->cap ? c->cap * 2 : 64;
-    c->buf = realloc(c->buf, (size_t)c->cap * sizeof(u32));
-    if (!c->buf) eval_die("out of memory in %log");
-  }
-  c->buf[c->len++] = x;
-}
 
 static void put_utf8(u32 c) {
   if (c < 0x80) {
@@ -61,57 +47,89 @@ static Term chr_con(Wnf *w, Term code, Term tail) {
   return ctr(w, NICK_CON, 2, ht);
 }
 
-// %log(prefix ++ rest)
-static Term log_of(Wnf *w, const Codes *c, Term rest) {
-  for (u32 i = c->len; i > 0; i--) {
-    rest = chr_con(w, TERM(NUM, 0, c->buf[i - 1]), rest);
-  }
+static Term app(Wnf *w, Term f, Term x) {
+  u32 loc = eval_alloc(w, 2);
+  HEAP[loc + 0] = f;
+  HEAP[loc + 1] = x;
+  return TERM(APP, 0, loc);
+}
+
+static Term log_new(Wnf *w, Term arg) {
   u32 loc = eval_alloc(w, 1);
-  HEAP[loc] = rest;
+  HEAP[loc] = arg;
   return TERM(PRI, PRIM_LOG, loc);
 }
 
-// The result when the list's cell, head or code is ↑x or &L{x,y}: x and y
-// go back in place of the rest of the list (hole == 0), or, as HVM4 does for
-// both the head and its code point, as #Chr{x} followed by `tail` (hole == 1).
-static Term log_split(Wnf *w, const Codes *c, Term got, int hole, Term tail) {
+// λt.(acc #Con{#Chr{code}, t})
+static Term acc_cons(Wnf *w, Term acc, Term code) {
+  u32 lam = eval_alloc(w, 1);
+  HEAP[lam] = app(w, acc, chr_con(w, code, TERM(VAR, 0, lam)));
+  return TERM(LAM, 0, lam);
+}
+
+// ! K &lab = t: writes the two copies to k.
+static void clone(Wnf *w, u32 lab, Term t, Term k[2]) {
+  u32 loc = eval_alloc(w, 1);
+  HEAP[loc] = t;
+  k[0] = TERM(DP0, lab, loc);
+  k[1] = TERM(DP1, lab, loc);
+}
+
+// The result when the list's cell, head or code is ↑x or &L{x,y}: %log of
+// acc applied to x (and y), which go back in place of the rest of the list
+// (hole == 0), or, as HVM4 does for both the head and its code point, as
+// #Chr{x} followed by `tail` (hole == 1).
+static Term log_split(Wnf *w, Term acc, Term got, int hole, Term tail) {
   if (TAG(got) == INC) {
     u32  il  = VAL(got);
     Term x   = HEAP[il];
     Term rst = hole ? chr_con(w, x, tail) : x;
-    HEAP[il] = log_of(w, c, rst);
+    HEAP[il] = log_new(w, app(w, acc, rst));
     return TERM(INC, 0, il);
   }
   u32  lab = EXT(got);
   Term x   = HEAP[VAL(got) + 0];
   Term y   = HEAP[VAL(got) + 1];
+  Term a[2];
+  clone(w, lab, acc, a);
   Term r0  = x, r1 = y;
   if (hole) {
-    u32 tl = eval_alloc(w, 1);
-    HEAP[tl] = tail;
-    r0 = chr_con(w, x, TERM(DP0, lab, tl));
-    r1 = chr_con(w, y, TERM(DP1, lab, tl));
+    Term t[2];
+    clone(w, lab, tail, t);
+    r0 = chr_con(w, x, t[0]);
+    r1 = chr_con(w, y, t[1]);
   }
   u32 s = eval_alloc(w, 2);
-  HEAP[s + 0] = log_of(w, c, r0);
-  HEAP[s + 1] = log_of(w, c, r1);
+  HEAP[s + 0] = log_new(w, app(w, a[0], r0));
+  HEAP[s + 1] = log_new(w, app(w, a[1], r1));
   return TERM(SUP, lab, s);
 }
 
+// Prints the string (acc #Nil), which holds only known characters.
+static void log_print(Wnf *w, Term acc) {
+  Term cur = eval_wnf(w, app(w, acc, TERM(C00, NICK_NIL, 0)));
+  while (TAG(cur) == C00 + 2 && EXT(cur) == NICK_CON) {
+    Term head = eval_wnf(w, HEAP[VAL(cur) + 0]);
+    Term code = eval_wnf(w, HEAP[VAL(head)]);
+    put_utf8(VAL(code));
+    cur = eval_wnf(w, HEAP[VAL(cur) + 1]);
+  }
+  putchar('\n');
+}
+
 static Term prim_log(Wnf *w, Term pri) {
-  Codes c    = {0};
-  Term  list = HEAP[VAL(pri)];
-  Term  res;
+  u32  id   = eval_alloc(w, 1);
+  Term acc  = TERM(LAM, 0, id);   // λt.t
+  Term list = HEAP[VAL(pri)];
+  HEAP[id]  = TERM(VAR, 0, id);
   for (;;) {
     list = eval_wnf(w, list);
     u32 tag = TAG(list);
-    if (tag == ERA) { res = list; break; }
-    if (tag == INC || tag == SUP) { res = log_split(w, &c, list, 0, 0); break; }
+    if (tag == ERA) return list;
+    if (tag == INC || tag == SUP) return log_split(w, acc, list, 0, 0);
     if (tag == C00 && EXT(list) == NICK_NIL) {
-      for (u32 i = 0; i < c.len; i++) put_utf8(c.buf[i]);
-      putchar('\n');
-      res = TERM(C00, NICK_NIL, 0);
-      break;
+      log_print(w, acc);
+      return TERM(C00, NICK_NIL, 0);
     }
     if (!(tag == C00 + 2 && EXT(list) == NICK_CON)) {
       eval_die("%log expected a string list");
@@ -119,23 +137,21 @@ static Term prim_log(Wnf *w, Term pri) {
     Term head = eval_wnf(w, HEAP[VAL(list) + 0]);
     Term tail = HEAP[VAL(list) + 1];
     u32  ht   = TAG(head);
-    if (ht == ERA) { res = head; break; }
-    if (ht == INC || ht == SUP) { res = log_split(w, &c, head, 1, tail); break; }
+    if (ht == ERA) return head;
+    if (ht == INC || ht == SUP) return log_split(w, acc, head, 1, tail);
     if (!(ht == C00 + 1 && EXT(head) == NICK_CHR)) {
       eval_die("%log expected #Chr head");
     }
     Term code = eval_wnf(w, HEAP[VAL(head)]);
     u32  ct   = TAG(code);
-    if (ct == ERA) { res = code; break; }
-    if (ct == INC || ct == SUP) { res = log_split(w, &c, code, 1, tail); break; }
+    if (ct == ERA) return code;
+    if (ct == INC || ct == SUP) return log_split(w, acc, code, 1, tail);
     if (ct != NUM) {
       eval_die("%log expected a numeric codepoint");
     }
-    codes_push(&c, VAL(code));
+    acc  = acc_cons(w, acc, code);
     list = tail;
   }
-  free(c.buf);
-  return res;
 }
 
 // Strong normal form of `t` in a fresh slot, on the CPU or on the device.
@@ -152,7 +168,14 @@ static Term prim_nf(Wnf *w, Term pri, int dev) {
 
 Term prim_host(Wnf *w, Term pri) {
   switch (EXT(pri)) {
-    case PRIM_LOG: return prim_log(w, pri);
+    case PRIM_LOG: {
+      // one host step: -D's budget of one interaction must not cut it short
+      u64  budget = w->budget;
+      w->budget = ~0ull;
+      Term r = prim_log(w, pri);
+      w->budget = budget;
+      return r;
+    }
     case PRIM_NF:  return prim_nf(w, pri, 0);
     case PRIM_GNF: return prim_nf(w, pri, 1);
     default: {

@@ -12,6 +12,7 @@
 // the others steal from first-in. The asking thread works on the pool until
 // its job's count of pending tasks reaches zero; a %nf met by a pool thread
 // is a nested job served the same way, so the pool is reused, never grown.
+// A job may also be K independent calls (snf_pool_run, the -C waves).
 // The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
 // exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
 //
@@ -159,6 +160,8 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
 typedef struct {
   _Atomic int64_t pending;   // tasks queued or running
   u16             ep;
+  PoolFn          fn;        // a generic job (snf_pool_run); NULL: a normal form
+  void           *arg;
   pthread_mutex_t lock;      // guards the stuck DUP slots below
   u32            *dups;
   u32             ndup, cap;
@@ -268,6 +271,11 @@ static int find_task(u32 me, Task *t) {
 static void run_task(Wnf *w, Task t) {
   Job *job = t.job;
   u32  loc = t.loc;
+  if (job->fn) {
+    job->fn(w, job->arg, loc);
+    atomic_fetch_sub_explicit(&job->pending, 1, memory_order_acq_rel);
+    return;
+  }
   while (seen_add(w, loc, job->ep)) {
     Term v   = wnf_at(w, loc);
     u32  tag = TAG(v);
@@ -311,17 +319,14 @@ static void *pool_main(void *arg) {
   return NULL;
 }
 
-static void snf_par(Wnf *w, u32 root) {
-  Job job = { .ep = epoch_new(), .dups = NULL, .ndup = 0, .cap = 0 };
-  atomic_store(&job.pending, 1);
-  pthread_mutex_init(&job.lock, NULL);
-  dq_push(&DQ[TID], (Task){ root, &job });
+// Wakes the pool for `job` (already queued) and works on it until done.
+static void job_wait(Wnf *w, Job *job) {
   pthread_mutex_lock(&IDLE_LOCK);
   atomic_fetch_add(&ACTIVE, 1);
   pthread_cond_broadcast(&IDLE_COND);
   pthread_mutex_unlock(&IDLE_LOCK);
   u32 idle = 0;
-  while (atomic_load_explicit(&job.pending, memory_order_acquire) > 0) {
+  while (atomic_load_explicit(&job->pending, memory_order_acquire) > 0) {
     Task t;
     if (find_task(TID, &t)) {
       run_task(w, t);
@@ -333,12 +338,34 @@ static void snf_par(Wnf *w, u32 root) {
     }
   }
   atomic_fetch_sub(&ACTIVE, 1);
+}
+
+static void snf_par(Wnf *w, u32 root) {
+  Job job = { .ep = epoch_new(), .dups = NULL, .ndup = 0, .cap = 0 };
+  atomic_store(&job.pending, 1);
+  pthread_mutex_init(&job.lock, NULL);
+  dq_push(&DQ[TID], (Task){ root, &job });
+  job_wait(w, &job);
   // stuck DUPs, alone (see the top of this file)
   for (u32 i = 0; i < job.ndup; i++) {
     u32 d = job.dups[i];
     if (!IS_SUB(HEAP[d])) snf_seq(w, d, job.ep);
   }
   free(job.dups);
+  pthread_mutex_destroy(&job.lock);
+}
+
+void snf_pool_run(PoolFn fn, void *arg, u32 n) {
+  Wnf *w = eval_self();
+  if (NTHREADS <= 1 || n <= 1) {
+    for (u32 i = 0; i < n; i++) fn(w, arg, i);
+    return;
+  }
+  Job job = { .fn = fn, .arg = arg };
+  atomic_store(&job.pending, (int64_t)n);
+  pthread_mutex_init(&job.lock, NULL);
+  for (u32 i = n; i > 0; i--) dq_push(&DQ[TID], (Task){ i - 1, &job });
+  job_wait(w, &job);
   pthread_mutex_destroy(&job.lock);
 }
 
@@ -383,13 +410,14 @@ static void step_at(Wnf *w, u32 loc) {
   for (;;) {
     u64 before = w->itrs;
     w->budget = before + 1;
-    Term r = eval_wnf(w, HEAP[loc]);
+    Term r = eval_wnf_named(w, HEAP[loc]);
     w->budget = ~0ull;
     HEAP[loc] = r;
     if (w->itrs == before) return;
     if (!EVAL.silent && STEP_ROOT) {
-      // HVM4 also names the interaction; the core does not report it.
+      const char *name = eval_rule_name(w->rule);
       for (int i = 0; i < 40; i++) putchar('-');
+      if (name) printf(" %s", name);
       putchar('\n');
       print_term(stdout, HEAP[STEP_ROOT]);
       putchar('\n');

@@ -19,6 +19,25 @@
 #define HVM4G_WNF_H
 
 #include "core.h"
+#include "rules.h"
+
+// -D wants the name of each interaction: a build that defines WNF_RULES
+// (src/step.c) records its id in Wnf.rule; the others pay nothing for it.
+#ifdef WNF_RULES
+#define WNF_RULE(r)    (rule = (r))
+#define WNF_RULE_AT(r) (*rule = (r))
+#define WNF_RULE_OUT() (w->rule = rule)
+#define WNF_RULE_LOCAL u32 rule = R_NONE;   // the last interaction run
+#define WNF_RULE_PARAM , THR u32 *rule
+#define WNF_RULE_ARG   , &rule
+#else
+#define WNF_RULE(r)    ((void)0)
+#define WNF_RULE_AT(r) ((void)0)
+#define WNF_RULE_OUT() ((void)0)
+#define WNF_RULE_LOCAL
+#define WNF_RULE_PARAM
+#define WNF_RULE_ARG
+#endif
 
 #if !defined(HEAP_LD) || !defined(HEAP_ST) || !defined(HEAP_XCHG) || \
     !defined(HEAP_CAS) || !defined(HEAP_REFILL)
@@ -416,17 +435,19 @@ FN Term wnf_eql(THR Wnf *w, u32 nd, Term a, Term b) {
 // ((f ~> g) x) once g is a value, for the g that need no further reduction
 // (F_ARED): the result, or 0 when g is MAT/SWI/USE (the caller reduces x).
 // `app` is [red, x], `red` is [f, g_old].
-FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term g) {
+FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term g) {
   Term f = HEAP_LD(w, red + 0);
   Term x = HEAP_LD(w, app + 1);
   u32  tg = TAG(g);
   if (tg == ERA) {                                     // APP-RED-ERA
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_ERA);
     return WNF_ERA;
   }
   if (tg == SUP) {                                     // APP-RED-SUP
     // ! F &L = f; ! A &L = x; &L{((F₀ ~> g0) A₀), ((F₁ ~> g1) A₁)}
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_SUP);
     u32 lab = EXT(g);
     u32 s   = VAL(g);
     Term g0 = HEAP_LD(w, s + 0);
@@ -447,6 +468,7 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term g) {
   if (tg == INC) {                                     // APP-RED-INC
     // ↑((f ~> g') x): red and app nodes go inside the INC
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_INC);
     u32 c = VAL(g);
     HEAP_ST(w, red + 1, HEAP_LD(w, c));
     HEAP_ST(w, c, TERM(APP, 0, app));
@@ -455,6 +477,7 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term g) {
   if (tg == LAM) {                                     // APP-RED-LAM
     // x ← arg; (f x) ~> body  (x is read twice: by f and by the body)
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_LAM);
     u32 l    = VAL(g);
     Term bod = HEAP_LD(w, l);
     HEAP_ST(w, l, AS_SUB(x));
@@ -467,6 +490,7 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term g) {
   if (tg == RED) {                                     // APP-RED-RED
     // ((f x) ~> (g x))  (x shared, as HVM4 does)
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_RED);
     u32 n = wnf_bump(w, 2);
     HEAP_ST(w, n + 0, g);
     HEAP_ST(w, n + 1, x);
@@ -481,6 +505,7 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term g) {
   HEAP_ST(w, red + 1, g);
   if (wnf_is_nam(tg) || tg == DRY || IS_CTR(tg)) {     // APP-RED-NAM/DRY/CTR
     *itrs += 1;
+    WNF_RULE_AT(tg == DRY ? R_APP_RED_DRY : IS_CTR(tg) ? R_APP_RED_CTR : R_APP_RED_NAM);
     return TERM(DRY, 0, app);
   }
   return TERM(APP, 0, app);
@@ -489,19 +514,21 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term g) {
 // ((f ~> mat) v), v a value (F_RMAT). Returns the term to enter; *again = 1
 // when v is a RED whose right side must be reduced first (returned).
 // `app` is [red, v_old], `red` is [f, mat].
-FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
+FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term v) {
   Term f   = HEAP_LD(w, red + 0);
   Term mat = HEAP_LD(w, red + 1);
   u32  m   = VAL(mat);
   u32  tv  = TAG(v);
   if (tv == ERA) {                                     // APP-RED-MAT-ERA
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_MAT_ERA);
     return WNF_ERA;
   }
   if (tv == SUP) {                                     // APP-RED-MAT-SUP
     // ! F &L = f; ! H &L = h; ! M &L = m;
     // &L{((F₀ ~> λ{H₀;M₀}) a), ((F₁ ~> λ{H₁;M₁}) b)}
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_MAT_SUP);
     u32 lab = EXT(v);
     u32 s   = VAL(v);
     Term a  = HEAP_LD(w, s + 0);
@@ -526,10 +553,12 @@ FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
   }
   if (tv == INC) {                                     // APP-RED-MAT-INC
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_MAT_INC);
     return wnf_inc_up(w, APP, 0, app, 1, v);
   }
   if (IS_CTR(tv)) {
     *itrs += 1;
+    WNF_RULE_AT(EXT(mat) == EXT(v) ? R_APP_RED_MAT_CTR_MAT : R_APP_RED_MAT_CTR_MIS);
     if (EXT(mat) == EXT(v)) {                          // APP-RED-MAT-CTR-MAT
       // ((λa..λz.(f #K{a..z}) ~> h) a..z)
       u32 ari = CTR_ARITY(tv);
@@ -564,6 +593,7 @@ FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
   }
   if (tv == NUM) {
     *itrs += 1;
+    WNF_RULE_AT(EXT(mat) == VAL(v) ? R_APP_RED_MAT_NUM_MAT : R_APP_RED_MAT_NUM_MIS);
     if (EXT(mat) == VAL(v)) {                          // APP-RED-MAT-NUM-MAT
       // (f #n) ~> z
       HEAP_ST(w, app + 0, f);
@@ -589,18 +619,20 @@ FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
 }
 
 // ((f ~> λ{g}) v), v a value (F_RUSE); as wnf_red_mat.
-FN Term wnf_red_use(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
+FN Term wnf_red_use(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term v) {
   Term f   = HEAP_LD(w, red + 0);
   Term use = HEAP_LD(w, red + 1);
   u32  u   = VAL(use);
   u32  tv  = TAG(v);
   if (tv == ERA) {                                     // APP-RED-USE-ERA
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_USE_ERA);
     return WNF_ERA;
   }
   if (tv == SUP) {                                     // APP-RED-USE-SUP
     // ! F &L = f; ! G &L = g; &L{((F₀ ~> λ{G₀}) a), ((F₁ ~> λ{G₁}) b)}
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_USE_SUP);
     u32 lab = EXT(v);
     u32 s   = VAL(v);
     Term a  = HEAP_LD(w, s + 0);
@@ -623,6 +655,7 @@ FN Term wnf_red_use(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
   }
   if (tv == INC) {                                     // APP-RED-USE-INC
     *itrs += 1;
+    WNF_RULE_AT(R_APP_RED_USE_INC);
     return wnf_inc_up(w, APP, 0, app, 1, v);
   }
   if (wnf_is_nam(tv) || tv == DRY) {
@@ -632,6 +665,7 @@ FN Term wnf_red_use(THR Wnf *w, THR u64 *itrs, u32 app, u32 red, Term v) {
   }
   // (f v) ~> (g v)  (v shared, as HVM4 does)           APP-RED-USE-VAL
   *itrs += 1;
+  WNF_RULE_AT(R_APP_RED_USE_VAL);
   u32 n = wnf_bump(w, 2);
   HEAP_ST(w, n + 0, HEAP_LD(w, u));
   HEAP_ST(w, n + 1, v);
@@ -740,6 +774,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
   u32       cap  = w->stack_cap;
   u32       mode = w->dup_mode;
   u64       itrs = w->itrs;
+  WNF_RULE_LOCAL
   u64       lim  = w->budget;
   u32       sp   = 0;
   u32       st   = WNF_OK;
@@ -860,6 +895,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           itrs++;
+          WNF_RULE(R_WNF_UNS);
           u32 n = wnf_bump(w, 6);
           HEAP_ST(w, n + 0, TERM(VAR, 0, n + 1));    // λ$x.y   (body slot n)
           HEAP_ST(w, n + 1, TERM(LAM, 0, n + 0));    // λy.λ$x.y (slot n+1)
@@ -887,6 +923,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
     for (;;) {
       if (sp == 0) {
         w->itrs   = itrs;
+        WNF_RULE_OUT();
         w->status = WNF_OK;
         return whnf;
       }
@@ -908,6 +945,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           if (tw == LAM) {                                  // APP-LAM
             u32 l = VAL(whnf);
             itrs++;
+            WNF_RULE(R_APP_LAM);
             next = HEAP_LD(w, l);
             if (!(EXT(whnf) & LAM_ERA)) {
               HEAP_ST(w, l, AS_SUB(HEAP_LD(w, fl + 1)));
@@ -920,6 +958,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             u32 s   = VAL(whnf);
             u32 n   = wnf_bump(w, 3);
             itrs++;
+            WNF_RULE(R_APP_SUP);
             HEAP_ST(w, n + 2, HEAP_LD(w, fl + 1));
             HEAP_ST(w, n + 0, HEAP_LD(w, s + 1));
             HEAP_ST(w, n + 1, TERM(DP1, lab, n + 2));
@@ -932,6 +971,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           switch (tw) {
             case ERA: {                                     // APP-ERA
               itrs++;
+              WNF_RULE(R_APP_ERA);
               whnf = WNF_ERA;
               continue;
             }
@@ -942,6 +982,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             }
             case INC: {                                     // APP-INC
               itrs++;
+              WNF_RULE(R_APP_INC);
               whnf = wnf_inc_up(w, APP, 0, fl, 0, whnf);
               continue;
             }
@@ -988,6 +1029,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           if (tw == SUP && EXT(whnf) == lab) {              // DUP-SUP (same)
             u32 s = VAL(whnf);
             itrs++;
+            WNF_RULE(R_DUP_SUP);
             r0 = HEAP_LD(w, s + 0);
             r1 = HEAP_LD(w, s + 1);
             wnf_put(w, mode, fl, AS_SUB(side ? r0 : r1));
@@ -996,11 +1038,13 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (tw == NUM || tw == ERA || tw == ANY || tw == C00 || wnf_is_nam(tw)) {
             itrs++;                                         // DUP-NOD/NAM
+            WNF_RULE(R_DUP + tw);
             wnf_put(w, mode, fl, AS_SUB(whnf));
             continue;
           }
           if (wnf_dup_val(w, lab, whnf, &r0, &r1)) {        // DUP-SUP/LAM/...
             itrs++;
+            WNF_RULE(R_DUP + tw);
             wnf_put(w, mode, fl, AS_SUB(side ? r0 : r1));
             next = side ? r1 : r0;
             break;
@@ -1016,17 +1060,20 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           u32  m   = VAL(mat);
           if (tw == ERA) {                                  // APP-ERA
             itrs++;
+            WNF_RULE(TAG(mat) == USE ? R_USE_ERA : R_APP_ERA);
             whnf = WNF_ERA;
             continue;
           }
           if (tw == SUP) {                                  // APP-MAT-SUP
             itrs++;
+            WNF_RULE(TAG(mat) == USE ? R_USE_SUP : R_APP_MAT_SUP);
             whnf = TAG(mat) == USE ? wnf_use_sup(w, fl, mat, whnf)
                                    : wnf_mat_sup(w, fl, mat, whnf);
             continue;
           }
           if (tw == INC) {                                  // MAT-INC
             itrs++;
+            WNF_RULE(TAG(mat) == USE ? R_USE_INC : R_MAT_INC);
             whnf = wnf_inc_up(w, APP, 0, fl, 1, whnf);
             continue;
           }
@@ -1037,6 +1084,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (TAG(mat) == USE) {                            // USE-VAL
             itrs++;
+            WNF_RULE(R_USE_VAL);
             HEAP_ST(w, fl + 0, HEAP_LD(w, m));
             HEAP_ST(w, fl + 1, whnf);
             next = TERM(APP, 0, fl);
@@ -1044,6 +1092,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (IS_CTR(tw)) {
             itrs++;
+            WNF_RULE(EXT(mat) == EXT(whnf) ? R_APP_MAT_CTR_MAT : R_APP_MAT_CTR_MIS);
             if (EXT(mat) == EXT(whnf)) {                    // APP-MAT-CTR-MAT
               u32  ari = CTR_ARITY(tw);
               u32  c   = VAL(whnf);
@@ -1072,6 +1121,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (tw == NUM) {
             itrs++;
+            WNF_RULE(EXT(mat) == VAL(whnf) ? R_APP_MAT_NUM_MAT : R_APP_MAT_NUM_MIS);
             if (EXT(mat) == VAL(whnf)) {                    // APP-MAT-NUM-MAT
               next = HEAP_LD(w, m);
               break;
@@ -1093,6 +1143,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             Term y = HEAP_LD(w, fl + 1);
             if (TAG(y) == NUM) {                            // OP2-NUM-NUM
               itrs++;
+              WNF_RULE(R_OP2_NUM_NUM);
               whnf = WNF_NUM(wnf_op(op, VAL(whnf), VAL(y)));
               continue;
             }
@@ -1103,16 +1154,19 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (tw == SUP) {                                  // OP2-SUP
             itrs++;
+            WNF_RULE(R_OP2_SUP);
             whnf = wnf_bin_sup_l(w, OP2, op, fl, whnf);
             continue;
           }
           if (tw == ERA) {                                  // OP2-ERA
             itrs++;
+            WNF_RULE(R_OP2_ERA);
             whnf = WNF_ERA;
             continue;
           }
           if (tw == INC) {                                  // OP2-INC-X
             itrs++;
+            WNF_RULE(R_OP2_INC_X);
             whnf = wnf_inc_up(w, OP2, op, fl, 0, whnf);
             continue;
           }
@@ -1126,21 +1180,25 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           u32 op = EXT(f);
           if (tw == NUM) {                                  // OP2-NUM-NUM
             itrs++;
+            WNF_RULE(R_OP2_NUM_NUM);
             whnf = WNF_NUM(wnf_op(op, VAL(HEAP_LD(w, fl)), VAL(whnf)));
             continue;
           }
           if (tw == SUP) {                                  // OP2-NUM-SUP
             itrs++;
+            WNF_RULE(R_OP2_NUM_SUP);
             whnf = wnf_bin_sup_r(w, OP2, op, fl, whnf);
             continue;
           }
           if (tw == ERA) {                                  // OP2-NUM-ERA
             itrs++;
+            WNF_RULE(R_OP2_NUM_ERA);
             whnf = WNF_ERA;
             continue;
           }
           if (tw == INC) {                                  // OP2-INC-Y
             itrs++;
+            WNF_RULE(R_OP2_INC_Y);
             whnf = wnf_inc_up(w, OP2, op, fl, 1, whnf);
             continue;
           }
@@ -1158,21 +1216,25 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         case EQL: {
           if (tw == ERA) {                                  // EQL-ERA-L
             itrs++;
+            WNF_RULE(R_EQL_ERA_L);
             whnf = WNF_ERA;
             continue;
           }
           if (tw == ANY) {                                  // EQL-ANY-L
             itrs++;
+            WNF_RULE(R_EQL_ANY);
             whnf = WNF_NUM(1);
             continue;
           }
           if (tw == SUP) {                                  // EQL-SUP-L
             itrs++;
+            WNF_RULE(R_EQL_SUP_L);
             whnf = wnf_bin_sup_l(w, EQL, 0, fl, whnf);
             continue;
           }
           if (tw == INC) {                                  // EQL-INC-L
             itrs++;
+            WNF_RULE(R_EQL_INC_L);
             whnf = wnf_inc_up(w, EQL, 0, fl, 0, whnf);
             continue;
           }
@@ -1186,25 +1248,30 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         case F_EQLR: {
           if (tw == ERA) {                                  // EQL-ERA-R
             itrs++;
+            WNF_RULE(R_EQL_ERA_R);
             whnf = WNF_ERA;
             continue;
           }
           if (tw == ANY) {                                  // EQL-ANY-R
             itrs++;
+            WNF_RULE(R_EQL_ANY);
             whnf = WNF_NUM(1);
             continue;
           }
           if (tw == SUP) {                                  // EQL-SUP-R
             itrs++;
+            WNF_RULE(R_EQL_SUP_R);
             whnf = wnf_bin_sup_r(w, EQL, 0, fl, whnf);
             continue;
           }
           if (tw == INC) {                                  // EQL-INC-R
             itrs++;
+            WNF_RULE(R_EQL_INC_R);
             whnf = wnf_inc_up(w, EQL, 0, fl, 1, whnf);
             continue;
           }
           itrs++;                                           // EQL-*
+          WNF_RULE(R_EQL + (TAG(HEAP_LD(w, fl)) << 7) + tw);
           next = wnf_eql(w, fl, HEAP_LD(w, fl), whnf);
           break;
         }
@@ -1215,6 +1282,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           u32 tg = TAG(f);
           if (tw == NUM) {
             itrs++;
+            WNF_RULE((VAL(whnf) != 0) + (tg == OR ? R_OR_ZER : R_AND_ZER));
             u32 one = VAL(whnf) != 0;
             if (one == (tg == OR)) {                        // AND-ZER, OR-ONE
               whnf = WNF_NUM(one);
@@ -1225,16 +1293,19 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (tw == ERA) {                                  // AND/OR-ERA
             itrs++;
+            WNF_RULE(tg == OR ? R_OR_ERA : R_AND_ERA);
             whnf = WNF_ERA;
             continue;
           }
           if (tw == SUP) {                                  // AND/OR-SUP
             itrs++;
+            WNF_RULE(tg == OR ? R_OR_SUP : R_AND_SUP);
             whnf = wnf_bin_sup_l(w, tg, 0, fl, whnf);
             continue;
           }
           if (tw == INC) {                                  // AND/OR-INC
             itrs++;
+            WNF_RULE(tg == OR ? R_OR_INC : R_AND_INC);
             whnf = wnf_inc_up(w, tg, 0, fl, 0, whnf);
             continue;
           }
@@ -1251,6 +1322,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           if (tw == NUM) {
             u32 lab = VAL(whnf) & EXT_MASK;
             itrs++;
+            WNF_RULE(tg == DSU ? R_DSU_NUM : R_DDU_NUM);
             if (tg == DSU) {                                // DSU-NUM
               whnf = TERM(SUP, lab, fl + 1);
               continue;
@@ -1271,6 +1343,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             u32 s   = VAL(whnf);
             u32 n   = wnf_bump(w, 6);
             itrs++;
+            WNF_RULE(tg == DSU ? R_DSU_SUP : R_DDU_SUP);
             HEAP_ST(w, n + 0, HEAP_LD(w, s + 0));
             HEAP_ST(w, n + 1, TERM(DP0, lab, fl + 1));
             HEAP_ST(w, n + 2, TERM(DP0, lab, fl + 2));
@@ -1284,11 +1357,13 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (tw == ERA) {                                  // DSU/DDU-ERA
             itrs++;
+            WNF_RULE(tg == DSU ? R_DSU_ERA : R_DDU_ERA);
             whnf = WNF_ERA;
             continue;
           }
           if (tw == INC) {                                  // DSU/DDU-INC
             itrs++;
+            WNF_RULE(tg == DSU ? R_DSU_INC : R_DDU_INC);
             whnf = wnf_inc_up(w, tg, 0, fl, 0, whnf);
             continue;
           }
@@ -1300,7 +1375,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         // ((f ~> □) x): node fl = [red, x]
         case F_ARED: {
           u32  red = VAL(HEAP_LD(w, fl));
-          Term r   = wnf_app_red(w, &itrs, fl, red, whnf);
+          Term r   = wnf_app_red(w, &itrs WNF_RULE_ARG, fl, red, whnf);
           if (r != 0) {     // every result of wnf_app_red is a value
             whnf = r;
             continue;
@@ -1320,8 +1395,8 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           u32 red = VAL(HEAP_LD(w, fl));
-          next = TAG(f) == F_RMAT ? wnf_red_mat(w, &itrs, fl, red, whnf)
-                                  : wnf_red_use(w, &itrs, fl, red, whnf);
+          next = TAG(f) == F_RMAT ? wnf_red_mat(w, &itrs WNF_RULE_ARG, fl, red, whnf)
+                                  : wnf_red_use(w, &itrs WNF_RULE_ARG, fl, red, whnf);
           break;
         }
 
@@ -1340,6 +1415,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
   // REBUILD: fold the frames back into the heap around cur
   // ------------------------------------------------------
   w->itrs    = itrs;
+  WNF_RULE_OUT();
   w->status  = st;
   w->host_at = 0;
   if (st == WNF_DEFER) {
