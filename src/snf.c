@@ -357,7 +357,9 @@ static void snf_par(Wnf *w, u32 root) {
 
 void snf_pool_run(PoolFn fn, void *arg, u32 n) {
   Wnf *w = eval_self();
-  if (NTHREADS <= 1 || n <= 1) {
+  // Fewer tasks than threads: waking the pool costs more than it saves
+  // (collapse waves of one or two pairs in narrow searches).
+  if (NTHREADS <= 1 || n < NTHREADS) {
     for (u32 i = 0; i < n; i++) fn(w, arg, i);
     return;
   }
