@@ -432,6 +432,57 @@ FN Term wnf_eql(THR Wnf *w, u32 nd, Term a, Term b) {
   return WNF_NUM(0);
 }
 
+// Whether t can never reduce nor be consumed: numbers, names, erasure, book
+// refs (instantiated per use), unbound variables, and constructors and
+// pending DUP copies of those. Looks at 16 nodes at most (0 past that).
+FN u32 wnf_inert(THR Wnf *w, Term t) {
+  Term stk[16];
+  u32  sp = 0, nodes = 0;
+  stk[sp++] = t;
+  while (sp > 0) {
+    Term x  = stk[--sp];
+    u32  tx = TAG(x);
+    if (tx == NUM || tx == ERA || tx == NAM || tx == REF || tx == C00) {
+      continue;
+    }
+    if (++nodes > 16) {
+      return 0;
+    }
+    if (tx == VAR || tx == DP0 || tx == DP1) {
+      Term c = HEAP_LD(w, VAL(x));
+      if (tx == VAR && !IS_SUB(c)) continue;
+      if (sp == 16) return 0;
+      stk[sp++] = NO_SUB(c);
+      continue;
+    }
+    if (!IS_CTR(tx) || sp + CTR_ARITY(tx) > 16) {
+      return 0;
+    }
+    for (u32 i = 0; i < CTR_ARITY(tx); i++) {
+      stk[sp++] = NO_SUB(HEAP_LD(w, VAL(x) + i));
+    }
+  }
+  return 1;
+}
+
+// RED rules hand x to both sides of the new RED. HVM4 shares it as is (its
+// nodes are never updated in place: each side reduces its own view). Here
+// nodes are reused and lambdas consumed as they reduce, so a shared x that
+// can reduce would be corrupted for the second side: it is split by a DUP
+// (a lazy copy) instead; inert terms are shared, as HVM4 prints them. The
+// label is the DUP slot's address, fresh among live DUPs.
+FN void wnf_red_share(THR Wnf *w, Term x, THR Term *a, THR Term *b) {
+  if (wnf_inert(w, x)) {
+    *a = x;
+    *b = x;
+    return;
+  }
+  u32 d = wnf_bump(w, 1);
+  HEAP_ST(w, d, x);
+  *a = TERM(DP0, d & EXT_MASK, d);
+  *b = TERM(DP1, d & EXT_MASK, d);
+}
+
 // ((f ~> g) x) once g is a value, for the g that need no further reduction
 // (F_ARED): the result, or 0 when g is MAT/SWI/USE (the caller reduces x).
 // `app` is [red, x], `red` is [f, g_old].
@@ -475,26 +526,31 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, 
     return TERM(INC, 0, c);
   }
   if (tg == LAM) {                                     // APP-RED-LAM
-    // x ← arg; (f x) ~> body  (x is read twice: by f and by the body)
+    // x ← arg; (f x) ~> body  (x split: wnf_red_share)
     *itrs += 1;
     WNF_RULE_AT(R_APP_RED_LAM);
     u32 l    = VAL(g);
     Term bod = HEAP_LD(w, l);
-    HEAP_ST(w, l, AS_SUB(x));
+    Term x0, x1;
+    wnf_red_share(w, x, &x0, &x1);
+    HEAP_ST(w, l, AS_SUB(x1));
     HEAP_ST(w, app + 0, f);
-    HEAP_ST(w, app + 1, TERM(VAR, 0, l));
+    HEAP_ST(w, app + 1, x0);
     HEAP_ST(w, red + 0, TERM(APP, 0, app));
     HEAP_ST(w, red + 1, bod);
     return TERM(RED, 0, red);
   }
   if (tg == RED) {                                     // APP-RED-RED
-    // ((f x) ~> (g x))  (x shared, as HVM4 does)
+    // ((f x) ~> (g x))  (x split: wnf_red_share)
     *itrs += 1;
     WNF_RULE_AT(R_APP_RED_RED);
+    Term x0, x1;
+    wnf_red_share(w, x, &x0, &x1);
     u32 n = wnf_bump(w, 2);
     HEAP_ST(w, n + 0, g);
-    HEAP_ST(w, n + 1, x);
+    HEAP_ST(w, n + 1, x1);
     HEAP_ST(w, app + 0, f);
+    HEAP_ST(w, app + 1, x0);
     HEAP_ST(w, red + 0, TERM(APP, 0, app));
     HEAP_ST(w, red + 1, TERM(APP, 0, n));
     return TERM(RED, 0, red);
@@ -663,14 +719,16 @@ FN Term wnf_red_use(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, 
     HEAP_ST(w, app + 1, v);
     return TERM(DRY, 0, app);
   }
-  // (f v) ~> (g v)  (v shared, as HVM4 does)           APP-RED-USE-VAL
+  // (f v) ~> (g v)  (v split: wnf_red_share)            APP-RED-USE-VAL
   *itrs += 1;
   WNF_RULE_AT(R_APP_RED_USE_VAL);
+  Term v0, v1;
+  wnf_red_share(w, v, &v0, &v1);
   u32 n = wnf_bump(w, 2);
   HEAP_ST(w, n + 0, HEAP_LD(w, u));
-  HEAP_ST(w, n + 1, v);
+  HEAP_ST(w, n + 1, v1);
   HEAP_ST(w, app + 0, f);
-  HEAP_ST(w, app + 1, v);
+  HEAP_ST(w, app + 1, v0);
   HEAP_ST(w, red + 0, TERM(APP, 0, app));
   HEAP_ST(w, red + 1, TERM(APP, 0, n));
   return TERM(RED, 0, red);
