@@ -512,28 +512,25 @@ static Term close_lam(PState *s, u32 b, Term body) {
   return body;
 }
 
-// Closes a static dup binder (side 1 first, as HVM4 numbers the labels).
-static Term close_dup(PState *s, u32 b, Term body) {
+// Closes a dup binder: checks affinity or inserts auto-dups, side `first`
+// first (a static dup: side 1, as HVM4 numbers the labels; a dynamic one: 0).
+static Term close_dup_sides(PState *s, u32 b, Term body, u32 first) {
   u32 u0 = B[b].uses[0], u1 = B[b].uses[1];
   if (B[b].cloned) {
-    body = auto_dup(body, b, 1, u1);
-    return auto_dup(body, b, 0, u0);
+    body = auto_dup(body, b, first, first ? u1 : u0);
+    return auto_dup(body, b, 1 - first, first ? u0 : u1);
   }
   if (u0 > 1) err_affine(s, B[b].nick, 0, u0);
   if (u1 > 1) err_affine(s, B[b].nick, 1, u1);
   return body;
 }
 
-// Closes a dynamic dup binder (side 0 first).
+static Term close_dup(PState *s, u32 b, Term body) {
+  return close_dup_sides(s, b, body, 1);
+}
+
 static Term close_dyn(PState *s, u32 b, Term body) {
-  u32 u0 = B[b].uses[0], u1 = B[b].uses[1];
-  if (B[b].cloned) {
-    body = auto_dup(body, b, 0, u0);
-    return auto_dup(body, b, 1, u1);
-  }
-  if (u0 > 1) err_affine(s, B[b].nick, 0, u0);
-  if (u1 > 1) err_affine(s, B[b].nick, 1, u1);
-  return body;
+  return close_dup_sides(s, b, body, 0);
 }
 
 static Term lam_at(u32 loc, Term body, u32 uses) {

@@ -294,6 +294,19 @@ static void run_task(Wnf *w, Task t) {
   atomic_fetch_sub_explicit(&job->pending, 1, memory_order_acq_rel);
 }
 
+// Runs one task if there is one to find; else backs off (spin, then yield).
+static void work_once(Wnf *w, u32 *idle) {
+  Task t;
+  if (find_task(TID, &t)) {
+    run_task(w, t);
+    *idle = 0;
+  } else if (++*idle < 256) {
+    cpu_relax();
+  } else {
+    sched_yield();
+  }
+}
+
 static void *pool_main(void *arg) {
   TID = (u32)(uintptr_t)arg;
   Wnf *w = eval_self();
@@ -305,15 +318,7 @@ static void *pool_main(void *arg) {
     pthread_mutex_unlock(&IDLE_LOCK);
     u32 idle = 0;
     while (atomic_load_explicit(&ACTIVE, memory_order_relaxed) > 0) {
-      Task t;
-      if (find_task(TID, &t)) {
-        run_task(w, t);
-        idle = 0;
-      } else if (++idle < 256) {
-        cpu_relax();
-      } else {
-        sched_yield();
-      }
+      work_once(w, &idle);
     }
   }
   return NULL;
@@ -327,15 +332,7 @@ static void job_wait(Wnf *w, Job *job) {
   pthread_mutex_unlock(&IDLE_LOCK);
   u32 idle = 0;
   while (atomic_load_explicit(&job->pending, memory_order_acquire) > 0) {
-    Task t;
-    if (find_task(TID, &t)) {
-      run_task(w, t);
-      idle = 0;
-    } else if (++idle < 256) {
-      cpu_relax();
-    } else {
-      sched_yield();
-    }
+    work_once(w, &idle);
   }
   atomic_fetch_sub(&ACTIVE, 1);
 }
