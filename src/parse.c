@@ -611,6 +611,13 @@ static NOINLINE Term parse_lam_block(PState *s) {
 }
 
 // `λ...` after the `λ`: binders, then `.body` or `,more`.
+// After a binder: `, y...` continues a multi-argument lambda, `. body` ends it.
+static Term lam_rest(PState *s) {
+  if (match(s, ",")) return parse_lam(s);
+  consume(s, ".");
+  return parse_term(s);
+}
+
 static NOINLINE Term parse_lam(PState *s) {
   guard(s);
   skip(s);
@@ -623,13 +630,7 @@ static NOINLINE Term parse_lam(PState *s) {
     u32 loc = salloc(1);
     B[b].loc[0] = loc;
     scope_push(b);
-    Term body;
-    if (match(s, ",")) {
-      body = parse_lam(s);
-    } else {
-      consume(s, ".");
-      body = parse_term(s);
-    }
+    Term body = lam_rest(s);
     scope_pop();
     u32 uses = B[b].uses[0];
     return lam_at(loc, close_lam(s, b, body), uses);
@@ -656,17 +657,11 @@ static NOINLINE Term parse_lam(PState *s) {
   B[lam].uses[0] = 1;
   Term var = TERM(OCC, SIDE_ANY, lam);
   u32 b = bind_new(nick, dyn ? B_DYN : B_DUP, lab, 0, cloned);
-  u32 dn = salloc(dyn ? 2 : 2);   // DUP node, or the two inner LAM slots
+  u32 dn = salloc(2);   // DUP node, or the two inner LAM slots
   B[b].loc[0] = dn;
   B[b].loc[1] = dn + 1;
   scope_push(b);
-  Term body;
-  if (match(s, ",")) {
-    body = parse_lam(s);
-  } else {
-    consume(s, ".");
-    body = parse_term(s);
-  }
+  Term body = lam_rest(s);
   scope_pop();
   u32 u0 = B[b].uses[0], u1 = B[b].uses[1];
   if (dyn) {
