@@ -3,7 +3,9 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc
 LDLIBS  += -lpthread -lm
-NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(origin NVCC),undefined)
+NVCC    := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+endif
 BUILD   ?= build
 
 SRCS    := $(wildcard src/*.c) $(wildcard src/gpu/*.c)
@@ -17,7 +19,16 @@ ifneq ($(NVCC),)
 ifneq ($(CUSRCS),)
 CFLAGS  += -DHVM4G_CUDA
 OBJS    += $(CUSRCS:%.cu=$(BUILD)/%.o)
-CUDA_LIB := $(dir $(NVCC))../lib64
+# nvcc may be a wrapper script (CI has /usr/local/bin/nvcc), so ask nvcc
+# itself where its toolkit lives rather than trusting its own directory.
+CUDA_TOP := $(shell $(NVCC) -dryrun -x cu /dev/null 2>&1 | sed -n 's/^\#\$$ TOP=//p' | head -n1)
+ifeq ($(origin CUDA_LIB),undefined)
+CUDA_LIB := $(firstword $(foreach d,$(CUDA_TOP)/lib64 $(wildcard $(CUDA_TOP)/targets/*/lib) \
+              $(dir $(NVCC))../lib64 /usr/local/cuda/lib64,$(if $(wildcard $(d)/libcudart_static.a),$(d))))
+endif
+ifeq ($(CUDA_LIB),)
+$(error nvcc found at $(NVCC) but not libcudart_static.a; set CUDA_LIB=dir or NVCC= to build without CUDA)
+endif
 LDLIBS  += -L$(CUDA_LIB) -lcudart_static -ldl -lrt -lstdc++
 endif
 endif
