@@ -14,7 +14,7 @@
 //
 // cnf walks the term with an explicit stack (no C recursion).
 //
-// -T N: the queue is worked in waves. A wave is up to WAVE pairs taken from
+// -T N: the queue is worked in waves. A wave is up to max pairs taken from
 // the head of the lowest bucket, the pairs the single-thread loop would pop
 // next; their branches are collapsed at once on the pool (DUPs they share are
 // taken atomically, DUP_SHARED), then consumed on this thread in queue order:
@@ -366,9 +366,19 @@ static void wave_job(Wnf *w, void *arg, u32 i) {
   wv->res[i] = loc ? branch_eval(w, wv->key, loc) : (Res){ TERM(ERA, 0, 0), 0 };
 }
 
-static void collapse_par(u32 max) {
-  u64 *tasks = malloc(max * sizeof(u64));
-  Res *res   = malloc(2 * max * sizeof(Res));
+// Wave sizes: from 2 pairs per thread (a search under -CN whose branches
+// are costly wastes little past its limit) up to 256 per thread, doubling
+// while a wave costs fewer than WAVE_ITRS interactions per thread (cheap
+// branches: the pool's wake-up and the serial consume would dominate).
+#define WAVE_MIN  2
+#define WAVE_MAX  256
+#define WAVE_ITRS 8192
+
+static void collapse_par(u32 threads) {
+  u32  max   = WAVE_MIN * threads;
+  u32  cap   = WAVE_MAX * threads;
+  u64 *tasks = malloc(cap * sizeof(u64));
+  Res *res   = malloc(2 * cap * sizeof(Res));
   if (!tasks || !res) {
     fprintf(stderr, "Error: out of memory in collapse\n");
     exit(1);
@@ -383,8 +393,15 @@ static void collapse_par(u32 max) {
     while (n < max && b->head != b->tail) {
       tasks[n++] = b->buf[b->head++ & (b->cap - 1)];
     }
-    Wave wv = { key, tasks, res };
+    Wave wv   = { key, tasks, res };
+    u64  itrs = eval_itrs();
     snf_pool_run(wave_job, &wv, 2 * n);
+    itrs = eval_itrs() - itrs;
+    if (n == max && itrs < (u64)WAVE_ITRS * threads && max < cap) {
+      max *= 2;
+    } else if (itrs > (u64)4 * WAVE_ITRS * threads && max > WAVE_MIN * threads) {
+      max /= 2;
+    }
     for (u32 i = 0; i < n; i++) {
       if (tasks[i] & DONE) {
         u64 at = tasks[i] & ~DONE;
@@ -421,9 +438,7 @@ void eval_collapse(u32 loc, long long limit) {
   PRINTED = 0;
   q_push(0, loc);
   if (EVAL.threads > 1) {
-    // small waves under a limit (little work past it), large ones otherwise
-    // (fewer pool wake-ups)
-    collapse_par((limit < 0 ? 128 : 2) * EVAL.threads);
+    collapse_par(EVAL.threads);
   } else {
     collapse_seq(eval_worker(0));
   }

@@ -156,16 +156,73 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
 
 // The pool
 // ========
+// Deques are Chase-Lev (lock-free; the owner pushes and takes at the bottom,
+// thieves steal at the top). A task is a word: its job's slot, then a heap
+// location (a normal form) or a chunk index (snf_pool_run).
+//
+// A job ends when every task it made is done. Counting that with one shared
+// counter costs two contended atomics per task, which is what limited
+// scaling on wide trees; so each thread counts the tasks it made and the
+// tasks it finished, in its own cache line, and the waiting thread sums
+// them: all `done` first, then all `made`. A task's `done` is published
+// (release) after the `made` of its children, and reaches a thief only
+// after its own `made`, so done == made means the job is quiescent.
 
 typedef struct {
-  _Atomic int64_t pending;   // tasks queued or running
+  _Alignas(64) _Atomic u64 made;
+  _Atomic u64              done;
+} Count;
+
+typedef struct {
   u16             ep;
   PoolFn          fn;        // a generic job (snf_pool_run); NULL: a normal form
   void           *arg;
+  u32             n, chunks; // snf_pool_run: n calls in `chunks` tasks
+  Count          *cnt;       // one per thread
   pthread_mutex_t lock;      // guards the stuck DUP slots below
   u32            *dups;
   u32             ndup, cap;
 } Job;
+
+// Job slots: tasks name their job by slot. A thread that finds none free
+// normalizes alone (jobs nest only through %nf inside a normalization).
+#define MAX_JOBS   1024
+#define TASK(j, x) (((u64)(j) << 32) | (x))
+
+static Job            *JOBS     = NULL;
+static u32            *JOB_FREE = NULL;   // free slots, a stack
+static u32             JOB_NFREE = 0;
+static pthread_mutex_t JOB_LOCK = PTHREAD_MUTEX_INITIALIZER;
+
+static u32 NTHREADS = 1;
+
+static Job *job_new(u32 *slot) {
+  pthread_mutex_lock(&JOB_LOCK);
+  Job *job = NULL;
+  if (JOB_NFREE > 0) {
+    *slot = JOB_FREE[--JOB_NFREE];
+    job   = &JOBS[*slot];
+  }
+  pthread_mutex_unlock(&JOB_LOCK);
+  if (!job) return NULL;
+  Count *cnt = job->cnt;
+  for (u32 i = 0; i < NTHREADS; i++) {
+    atomic_store_explicit(&cnt[i].made, 0, memory_order_relaxed);
+    atomic_store_explicit(&cnt[i].done, 0, memory_order_relaxed);
+  }
+  *job = (Job){ .cnt = cnt };
+  pthread_mutex_init(&job->lock, NULL);
+  return job;
+}
+
+static void job_free(u32 slot) {
+  Job *job = &JOBS[slot];
+  free(job->dups);
+  pthread_mutex_destroy(&job->lock);
+  pthread_mutex_lock(&JOB_LOCK);
+  JOB_FREE[JOB_NFREE++] = slot;
+  pthread_mutex_unlock(&JOB_LOCK);
+}
 
 static void job_dup(Job *job, u32 d) {
   pthread_mutex_lock(&job->lock);
@@ -178,125 +235,151 @@ static void job_dup(Job *job, u32 d) {
   pthread_mutex_unlock(&job->lock);
 }
 
-typedef struct {
-  u32  loc;
-  Job *job;
-} Task;
+// Only this thread writes its own counters.
+static void count_add(_Atomic u64 *c, u64 k) {
+  u64 v = atomic_load_explicit(c, memory_order_relaxed);
+  atomic_store_explicit(c, v + k, memory_order_release);
+}
+
+static int job_quiet(Job *job) {
+  u64 done = 0, made = 0;
+  for (u32 i = 0; i < NTHREADS; i++) {
+    done += atomic_load_explicit(&job->cnt[i].done, memory_order_acquire);
+  }
+  atomic_thread_fence(memory_order_seq_cst);
+  for (u32 i = 0; i < NTHREADS; i++) {
+    made += atomic_load_explicit(&job->cnt[i].made, memory_order_acquire);
+  }
+  return done == made;
+}
+
+// Chase-Lev deque
+// ---------------
+
+typedef struct Ring {
+  int64_t          cap;    // a power of two
+  struct Ring *old;    // the ring this one replaced (thieves may still read it)
+  _Atomic u64  buf[];
+} Ring;
 
 typedef struct {
-  atomic_flag lock;
-  Task *buf;
-  u64   head, tail, cap;   // ring [head, tail); owner works at the tail
-  char  pad[64];
+  _Alignas(64) _Atomic int64_t top;
+  _Alignas(64) _Atomic int64_t bottom;
+  _Atomic(Ring *)          ring;
+  char                     pad[56];
 } Deque;
 
-static Deque          *DQ       = NULL;
-static u32             NTHREADS = 1;
-static pthread_t      *THREADS  = NULL;
+static Deque     *DQ      = NULL;
+static pthread_t *THREADS = NULL;
 static _Atomic u32     ACTIVE   = 0;     // jobs in progress
 static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
 
-static void dq_lock(Deque *q) {
-  while (atomic_flag_test_and_set_explicit(&q->lock, memory_order_acquire)) {
-    cpu_relax();
-  }
+static Ring *ring_new(int64_t cap, Ring *old) {
+  Ring *r = malloc(sizeof(Ring) + (size_t)cap * sizeof(u64));
+  if (!r) eval_die("out of memory in the normalizer");
+  r->cap = cap;
+  r->old = old;
+  return r;
 }
 
-static void dq_unlock(Deque *q) {
-  atomic_flag_clear_explicit(&q->lock, memory_order_release);
-}
+#define RING_AT(r, i) (&(r)->buf[(i) & ((r)->cap - 1)])
 
-// head and tail are read without the lock to skip empty deques quickly, so
-// every access to them is atomic (relaxed: the lock orders the rest).
-#define LD(x)    __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-
-static void dq_push(Deque *q, Task t) {
-  dq_lock(q);
-  u64 head = LD(q->head), tail = LD(q->tail);
-  if (tail - head == q->cap) {
-    u64   cap = q->cap ? q->cap * 2 : 4096;
-    Task *nb  = malloc(cap * sizeof(Task));
-    if (!nb) {
-      dq_unlock(q);
-      eval_die("out of memory in the normalizer");
+static void dq_push(Deque *q, u64 x) {
+  int64_t   b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+  int64_t   t = atomic_load_explicit(&q->top, memory_order_acquire);
+  Ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+  if (b - t > r->cap - 1) {
+    Ring *g = ring_new(r->cap * 2, r);   // the old ring is kept, not freed
+    for (int64_t i = t; i < b; i++) {
+      atomic_store_explicit(RING_AT(g, i),
+        atomic_load_explicit(RING_AT(r, i), memory_order_relaxed), memory_order_relaxed);
     }
-    for (u64 i = head; i < tail; i++) nb[i - head] = q->buf[i & (q->cap - 1)];
-    free(q->buf);
-    tail -= head; head = 0;
-    q->buf = nb; q->cap = cap;
-    ST(q->head, head);
+    atomic_store_explicit(&q->ring, g, memory_order_release);
+    r = g;
   }
-  q->buf[tail & (q->cap - 1)] = t;
-  ST(q->tail, tail + 1);
-  dq_unlock(q);
+  atomic_store_explicit(RING_AT(r, b), x, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
 }
 
-static int dq_pop(Deque *q, Task *t) {
-  if (LD(q->tail) == LD(q->head)) return 0;
-  dq_lock(q);
-  u64 tail = LD(q->tail);
-  int ok   = tail > LD(q->head);
+static int dq_take(Deque *q, u64 *x) {
+  int64_t   b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1;
+  Ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+  atomic_store_explicit(&q->bottom, b, memory_order_relaxed);
+  atomic_thread_fence(memory_order_seq_cst);
+  int64_t t  = atomic_load_explicit(&q->top, memory_order_relaxed);
+  int ok = t <= b;
   if (ok) {
-    *t = q->buf[(tail - 1) & (q->cap - 1)];
-    ST(q->tail, tail - 1);
+    *x = atomic_load_explicit(RING_AT(r, b), memory_order_relaxed);
+    if (t == b) {
+      ok = atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1,
+             memory_order_seq_cst, memory_order_relaxed);
+      atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
+    }
+  } else {
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
   }
-  dq_unlock(q);
   return ok;
 }
 
-static int dq_steal(Deque *q, Task *t) {
-  if (LD(q->tail) == LD(q->head)) return 0;
-  dq_lock(q);
-  u64 head = LD(q->head);
-  int ok   = LD(q->tail) > head;
-  if (ok) {
-    *t = q->buf[head & (q->cap - 1)];
-    ST(q->head, head + 1);
-  }
-  dq_unlock(q);
-  return ok;
+static int dq_steal(Deque *q, u64 *x) {
+  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+  atomic_thread_fence(memory_order_seq_cst);
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+  if (t >= b) return 0;
+  Ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  *x = atomic_load_explicit(RING_AT(r, t), memory_order_relaxed);
+  return atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1,
+           memory_order_seq_cst, memory_order_relaxed);
 }
 
-static int find_task(u32 me, Task *t) {
-  if (dq_pop(&DQ[me], t)) return 1;
+static int find_task(u32 me, u64 *x) {
+  if (dq_take(&DQ[me], x)) return 1;
   for (u32 k = 1; k < NTHREADS; k++) {
-    if (dq_steal(&DQ[(me + k) % NTHREADS], t)) return 1;
+    if (dq_steal(&DQ[(me + k) % NTHREADS], x)) return 1;
   }
   return 0;
 }
 
-// Visits a task's slot and its first descendants; queues the other children.
-static void run_task(Wnf *w, Task t) {
-  Job *job = t.job;
-  u32  loc = t.loc;
+// Queues a task of `job` on this thread's deque, counted first.
+static void task_push(Job *job, u32 slot, u32 x) {
+  count_add(&job->cnt[TID].made, 1);
+  dq_push(&DQ[TID], TASK(slot, x));
+}
+
+// Runs a task: a chunk of calls, or a slot's visit and its first
+// descendants (the other children are queued).
+static void run_task(Wnf *w, u64 task) {
+  u32  slot = (u32)(task >> 32);
+  u32  x    = (u32)task;
+  Job *job  = &JOBS[slot];
   if (job->fn) {
-    job->fn(w, job->arg, loc);
-    atomic_fetch_sub_explicit(&job->pending, 1, memory_order_acq_rel);
-    return;
-  }
-  while (seen_add(w, loc, job->ep)) {
-    Term v   = wnf_at(w, loc);
-    u32  tag = TAG(v);
-    if (tag == DP0 || tag == DP1) {
-      job_dup(job, VAL(v));
-      break;
+    u32 lo = (u32)((u64)job->n * x / job->chunks);
+    u32 hi = (u32)((u64)job->n * (x + 1) / job->chunks);
+    for (u32 i = lo; i < hi; i++) job->fn(w, job->arg, i);
+  } else {
+    u32 loc = x;
+    u16 ep  = job->ep;
+    while (seen_add(w, loc, ep)) {
+      Term v   = wnf_at(w, loc);
+      u32  tag = TAG(v);
+      if (tag == DP0 || tag == DP1) {
+        job_dup(job, VAL(v));
+        break;
+      }
+      u32 ari = snf_arity(v);
+      if (ari == 0) break;
+      for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
+      loc = VAL(v);
     }
-    u32 ari = snf_arity(v);
-    if (ari == 0) break;
-    for (u32 i = ari; i > 1; i--) {
-      atomic_fetch_add_explicit(&job->pending, 1, memory_order_relaxed);
-      dq_push(&DQ[TID], (Task){ VAL(v) + i - 1, job });
-    }
-    loc = VAL(v);
   }
-  atomic_fetch_sub_explicit(&job->pending, 1, memory_order_acq_rel);
+  count_add(&job->cnt[TID].done, 1);   // the last touch of job
 }
 
 // Runs one task if there is one to find; else backs off (spin, then yield).
 static void work_once(Wnf *w, u32 *idle) {
-  Task t;
+  u64 t;
   if (find_task(TID, &t)) {
     run_task(w, t);
     *idle = 0;
@@ -331,41 +414,59 @@ static void job_wait(Wnf *w, Job *job) {
   pthread_cond_broadcast(&IDLE_COND);
   pthread_mutex_unlock(&IDLE_LOCK);
   u32 idle = 0;
-  while (atomic_load_explicit(&job->pending, memory_order_acquire) > 0) {
-    work_once(w, &idle);
+  for (;;) {
+    u64 t;
+    if (find_task(TID, &t)) {
+      run_task(w, t);
+      idle = 0;
+      continue;
+    }
+    if (job_quiet(job)) break;
+    if (++idle < 256) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
   }
   atomic_fetch_sub(&ACTIVE, 1);
 }
 
 static void snf_par(Wnf *w, u32 root) {
-  Job job = { .ep = epoch_new(), .dups = NULL, .ndup = 0, .cap = 0 };
-  atomic_store(&job.pending, 1);
-  pthread_mutex_init(&job.lock, NULL);
-  dq_push(&DQ[TID], (Task){ root, &job });
-  job_wait(w, &job);
-  // stuck DUPs, alone (see the top of this file)
-  for (u32 i = 0; i < job.ndup; i++) {
-    u32 d = job.dups[i];
-    if (!IS_SUB(HEAP[d])) snf_seq(w, d, job.ep);
+  u32  slot;
+  Job *job = job_new(&slot);
+  u16  ep  = epoch_new();
+  if (!job) {
+    snf_seq(w, root, ep);
+    return;
   }
-  free(job.dups);
-  pthread_mutex_destroy(&job.lock);
+  job->ep = ep;
+  task_push(job, slot, root);
+  job_wait(w, job);
+  // stuck DUPs, alone (see the top of this file)
+  for (u32 i = 0; i < job->ndup; i++) {
+    u32 d = job->dups[i];
+    if (!IS_SUB(HEAP[d])) snf_seq(w, d, ep);
+  }
+  job_free(slot);
 }
 
 void snf_pool_run(PoolFn fn, void *arg, u32 n) {
   Wnf *w = eval_self();
-  // Fewer tasks than threads: waking the pool costs more than it saves
-  // (collapse waves of one or two pairs in narrow searches).
-  if (NTHREADS <= 1 || n < NTHREADS) {
+  u32  slot;
+  Job *job = NULL;
+  // Fewer calls than threads: waking the pool costs more than it saves.
+  if (NTHREADS > 1 && n >= NTHREADS) job = job_new(&slot);
+  if (!job) {
     for (u32 i = 0; i < n; i++) fn(w, arg, i);
     return;
   }
-  Job job = { .fn = fn, .arg = arg };
-  atomic_store(&job.pending, (int64_t)n);
-  pthread_mutex_init(&job.lock, NULL);
-  for (u32 i = n; i > 0; i--) dq_push(&DQ[TID], (Task){ i - 1, &job });
-  job_wait(w, &job);
-  pthread_mutex_destroy(&job.lock);
+  job->fn     = fn;
+  job->arg    = arg;
+  job->n      = n;
+  job->chunks = n < 4 * NTHREADS ? n : 4 * NTHREADS;
+  for (u32 c = job->chunks; c > 0; c--) task_push(job, slot, c - 1);
+  job_wait(w, job);
+  job_free(slot);
 }
 
 int snf_pool_busy(void) {
@@ -380,13 +481,25 @@ void snf_init(void) {
     exit(1);
   }
   NTHREADS = EVAL.threads > 1 ? EVAL.threads : 1;
-  DQ = calloc(NTHREADS, sizeof(Deque));
-  THREADS = calloc(NTHREADS, sizeof(pthread_t));
-  if (!DQ || !THREADS) {
+  DQ       = aligned_alloc(64, NTHREADS * sizeof(Deque));
+  THREADS  = calloc(NTHREADS, sizeof(pthread_t));
+  JOBS     = calloc(MAX_JOBS, sizeof(Job));
+  JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
+  Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * NTHREADS * sizeof(Count));
+  if (!DQ || !THREADS || !JOBS || !JOB_FREE || !cnt) {
     fprintf(stderr, "Error: out of memory\n");
     exit(1);
   }
-  for (u32 i = 0; i < NTHREADS; i++) atomic_flag_clear(&DQ[i].lock);
+  for (u32 i = 0; i < NTHREADS; i++) {
+    atomic_init(&DQ[i].top, 0);
+    atomic_init(&DQ[i].bottom, 0);
+    atomic_init(&DQ[i].ring, ring_new(1 << 12, NULL));
+  }
+  for (u32 j = 0; j < MAX_JOBS; j++) {
+    JOBS[j].cnt = cnt + (size_t)j * NTHREADS;
+    JOB_FREE[j] = MAX_JOBS - 1 - j;
+  }
+  JOB_NFREE = MAX_JOBS;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, (size_t)64 << 20);
