@@ -18,10 +18,12 @@
 // the head of the lowest bucket, the pairs the single-thread loop would pop
 // next; their branches are collapsed at once on the pool (DUPs they share are
 // taken atomically, DUP_SHARED), then consumed on this thread in queue order:
-// push, print, count. A branch whose INCs send its sides below the wave's
-// key would be popped before the rest of the wave by the sequential loop, so
-// the rest goes back to the head of its bucket, already collapsed. The output
-// is thus the same for any -T; only work past the limit may be wasted.
+// push, print, count. While a wave is consumed, the pool already collapses
+// the next one from the same bucket. A branch whose INCs send its sides below
+// the wave's key would be popped before the rest of the wave by the
+// sequential loop, so the rest (and the next wave) goes back to the head of
+// its bucket, already collapsed. The output is thus the same for any -T; only
+// work past the limit may be wasted.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,6 +356,7 @@ static void q_unpop(u32 key, u64 task) {
 
 typedef struct {
   u32  key;
+  u32  n;
   u64 *tasks;   // the wave's pairs
   Res *res;     // two per pair
 } Wave;
@@ -366,6 +369,44 @@ static void wave_job(Wnf *w, void *arg, u32 i) {
   wv->res[i] = loc ? branch_eval(w, wv->key, loc) : (Res){ TERM(ERA, 0, 0), 0 };
 }
 
+// Takes up to max pairs from the head of bucket `key` into wv; the results
+// of pairs collapsed earlier (DONE) are copied in at once.
+static void wave_take(Wave *wv, u32 key, u32 max) {
+  Bucket *b = &Q[key];
+  wv->key = key;
+  wv->n   = 0;
+  while (wv->n < max && b->head != b->tail) {
+    u64 task = b->buf[b->head++ & (b->cap - 1)];
+    if (task & DONE) {
+      u64 at = task & ~DONE;
+      wv->res[2 * wv->n]     = DONE_RES[at];
+      wv->res[2 * wv->n + 1] = DONE_RES[at + 1];
+    }
+    wv->tasks[wv->n++] = task;
+  }
+}
+
+// Puts pairs [from, n) of a wave back at the head of its bucket, collapsed.
+static void wave_unpop(Wave *wv, u32 from) {
+  for (u32 j = wv->n; j > from; j--) {
+    q_unpop(wv->key, done_add(wv->res[2 * j - 2], wv->res[2 * j - 1]));
+  }
+}
+
+// Consumes a wave in queue order; returns how many pairs, fewer when the
+// limit is hit or a pair sent its sides below the wave's key (the
+// sequential loop would pop those first).
+static u32 wave_use(Wave *wv) {
+  u32 i = 0;
+  while (i < wv->n && PRINTED < LIMIT) {
+    u32 k0 = branch_use(wv->res[2 * i]);
+    u32 k1 = branch_use(wv->res[2 * i + 1]);
+    i++;
+    if (k0 < wv->key || k1 < wv->key) break;
+  }
+  return i;
+}
+
 // Wave sizes: from 2 pairs per thread (a search under -CN whose branches
 // are costly wastes little past its limit) up to 256 per thread, doubling
 // while a wave costs fewer than WAVE_ITRS interactions per thread (cheap
@@ -374,59 +415,68 @@ static void wave_job(Wnf *w, void *arg, u32 i) {
 #define WAVE_MAX  256
 #define WAVE_ITRS 8192
 
+// Waves are pipelined: while this thread consumes a wave, the pool already
+// collapses the next pairs of the same bucket (the sequential loop pops them
+// next unless the consumed wave sends sides to a lower bucket; then they go
+// back, collapsed).
 static void collapse_par(u32 threads) {
-  u32  max   = WAVE_MIN * threads;
-  u32  cap   = WAVE_MAX * threads;
-  u64 *tasks = malloc(cap * sizeof(u64));
-  Res *res   = malloc(2 * cap * sizeof(Res));
-  if (!tasks || !res) {
-    fprintf(stderr, "Error: out of memory in collapse\n");
-    exit(1);
+  u32  max = WAVE_MIN * threads;
+  u32  cap = WAVE_MAX * threads;
+  Wave w2[2];
+  for (u32 k = 0; k < 2; k++) {
+    w2[k].tasks = malloc(cap * sizeof(u64));
+    w2[k].res   = malloc(2 * cap * sizeof(Res));
+    if (!w2[k].tasks || !w2[k].res) {
+      fprintf(stderr, "Error: out of memory in collapse\n");
+      exit(1);
+    }
   }
-  u32 key;
-  u64 task;
-  while (PRINTED < LIMIT && q_pop(&key, &task)) {
-    // the wave: the head of the lowest bucket
-    u32 n = 0;
-    tasks[n++] = task;
-    Bucket *b = &Q[key];
-    while (n < max && b->head != b->tail) {
-      tasks[n++] = b->buf[b->head++ & (b->cap - 1)];
+  Wave *cur = &w2[0], *nxt = &w2[1];
+  int   ready = 0;    // cur is taken and collapsed
+  while (PRINTED < LIMIT && (Q_MASK || ready)) {
+    if (!ready) {
+      u32 key = (u32)__builtin_ctzll(Q_MASK);
+      if (Q[key].head == Q[key].tail) {
+        Q_MASK &= ~(1ull << key);
+        continue;
+      }
+      wave_take(cur, key, max);
+      snf_pool_run(wave_job, cur, 2 * cur->n);
     }
-    Wave wv   = { key, tasks, res };
-    u64  itrs = eval_itrs();
-    snf_pool_run(wave_job, &wv, 2 * n);
-    itrs = eval_itrs() - itrs;
-    if (n == max && itrs < (u64)WAVE_ITRS * threads && max < cap) {
-      max *= 2;
-    } else if (itrs > (u64)4 * WAVE_ITRS * threads && max > WAVE_MIN * threads) {
-      max /= 2;
+    // the next wave, collapsing while this one is consumed
+    u32 h = 0, ahead = Q[cur->key].head != Q[cur->key].tail;
+    u64 itrs = eval_itrs();
+    if (ahead) {
+      wave_take(nxt, cur->key, max);
+      h = snf_pool_start(wave_job, nxt, 2 * nxt->n);
     }
-    for (u32 i = 0; i < n; i++) {
-      if (tasks[i] & DONE) {
-        u64 at = tasks[i] & ~DONE;
-        res[2 * i]     = DONE_RES[at];
-        res[2 * i + 1] = DONE_RES[at + 1];
+    u32 used = wave_use(cur);
+    if (ahead) {
+      snf_pool_join(h);
+      itrs = eval_itrs() - itrs;
+      if (nxt->n == max && itrs < (u64)WAVE_ITRS * threads && max < cap) {
+        max *= 2;
+      } else if (itrs > (u64)4 * WAVE_ITRS * threads && max > WAVE_MIN * threads) {
+        max /= 2;
       }
     }
-    // consume in queue order
-    u32 i = 0;
-    while (i < n && PRINTED < LIMIT) {
-      u32 k0 = branch_use(res[2 * i]);
-      u32 k1 = branch_use(res[2 * i + 1]);
-      i++;
-      if (k0 < key || k1 < key) break;
-    }
-    if (PRINTED < LIMIT) {
-      // a lower bucket comes first now: the rest waits at the head
-      for (u32 j = n; j > i; j--) {
-        q_unpop(key, done_add(res[2 * j - 2], res[2 * j - 1]));
+    ready = 0;
+    if (used < cur->n || PRINTED >= LIMIT) {
+      // stopped early: what was taken waits at the head, in queue order
+      if (PRINTED < LIMIT) {
+        if (ahead) wave_unpop(nxt, 0);
+        wave_unpop(cur, used);
       }
+    } else if (ahead) {
+      Wave *t = cur; cur = nxt; nxt = t;
+      ready = 1;
     }
-    if (!Q_MASK) DONE_LEN = 0;
+    if (!Q_MASK && !ready) DONE_LEN = 0;
   }
-  free(tasks);
-  free(res);
+  for (u32 k = 0; k < 2; k++) {
+    free(w2[k].tasks);
+    free(w2[k].res);
+  }
   free(DONE_RES);
   DONE_RES = NULL;
   DONE_LEN = DONE_CAP = 0;

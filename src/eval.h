@@ -43,6 +43,11 @@ Wnf *eval_self(void);                 // the calling CPU thread's evaluator
 // evaluator) and returns when all are done; in order on one thread if -T 1.
 typedef void (*PoolFn)(Wnf *w, void *arg, u32 i);
 void snf_pool_run(PoolFn fn, void *arg, u32 n);
+// The same in two steps: start queues the calls and returns at once (the
+// caller may do other work meanwhile); join works on them until all are
+// done. A start of fewer calls than threads runs them at once (join: no-op).
+u32  snf_pool_start(PoolFn fn, void *arg, u32 n);
+void snf_pool_join(u32 handle);
 
 #if defined(__x86_64__)
 #define cpu_relax() __asm__ __volatile__("pause")

@@ -407,12 +407,17 @@ static void *pool_main(void *arg) {
   return NULL;
 }
 
-// Wakes the pool for `job` (already queued) and works on it until done.
-static void job_wait(Wnf *w, Job *job) {
+// Wakes the pool for a job already queued (one more job in progress).
+static void pool_wake(void) {
   pthread_mutex_lock(&IDLE_LOCK);
   atomic_fetch_add(&ACTIVE, 1);
   pthread_cond_broadcast(&IDLE_COND);
   pthread_mutex_unlock(&IDLE_LOCK);
+}
+
+// Works on the pool until `job` is done; then the job no longer counts as
+// in progress.
+static void job_finish(Wnf *w, Job *job) {
   u32 idle = 0;
   for (;;) {
     u64 t;
@@ -429,6 +434,11 @@ static void job_wait(Wnf *w, Job *job) {
     }
   }
   atomic_fetch_sub(&ACTIVE, 1);
+}
+
+static void job_wait(Wnf *w, Job *job) {
+  pool_wake();
+  job_finish(w, job);
 }
 
 static void snf_par(Wnf *w, u32 root) {
@@ -450,23 +460,33 @@ static void snf_par(Wnf *w, u32 root) {
   job_free(slot);
 }
 
-void snf_pool_run(PoolFn fn, void *arg, u32 n) {
-  Wnf *w = eval_self();
+u32 snf_pool_start(PoolFn fn, void *arg, u32 n) {
   u32  slot;
   Job *job = NULL;
   // Fewer calls than threads: waking the pool costs more than it saves.
   if (NTHREADS > 1 && n >= NTHREADS) job = job_new(&slot);
   if (!job) {
+    Wnf *w = eval_self();
     for (u32 i = 0; i < n; i++) fn(w, arg, i);
-    return;
+    return 0;
   }
   job->fn     = fn;
   job->arg    = arg;
   job->n      = n;
   job->chunks = n < 4 * NTHREADS ? n : 4 * NTHREADS;
   for (u32 c = job->chunks; c > 0; c--) task_push(job, slot, c - 1);
-  job_wait(w, job);
-  job_free(slot);
+  pool_wake();
+  return slot + 1;
+}
+
+void snf_pool_join(u32 h) {
+  if (h == 0) return;
+  job_finish(eval_self(), &JOBS[h - 1]);
+  job_free(h - 1);
+}
+
+void snf_pool_run(PoolFn fn, void *arg, u32 n) {
+  snf_pool_join(snf_pool_start(fn, arg, n));
 }
 
 int snf_pool_busy(void) {
