@@ -465,22 +465,40 @@ FN u32 wnf_inert(THR Wnf *w, Term t) {
   return 1;
 }
 
+// Labels of the DUPs the core makes itself, counted down from the top of the
+// label space (HVM4's parser counts its automatic labels up from 0x800000,
+// and programs name small ones). The count lives in heap word 0, which no
+// term uses, so every thread, lane and pass shares it; taking one is a
+// compare-and-swap (it retries only when another thread took one meanwhile).
+#define WNF_LAB_COUNT 0
+FN u32 wnf_fresh_lab(THR Wnf *w) {
+  Term old = HEAP_LD(w, WNF_LAB_COUNT);
+  for (;;) {
+    Term was = HEAP_CAS(w, WNF_LAB_COUNT, old, old + 1);
+    if (was == old) {
+      return (u32)(EXT_MASK - (old & EXT_MASK));
+    }
+    old = was;
+  }
+}
+
 // RED rules hand x to both sides of the new RED. HVM4 shares it as is (its
 // nodes are never updated in place: each side reduces its own view). Here
 // nodes are reused and lambdas consumed as they reduce, so a shared x that
 // can reduce would be corrupted for the second side: it is split by a DUP
 // (a lazy copy) instead; inert terms are shared, as HVM4 prints them. The
-// label is the DUP slot's address, fresh among live DUPs.
+// DUP needs a label no SUP it may meet carries: wnf_fresh_lab.
 FN void wnf_red_share(THR Wnf *w, Term x, THR Term *a, THR Term *b) {
   if (wnf_inert(w, x)) {
     *a = x;
     *b = x;
     return;
   }
-  u32 d = wnf_bump(w, 1);
+  u32 lab = wnf_fresh_lab(w);
+  u32 d   = wnf_bump(w, 1);
   HEAP_ST(w, d, x);
-  *a = TERM(DP0, d & EXT_MASK, d);
-  *b = TERM(DP1, d & EXT_MASK, d);
+  *a = TERM(DP0, lab, d);
+  *b = TERM(DP1, lab, d);
 }
 
 // ((f ~> g) x) once g is a value, for the g that need no further reduction

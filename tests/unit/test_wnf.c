@@ -711,6 +711,17 @@ static void *race_side(void *arg) {
   return NULL;
 }
 
+// Labels of the core's own DUPs (wnf_red_share): distinct, counted down
+// from the top of the label space, kept in heap word 0.
+static void test_fresh_lab(void) {
+  Term at0 = HEAP[0];
+  u32  a   = wnf_fresh_lab(&W);
+  u32  b   = wnf_fresh_lab(&W);
+  CHECK(a == (u32)(EXT_MASK - (at0 & EXT_MASK)));
+  CHECK(b == a - 1);
+  CHECK(HEAP[0] == at0 + 2);
+}
+
 static void test_race(void) {
   // slot i: !X&A = ((!Y&B = i; (Y₀ + Y₁)) * 3); the inner Y's twin is
   // dropped into an erasing lambda so both inner sides get forced
@@ -801,6 +812,7 @@ int main(void) {
   test_rebuild_budget();
   test_rebuild_stack();
   test_defer();
+  test_fresh_lab();
   test_race();
   test_oom();
   printf("%d passed, %d failed\n", PASS, FAIL);
