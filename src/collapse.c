@@ -25,6 +25,8 @@
 // its bucket, already collapsed. The output is thus the same for any -T; only
 // work past the limit may be wasted.
 
+#include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "eval.h"
@@ -273,6 +275,31 @@ typedef struct {
   u32  key;
 } Res;
 
+// A wave collapses branches the single-thread loop may never reach (past
+// the limit), so an error in one is kept as its result (key ERR, t the
+// index in ERRS) and raised only if it is consumed.
+#define ERR KEYS
+
+static EvalCatch      *ERRS     = NULL;
+static u32             ERRS_LEN = 0, ERRS_CAP = 0;
+static pthread_mutex_t ERRS_LOCK = PTHREAD_MUTEX_INITIALIZER;
+
+static Res err_keep(const EvalCatch *c) {
+  pthread_mutex_lock(&ERRS_LOCK);
+  if (ERRS_LEN == ERRS_CAP) {
+    ERRS_CAP = ERRS_CAP ? ERRS_CAP * 2 : 16;
+    ERRS     = realloc(ERRS, ERRS_CAP * sizeof(EvalCatch));
+    if (!ERRS) {
+      fprintf(stderr, "Error: out of memory in collapse\n");
+      exit(1);
+    }
+  }
+  u32 at = ERRS_LEN++;
+  ERRS[at] = *c;
+  pthread_mutex_unlock(&ERRS_LOCK);
+  return (Res){ at, ERR };
+}
+
 // Collapses the branch at `loc` until it is an ERA, a SUP or neither; an INC
 // lowers the key.
 static Res branch_eval(Wnf *w, u32 key, u32 loc) {
@@ -289,6 +316,9 @@ static Res branch_eval(Wnf *w, u32 key, u32 loc) {
 // Consumes a collapsed branch: queues a SUP's sides, prints the others.
 // Returns the key the sides went to, or KEYS.
 static u32 branch_use(Res r) {
+  if (r.key == ERR) {
+    eval_rethrow(&ERRS[r.t]);
+  }
   switch (TAG(r.t)) {
     case SUP: {
       u32 s = VAL(r.t);
@@ -366,7 +396,20 @@ static void wave_job(Wnf *w, void *arg, u32 i) {
   u64   task = wv->tasks[i / 2];
   if (task & DONE) return;
   u32 loc = i % 2 ? (u32)(task >> 32) : (u32)task;
-  wv->res[i] = loc ? branch_eval(w, wv->key, loc) : (Res){ TERM(ERA, 0, 0), 0 };
+  if (!loc) {
+    wv->res[i] = (Res){ TERM(ERA, 0, 0), 0 };
+    return;
+  }
+  EvalCatch  c;
+  u32        sp = CS_SP;
+  EvalCatch *up = eval_catch_push(&c);
+  if (setjmp(c.env) == 0) {
+    wv->res[i] = branch_eval(w, wv->key, loc);
+  } else {
+    CS_SP      = sp;
+    wv->res[i] = err_keep(&c);
+  }
+  eval_catch_pop(up);
 }
 
 // Takes up to max pairs from the head of bucket `key` into wv; the results

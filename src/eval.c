@@ -107,15 +107,65 @@ const char *eval_rule_name(u32 rule) {
   return rule < R_FIXED ? RULE_NAMES[rule] : NULL;
 }
 
-// stdout is flushed by exit(), after the message, as HVM4 does.
-void eval_die(const char *msg) {
-  fprintf(stderr, "RUNTIME_ERROR: %s\n", msg);
+// Errors
+// ======
+
+static _Thread_local EvalCatch *CATCH = NULL;
+static _Thread_local u32        NEST  = 0;
+// Host primitives' slots held BUSY while the host runs them (eval_loop),
+// innermost first: a caught error puts those primitives back, or other
+// threads would wait on their slots forever.
+typedef struct HostHold {
+  u32              at;
+  Term             pri;
+  struct HostHold *up;
+} HostHold;
+
+static _Thread_local HostHold *HOLDS = NULL;
+
+EvalCatch *eval_catch_push(EvalCatch *c) {
+  EvalCatch *up = CATCH;
+  c->nest  = NEST;
+  c->holds = HOLDS;
+  CATCH    = c;
+  return up;
+}
+
+void eval_catch_pop(EvalCatch *up) {
+  CATCH = up;
+}
+
+void eval_nest(int d) {
+  NEST += d;
+}
+
+static void die_with(const char *msg, int plain) {
+  if (CATCH && CATCH->nest == NEST) {
+    EvalCatch *c = CATCH;
+    for (HostHold *h = HOLDS; h != c->holds; h = h->up) {
+      atomic_store_explicit((_Atomic Term *)&HEAP[h->at], h->pri, memory_order_release);
+    }
+    HOLDS = c->holds;
+    snprintf(c->msg, sizeof c->msg, "%s", msg);
+    c->plain = plain;
+    CATCH    = NULL;   // the frame's owner pops it
+    longjmp(c->env, 1);
+  }
+  // stdout is flushed by exit(), after the message, as HVM4 does.
+  fprintf(stderr, plain ? "Error: %s\n" : "RUNTIME_ERROR: %s\n", msg);
   exit(1);
 }
 
+void eval_die(const char *msg) {
+  die_with(msg, 0);
+}
+
 static void die_plain(const char *msg) {
-  fprintf(stderr, "Error: %s\n", msg);
-  exit(1);
+  die_with(msg, 1);
+}
+
+void eval_rethrow(const EvalCatch *c) {
+  die_with(c->msg, c->plain);
 }
 
 int eval_refill(Wnf *w, u32 n) {
@@ -180,7 +230,10 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
             continue;
           }
         }
+        HostHold hold = { at, pri, HOLDS };
+        if (at && w->dup_mode != DUP_SOLO) HOLDS = &hold;
         Term r = prim_host(w, pri);
+        HOLDS = hold.up;
         if (at) {
           atomic_store_explicit((_Atomic Term *)&HEAP[at], r, memory_order_release);
         } else {

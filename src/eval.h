@@ -3,6 +3,7 @@
 #ifndef HVM4G_EVAL_H
 #define HVM4G_EVAL_H
 
+#include <setjmp.h>
 #include <stdio.h>
 #include "core.h"
 
@@ -27,6 +28,27 @@ const char *eval_rule_name(u32 rule); // HVM4's name of interaction Wnf.rule
 
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);
+
+// Errors in speculative work (collapse waves under -T) are caught, so that
+// they surface only if the single-thread order reaches that work. A frame
+// catches what is raised on its thread at its nesting level (not inside a
+// nested pool job, whose bookkeeping a jump would skip): eval_die and the
+// other fatal errors jump back to it with the message. Usage:
+//   EvalCatch c; EvalCatch *up = eval_catch_push(&c);
+//   if (setjmp(c.env) == 0) { ...work... } else { ...c.msg... }
+//   eval_catch_pop(up);
+typedef struct {
+  jmp_buf env;
+  u32     nest;       // the thread's pool nesting when pushed
+  void   *holds;      // the host slots held BUSY when pushed (eval.c)
+  int     plain;      // an "Error:" (not a RUNTIME_ERROR) message
+  char    msg[160];
+} EvalCatch;
+
+EvalCatch *eval_catch_push(EvalCatch *c);  // returns the frame it hides
+void       eval_catch_pop(EvalCatch *up);
+void       eval_rethrow(const EvalCatch *c); // prints c's error, exits
+void       eval_nest(int d);              // the pool's nesting (snf.c)
 
 // Inside the CPU evaluator (eval.c, snf.c, collapse.c, prim.c)
 // ==========================================================

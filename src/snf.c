@@ -419,6 +419,7 @@ static void pool_wake(void) {
 // in progress.
 static void job_finish(Wnf *w, Job *job) {
   u32 idle = 0;
+  eval_nest(1);
   for (;;) {
     u64 t;
     if (find_task(TID, &t)) {
@@ -433,6 +434,7 @@ static void job_finish(Wnf *w, Job *job) {
       sched_yield();
     }
   }
+  eval_nest(-1);
   atomic_fetch_sub(&ACTIVE, 1);
 }
 
