@@ -17,13 +17,14 @@
 // -T N: the queue is worked in waves. A wave is up to max pairs taken from
 // the head of the lowest bucket, the pairs the single-thread loop would pop
 // next; their branches are collapsed at once on the pool (DUPs they share are
-// taken atomically, DUP_SHARED), then consumed on this thread in queue order:
-// push, print, count. While a wave is consumed, the pool already collapses
-// the next one from the same bucket. A branch whose INCs send its sides below
-// the wave's key would be popped before the rest of the wave by the
-// sequential loop, so the rest (and the next wave) goes back to the head of
-// its bucket, already collapsed. The output is thus the same for any -T; only
-// work past the limit may be wasted.
+// taken atomically, DUP_SHARED), and consumed on this thread in queue order,
+// each pair once both its branches are done: push, print, count. Meanwhile
+// the pool already collapses the next wave of the same bucket. A branch whose
+// INCs send its sides below the wave's key would be popped before the rest
+// of the wave by the sequential loop, so the rest (and the next wave) goes
+// back to the head of its bucket, already collapsed. Branches collapsed
+// ahead keep their errors until consumed and are stopped at the limit. The
+// output is thus the same for any -T; only work past the limit is wasted.
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -385,10 +386,13 @@ static void q_unpop(u32 key, u64 task) {
 }
 
 typedef struct {
-  u32  key;
-  u32  n;
-  u64 *tasks;   // the wave's pairs
-  Res *res;     // two per pair
+  u32          key;
+  u32          n;
+  u64         *tasks;   // the wave's pairs
+  Res         *res;     // two per pair
+  _Atomic u8  *ready;   // per result: set once res[i] is written
+  u32          pool;    // its pool job (snf_pool_start)
+  u64          itrs;    // eval_itrs() when it started
 } Wave;
 
 static void wave_job(Wnf *w, void *arg, u32 i) {
@@ -398,50 +402,71 @@ static void wave_job(Wnf *w, void *arg, u32 i) {
   u32 loc = i % 2 ? (u32)(task >> 32) : (u32)task;
   if (!loc) {
     wv->res[i] = (Res){ TERM(ERA, 0, 0), 0 };
-    return;
-  }
-  EvalCatch  c;
-  u32        sp = CS_SP;
-  EvalCatch *up = eval_catch_push(&c);
-  if (setjmp(c.env) == 0) {
-    wv->res[i] = branch_eval(w, wv->key, loc);
   } else {
-    CS_SP      = sp;
-    wv->res[i] = err_keep(&c);
+    EvalCatch  c;
+    u32        sp = CS_SP;
+    EvalCatch *up = eval_catch_push(&c);
+    eval_ahead(1);
+    if (setjmp(c.env) == 0) {
+      wv->res[i] = branch_eval(w, wv->key, loc);
+    } else {
+      CS_SP      = sp;
+      wv->res[i] = err_keep(&c);
+    }
+    eval_ahead(0);
+    eval_catch_pop(up);
   }
-  eval_catch_pop(up);
+  atomic_store_explicit(&wv->ready[i], 1, memory_order_release);
 }
 
-// Takes up to max pairs from the head of bucket `key` into wv; the results
-// of pairs collapsed earlier (DONE) are copied in at once.
-static void wave_take(Wave *wv, u32 key, u32 max) {
+// Takes up to max pairs from the head of bucket `key` into wv and starts
+// collapsing them on the pool; the results of pairs collapsed earlier
+// (DONE) are copied in at once.
+static void wave_start(Wave *wv, u32 key, u32 max) {
   Bucket *b = &Q[key];
   wv->key = key;
   wv->n   = 0;
   while (wv->n < max && b->head != b->tail) {
+    u32 i    = 2 * wv->n;
     u64 task = b->buf[b->head++ & (b->cap - 1)];
-    if (task & DONE) {
+    u8  done = (task & DONE) != 0;
+    if (done) {
       u64 at = task & ~DONE;
-      wv->res[2 * wv->n]     = DONE_RES[at];
-      wv->res[2 * wv->n + 1] = DONE_RES[at + 1];
+      wv->res[i]     = DONE_RES[at];
+      wv->res[i + 1] = DONE_RES[at + 1];
     }
+    atomic_store_explicit(&wv->ready[i], done, memory_order_relaxed);
+    atomic_store_explicit(&wv->ready[i + 1], done, memory_order_relaxed);
     wv->tasks[wv->n++] = task;
   }
+  wv->itrs = eval_itrs();
+  wv->pool = snf_pool_start(wave_job, wv, 2 * wv->n);
 }
 
-// Puts pairs [from, n) of a wave back at the head of its bucket, collapsed.
+// Waits for a wave's last tasks; returns the interactions done meanwhile.
+static u64 wave_join(Wave *wv) {
+  snf_pool_join(wv->pool);
+  return eval_itrs() - wv->itrs;
+}
+
+// Puts pairs [from, n) of a joined wave back at the head of its bucket.
 static void wave_unpop(Wave *wv, u32 from) {
   for (u32 j = wv->n; j > from; j--) {
     q_unpop(wv->key, done_add(wv->res[2 * j - 2], wv->res[2 * j - 1]));
   }
 }
 
-// Consumes a wave in queue order; returns how many pairs, fewer when the
+// Consumes a wave in queue order, each pair as soon as both its results are
+// ready (helping the pool meanwhile); returns how many pairs, fewer when the
 // limit is hit or a pair sent its sides below the wave's key (the
 // sequential loop would pop those first).
 static u32 wave_use(Wave *wv) {
   u32 i = 0;
   while (i < wv->n && PRINTED < LIMIT) {
+    while (!atomic_load_explicit(&wv->ready[2 * i], memory_order_acquire) ||
+           !atomic_load_explicit(&wv->ready[2 * i + 1], memory_order_acquire)) {
+      if (!snf_pool_help()) cpu_relax();
+    }
     u32 k0 = branch_use(wv->res[2 * i]);
     u32 k1 = branch_use(wv->res[2 * i + 1]);
     i++;
@@ -458,10 +483,10 @@ static u32 wave_use(Wave *wv) {
 #define WAVE_MAX  256
 #define WAVE_ITRS 8192
 
-// Waves are pipelined: while this thread consumes a wave, the pool already
-// collapses the next pairs of the same bucket (the sequential loop pops them
-// next unless the consumed wave sends sides to a lower bucket; then they go
-// back, collapsed).
+// Two waves are in flight: the one being consumed, and the next pairs of
+// the same bucket, which the sequential loop pops next unless the consumed
+// wave sends sides to a lower bucket (then they go back, collapsed). At the
+// limit, eval_stop_ahead(1) ends the collapses still running.
 static void collapse_par(u32 threads) {
   u32  max = WAVE_MIN * threads;
   u32  cap = WAVE_MAX * threads;
@@ -469,56 +494,58 @@ static void collapse_par(u32 threads) {
   for (u32 k = 0; k < 2; k++) {
     w2[k].tasks = malloc(cap * sizeof(u64));
     w2[k].res   = malloc(2 * cap * sizeof(Res));
-    if (!w2[k].tasks || !w2[k].res) {
+    w2[k].ready = malloc(2 * cap * sizeof(_Atomic u8));
+    if (!w2[k].tasks || !w2[k].res || !w2[k].ready) {
       fprintf(stderr, "Error: out of memory in collapse\n");
       exit(1);
     }
   }
   Wave *cur = &w2[0], *nxt = &w2[1];
-  int   ready = 0;    // cur is taken and collapsed
-  while (PRINTED < LIMIT && (Q_MASK || ready)) {
-    if (!ready) {
+  int   live = 0;    // cur is started
+  eval_stop_ahead(0);
+  while (PRINTED < LIMIT && (Q_MASK || live)) {
+    if (!live) {
       u32 key = (u32)__builtin_ctzll(Q_MASK);
       if (Q[key].head == Q[key].tail) {
         Q_MASK &= ~(1ull << key);
         continue;
       }
-      wave_take(cur, key, max);
-      snf_pool_run(wave_job, cur, 2 * cur->n);
+      wave_start(cur, key, max);
+      live = 1;
     }
-    // the next wave, collapsing while this one is consumed
-    u32 h = 0, ahead = Q[cur->key].head != Q[cur->key].tail;
-    u64 itrs = eval_itrs();
-    if (ahead) {
-      wave_take(nxt, cur->key, max);
-      h = snf_pool_start(wave_job, nxt, 2 * nxt->n);
-    }
+    int ahead = Q[cur->key].head != Q[cur->key].tail;
+    if (ahead) wave_start(nxt, cur->key, max);
     u32 used = wave_use(cur);
-    if (ahead) {
-      snf_pool_join(h);
-      itrs = eval_itrs() - itrs;
-      if (nxt->n == max && itrs < (u64)WAVE_ITRS * threads && max < cap) {
-        max *= 2;
-      } else if (itrs > (u64)4 * WAVE_ITRS * threads && max > WAVE_MIN * threads) {
-        max /= 2;
-      }
+    if (PRINTED >= LIMIT) {
+      eval_stop_ahead(1);
+      wave_join(cur);
+      if (ahead) wave_join(nxt);
+      break;
     }
-    ready = 0;
-    if (used < cur->n || PRINTED >= LIMIT) {
-      // stopped early: what was taken waits at the head, in queue order
-      if (PRINTED < LIMIT) {
-        if (ahead) wave_unpop(nxt, 0);
-        wave_unpop(cur, used);
+    u64 itrs = wave_join(cur);
+    if (cur->n == max && itrs < (u64)WAVE_ITRS * threads && max < cap) {
+      max *= 2;
+    } else if (itrs > (u64)4 * WAVE_ITRS * threads && max > WAVE_MIN * threads) {
+      max /= 2;
+    }
+    live = 0;
+    if (used < cur->n) {
+      // a lower bucket comes first now: what was taken waits at the head
+      if (ahead) {
+        wave_join(nxt);
+        wave_unpop(nxt, 0);
       }
+      wave_unpop(cur, used);
     } else if (ahead) {
       Wave *t = cur; cur = nxt; nxt = t;
-      ready = 1;
+      live = 1;
     }
-    if (!Q_MASK && !ready) DONE_LEN = 0;
+    if (!Q_MASK && !live) DONE_LEN = 0;
   }
   for (u32 k = 0; k < 2; k++) {
     free(w2[k].tasks);
     free(w2[k].res);
+    free(w2[k].ready);
   }
   free(DONE_RES);
   DONE_RES = NULL;

@@ -168,6 +168,30 @@ void eval_rethrow(const EvalCatch *c) {
   die_with(c->msg, c->plain);
 }
 
+// Work ahead
+// ==========
+
+#define AHEAD_SLICE (1u << 20)
+
+static _Thread_local int AHEAD      = 0;
+static _Atomic int       STOP_AHEAD = 0;
+
+void eval_ahead(int on) {
+  AHEAD = on;
+}
+
+void eval_stop_ahead(int on) {
+  atomic_store_explicit(&STOP_AHEAD, on, memory_order_relaxed);
+}
+
+// Ends work ahead once stopped, when this thread's catch frame takes it.
+static void ahead_check(void) {
+  if (atomic_load_explicit(&STOP_AHEAD, memory_order_relaxed) &&
+      CATCH && CATCH->nest == NEST) {
+    die_with("stopped", 1);
+  }
+}
+
 int eval_refill(Wnf *w, u32 n) {
   return (int)cpu_refill(w, n);
 }
@@ -211,11 +235,17 @@ static const char *err_msg(u32 err) {
 typedef Term (*WnfRun)(Wnf *w, Term t);
 
 static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
-  u32 spins = 0;
+  u32 spins  = 0;
+  int sliced = AHEAD && !EVAL.debug;   // work ahead: in budgeted slices
   for (;;) {
+    if (sliced) {
+      ahead_check();
+      w->budget = w->itrs + AHEAD_SLICE;
+    }
     t = run(w, t);
     switch (w->status) {
       case WNF_OK: {
+        if (sliced) w->budget = ~0ull;
         return t;
       }
       case WNF_HOST: {
@@ -252,6 +282,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         continue;
       }
       case WNF_BUDGET: {
+        if (sliced) continue;
         return t;
       }
       case WNF_OOM: {

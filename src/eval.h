@@ -50,6 +50,13 @@ void       eval_catch_pop(EvalCatch *up);
 void       eval_rethrow(const EvalCatch *c); // prints c's error, exits
 void       eval_nest(int d);              // the pool's nesting (snf.c)
 
+// Work done ahead (collapse waves): eval_ahead(1) marks this thread's next
+// reductions as such; eval_stop_ahead(1) makes every such reduction, on any
+// thread, end soon by raising an error its catch frame takes (a check every
+// eval_wnf call and every 2^20 interactions). eval_stop_ahead(0) clears it.
+void eval_ahead(int on);
+void eval_stop_ahead(int on);
+
 // Inside the CPU evaluator (eval.c, snf.c, collapse.c, prim.c)
 // ==========================================================
 
@@ -70,6 +77,8 @@ void snf_pool_run(PoolFn fn, void *arg, u32 n);
 // done. A start of fewer calls than threads runs them at once (join: no-op).
 u32  snf_pool_start(PoolFn fn, void *arg, u32 n);
 void snf_pool_join(u32 handle);
+// Runs one queued pool task, if any (a thread waiting on pool work helps).
+int  snf_pool_help(void);
 
 #if defined(__x86_64__)
 #define cpu_relax() __asm__ __volatile__("pause")

@@ -487,6 +487,13 @@ void snf_pool_join(u32 h) {
   job_free(h - 1);
 }
 
+int snf_pool_help(void) {
+  u64 t;
+  if (NTHREADS <= 1 || !find_task(TID, &t)) return 0;
+  run_task(eval_self(), t);
+  return 1;
+}
+
 void snf_pool_run(PoolFn fn, void *arg, u32 n) {
   snf_pool_join(snf_pool_start(fn, arg, n));
 }
