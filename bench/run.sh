@@ -12,8 +12,8 @@
 # with no collapse; every run adds -s, and -T$THREADS when THREADS > 1.
 # With GPU=1 hvm4g also runs with --gpu --dup=owner and --gpu --dup=atomic
 # (DEVICE=sim|cuda|metal adds --device=...). Runs go one after the other,
-# never in parallel. REPEAT=N runs each N times and keeps the fastest (for
-# noisy machines). The reference binary is only run, never built here.
+# never in parallel. REPEAT=N runs each N times and reports the run of
+# median time (for noisy machines). The reference binary is only run, never built here.
 #
 # Prints the machine, the date and each command, then a table: program,
 # interactions, M interactions/s of each run, the ratio hvm4g/reference, and
@@ -99,20 +99,25 @@ run() {
   printf '%s\n' "$out" | grep -Ev '^- |^#[0-9]+$' | sed -E 's/ ?#[0-9]+$//' > "$TMP/$label.out"
 }
 
-# best LABEL FILE ARGS...: run, REPEAT times; keeps the fastest (the
-# lowest Time line) of the runs that ended well, as run leaves it.
-best() {
-  local label=$1 b_itrs="" b_mips="" b_secs="" b_status="" b_pd="" r
+# pick LABEL FILE ARGS...: run, REPEAT times; keeps the run of median
+# time among those that ended well (else the last run), as run leaves it.
+# The median, not the best: it damps a noisy machine without crediting a
+# -T collapse whose threads happened to meet a result early.
+pick() {
+  local label=$1 r n=0 m
+  local -a itrs=() mips=() secs=() pd=()
   for ((r = 0; r < REPEAT; r++)); do
     run "$@"
-    if [ -z "$b_status" ] || { [ "$STATUS" = ok ] && { [ "$b_status" != ok ] ||
-         awk -v a="${SECS:-0}" -v b="${b_secs:-0}" 'BEGIN { exit !(a + 0 < b + 0) }'; }; }; then
-      b_itrs=$ITRS; b_mips=$MIPS; b_secs=$SECS; b_status=$STATUS; b_pd=$PD
-      cp "$TMP/$label.out" "$TMP/$label.best"
+    if [ "$STATUS" = ok ]; then
+      itrs+=("$ITRS"); mips+=("$MIPS"); secs+=("${SECS:-0}"); pd+=("$PD")
+      cp "$TMP/$label.out" "$TMP/$label.$n"
+      n=$((n + 1))
     fi
   done
-  ITRS=$b_itrs; MIPS=$b_mips; SECS=$b_secs; STATUS=$b_status; PD=$b_pd
-  mv "$TMP/$label.best" "$TMP/$label.out"
+  [ "$n" -eq 0 ] && return
+  m=$(for ((r = 0; r < n; r++)); do echo "${secs[$r]} $r"; done | sort -g | awk -v k=$(((n - 1) / 2)) 'NR == k + 1 { print $2 }')
+  ITRS=${itrs[$m]}; MIPS=${mips[$m]}; SECS=${secs[$m]}; PD=${pd[$m]}; STATUS=ok
+  cp "$TMP/$label.$m" "$TMP/$label.out"
 }
 
 flags_of() {
@@ -142,17 +147,17 @@ for f in "${files[@]}"; do
   declare -A M=() S=()
   ref_itrs="-"
   if [ -n "$REF" ]; then
-    best ref "$f" "$REF"
+    pick ref "$f" "$REF"
     M[ref]=${MIPS:--}; S[ref]=$STATUS; ref_itrs=${ITRS:--}; ref_secs=${SECS:-}
   else
     M[ref]="-"; S[ref]="-"; ref_secs=""
   fi
-  best cpu "$f" "$BIN"
+  pick cpu "$f" "$BIN"
   M[cpu]=${MIPS:--}; S[cpu]=$STATUS; cpu_secs=${SECS:-}
   if [ "$GPU" = 1 ]; then
-    best owner "$f" "$BIN" "${dev[@]}" --dup=owner
+    pick owner "$f" "$BIN" "${dev[@]}" --dup=owner
     M[owner]=${MIPS:--}; S[owner]=$STATUS; PDO=$PD
-    best atomic "$f" "$BIN" "${dev[@]}" --dup=atomic
+    pick atomic "$f" "$BIN" "${dev[@]}" --dup=atomic
     M[atomic]=${MIPS:--}; S[atomic]=$STATUS; PDA=$PD
   fi
   # Equal results: every hvm4g run against the reference (or the CPU run).

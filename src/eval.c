@@ -171,7 +171,10 @@ void eval_rethrow(const EvalCatch *c) {
 // Work ahead
 // ==========
 
-#define AHEAD_SLICE (1u << 20)
+// A slice doubles each time one WNF outlasts it: stopping to check costs a
+// rebuild of the WNF stack, so a deep stack must not pay it too often.
+#define AHEAD_SLICE     (1ull << 20)
+#define AHEAD_SLICE_MAX (1ull << 26)
 
 static _Thread_local int AHEAD      = 0;
 static _Atomic int       STOP_AHEAD = 0;
@@ -237,10 +240,11 @@ typedef Term (*WnfRun)(Wnf *w, Term t);
 static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
   u32 spins  = 0;
   int sliced = AHEAD && !EVAL.debug;   // work ahead: in budgeted slices
+  u64 slice  = AHEAD_SLICE;
   for (;;) {
     if (sliced) {
       ahead_check();
-      w->budget = w->itrs + AHEAD_SLICE;
+      w->budget = w->itrs + slice;
     }
     t = run(w, t);
     switch (w->status) {
@@ -282,7 +286,10 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         continue;
       }
       case WNF_BUDGET: {
-        if (sliced) continue;
+        if (sliced) {
+          if (slice < AHEAD_SLICE_MAX) slice *= 2;
+          continue;
+        }
         return t;
       }
       case WNF_OOM: {

@@ -53,7 +53,8 @@ void       eval_nest(int d);              // the pool's nesting (snf.c)
 // Work done ahead (collapse waves): eval_ahead(1) marks this thread's next
 // reductions as such; eval_stop_ahead(1) makes every such reduction, on any
 // thread, end soon by raising an error its catch frame takes (a check every
-// eval_wnf call and every 2^20 interactions). eval_stop_ahead(0) clears it.
+// eval_wnf call, and within one every 2^20 interactions, a slice that
+// doubles up to 2^26). eval_stop_ahead(0) clears it.
 void eval_ahead(int on);
 void eval_stop_ahead(int on);
 
