@@ -10,9 +10,10 @@
 // thread that asks for a normal form. Every normalization is a job: its root
 // goes into the asking thread's deque, which the owner pops last-in first and
 // the others steal from first-in. The asking thread works on the pool until
-// its job's count of pending tasks reaches zero; a %nf met by a pool thread
-// is a nested job served the same way, so the pool is reused, never grown.
-// A job may also be K independent calls (snf_pool_run, the -C waves).
+// its job has no task left (counted per thread, see "The pool"); a %nf met
+// by a pool thread is a nested job served the same way, so the pool is
+// reused, never grown. A job may also be K independent calls, in chunks
+// (snf_pool_run, or snf_pool_start/join: the -C waves).
 // The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
 // exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
 //
