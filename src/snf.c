@@ -35,6 +35,7 @@
 #include "eval.h"
 #include "heap.h"
 #include "print.h"
+#include "deque.h"
 
 // Which CPU thread this is (0: the thread running the program).
 static _Thread_local u32 TID  = 0;
@@ -157,8 +158,8 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
 
 // The pool
 // ========
-// Deques are Chase-Lev (lock-free; the owner pushes and takes at the bottom,
-// thieves steal at the top). A task is a word: its job's slot, then a heap
+// Deques are Chase-Lev (deque.h: lock-free; the owner pushes and takes at
+// the bottom, thieves steal at the top). A task is a word: its job's slot, then a heap
 // location (a normal form) or a chunk index (snf_pool_run).
 //
 // A job ends when every task it made is done. Counting that with one shared
@@ -254,86 +255,14 @@ static int job_quiet(Job *job) {
   return done == made;
 }
 
-// Chase-Lev deque
-// ---------------
-
-typedef struct Ring {
-  int64_t          cap;    // a power of two
-  struct Ring *old;    // the ring this one replaced (thieves may still read it)
-  _Atomic u64  buf[];
-} Ring;
-
-typedef struct {
-  _Alignas(64) _Atomic int64_t top;
-  _Alignas(64) _Atomic int64_t bottom;
-  _Atomic(Ring *)          ring;
-  char                     pad[56];
-} Deque;
+// Deques (deque.h), one per thread
+// --------------------------------
 
 static Deque     *DQ      = NULL;
 static pthread_t *THREADS = NULL;
 static _Atomic u32     ACTIVE   = 0;     // jobs in progress
 static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
-
-static Ring *ring_new(int64_t cap, Ring *old) {
-  Ring *r = malloc(sizeof(Ring) + (size_t)cap * sizeof(u64));
-  if (!r) eval_die("out of memory in the normalizer");
-  r->cap = cap;
-  r->old = old;
-  return r;
-}
-
-#define RING_AT(r, i) (&(r)->buf[(i) & ((r)->cap - 1)])
-
-static void dq_push(Deque *q, u64 x) {
-  int64_t   b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
-  int64_t   t = atomic_load_explicit(&q->top, memory_order_acquire);
-  Ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
-  if (b - t > r->cap - 1) {
-    Ring *g = ring_new(r->cap * 2, r);   // the old ring is kept, not freed
-    for (int64_t i = t; i < b; i++) {
-      atomic_store_explicit(RING_AT(g, i),
-        atomic_load_explicit(RING_AT(r, i), memory_order_relaxed), memory_order_relaxed);
-    }
-    atomic_store_explicit(&q->ring, g, memory_order_release);
-    r = g;
-  }
-  atomic_store_explicit(RING_AT(r, b), x, memory_order_relaxed);
-  atomic_thread_fence(memory_order_release);
-  atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
-}
-
-static int dq_take(Deque *q, u64 *x) {
-  int64_t   b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1;
-  Ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
-  atomic_store_explicit(&q->bottom, b, memory_order_relaxed);
-  atomic_thread_fence(memory_order_seq_cst);
-  int64_t t  = atomic_load_explicit(&q->top, memory_order_relaxed);
-  int ok = t <= b;
-  if (ok) {
-    *x = atomic_load_explicit(RING_AT(r, b), memory_order_relaxed);
-    if (t == b) {
-      ok = atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1,
-             memory_order_seq_cst, memory_order_relaxed);
-      atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
-    }
-  } else {
-    atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
-  }
-  return ok;
-}
-
-static int dq_steal(Deque *q, u64 *x) {
-  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
-  atomic_thread_fence(memory_order_seq_cst);
-  int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
-  if (t >= b) return 0;
-  Ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
-  *x = atomic_load_explicit(RING_AT(r, t), memory_order_relaxed);
-  return atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1,
-           memory_order_seq_cst, memory_order_relaxed);
-}
 
 static int find_task(u32 me, u64 *x) {
   if (dq_take(&DQ[me], x)) return 1;
@@ -346,7 +275,7 @@ static int find_task(u32 me, u64 *x) {
 // Queues a task of `job` on this thread's deque, counted first.
 static void task_push(Job *job, u32 slot, u32 x) {
   count_add(&job->cnt[TID].made, 1);
-  dq_push(&DQ[TID], TASK(slot, x));
+  if (!dq_push(&DQ[TID], TASK(slot, x))) eval_die("out of memory in the normalizer");
 }
 
 // Runs a task: a chunk of calls, or a slot's visit and its first
@@ -521,9 +450,10 @@ void snf_init(void) {
     exit(1);
   }
   for (u32 i = 0; i < NTHREADS; i++) {
-    atomic_init(&DQ[i].top, 0);
-    atomic_init(&DQ[i].bottom, 0);
-    atomic_init(&DQ[i].ring, ring_new(1 << 12, NULL));
+    if (!dq_init(&DQ[i], 1 << 12)) {
+      fprintf(stderr, "Error: out of memory\n");
+      exit(1);
+    }
   }
   for (u32 j = 0; j < MAX_JOBS; j++) {
     JOBS[j].cnt = cnt + (size_t)j * NTHREADS;
