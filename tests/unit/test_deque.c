@@ -9,13 +9,7 @@
 #include <string.h>
 #include "deque.h"
 
-static int PASS = 0;
-static int FAIL = 0;
-
-#define CHECK(c) do { \
-  if (c) { PASS++; } \
-  else   { FAIL++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } \
-} while (0)
+#include "check.h"
 
 #define N       200000
 #define THIEVES 3
@@ -89,6 +83,5 @@ static void test_order(void) {
 int main(void) {
   test_order();
   for (int round = 0; round < 3; round++) test_race();
-  printf("%d passed, %d failed\n", PASS, FAIL);
-  return FAIL != 0;
+  return check_done();
 }

@@ -4,13 +4,7 @@
 #include <stdio.h>
 #include "term.h"
 
-static int PASS = 0;
-static int FAIL = 0;
-
-#define CHECK(c) do { \
-  if (c) { PASS++; } \
-  else   { FAIL++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } \
-} while (0)
+#include "check.h"
 
 // Every tag a heap word can have (terms, constructors).
 static int is_term_tag(u32 tag) {
@@ -84,6 +78,5 @@ int main(void) {
   test_has_loc();
   test_busy();
   test_prims();
-  printf("%d passed, %d failed\n", PASS, FAIL);
-  return FAIL != 0;
+  return check_done();
 }

@@ -14,13 +14,7 @@
 #include "cpu.h"
 #include "names.h"
 
-static int PASS = 0;
-static int FAIL = 0;
-
-#define CHECK(c) do { \
-  if (c) { PASS++; } \
-  else   { FAIL++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } \
-} while (0)
+#include "check.h"
 
 #define CHECK_STR(got, want) do { \
   if (strcmp((got), (want)) == 0) { PASS++; } \
@@ -815,6 +809,5 @@ int main(void) {
   test_fresh_lab();
   test_race();
   test_oom();
-  printf("%d passed, %d failed\n", PASS, FAIL);
-  return FAIL != 0;
+  return check_done();
 }
