@@ -61,4 +61,9 @@ $(BUILD)/hvm4g: $(OBJS)
 asan:
 	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan build-asan/hvm4g
 
-.PHONY: asan
+# Thread-sanitizer build of the CPU runtime (no CUDA): ./build-tsan/hvm4g.
+TSAN_CFLAGS := -O1 -g -fsanitize=thread
+tsan:
+	CFLAGS='$(TSAN_CFLAGS)' $(MAKE) BUILD=build-tsan NVCC= build-tsan/hvm4g
+
+.PHONY: asan tsan

@@ -23,6 +23,8 @@
 #define HEAP_XCHG(w, loc, t) __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)
 #define HEAP_CAS(w, loc, old, new) cpu_cas((w), (loc), (old), (new))
 #define HEAP_REFILL(w, n)    cpu_refill((w), (n))
+// eval_itrs() sums every thread's count while the pool runs
+#define WNF_PUT_ITRS(w, n)   __atomic_store_n(&(w)->itrs, (n), __ATOMIC_RELAXED)
 
 // Compare-and-swap on HEAP[loc]: returns the word that was there.
 static inline Term cpu_cas(Wnf *w, u32 loc, Term old, Term new_) {

@@ -25,7 +25,7 @@ Wnf *eval_worker(u32 tid) {
 
 u64 eval_itrs(void) {
   u64 n = 0;
-  for (u32 i = 0; i < NWORKERS; i++) n += WORKERS[i].itrs;
+  for (u32 i = 0; i < NWORKERS; i++) n += __atomic_load_n(&WORKERS[i].itrs, __ATOMIC_RELAXED);
   return n;
 }
 

@@ -44,6 +44,12 @@
 #error "wnf.h: the backend must define HEAP_LD/ST/XCHG/CAS/REFILL first"
 #endif
 
+// Publishes the worker's interaction count. A backend whose other threads
+// read the counts while it runs (the CPU pool) makes this an atomic store.
+#ifndef WNF_PUT_ITRS
+#define WNF_PUT_ITRS(w, n) ((w)->itrs = (n))
+#endif
+
 // Address space of pointers to a worker's own data (the Wnf, out
 // parameters). Empty in C and CUDA; Metal defines it as `thread`.
 #ifndef THR
@@ -998,7 +1004,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
     // -----
     for (;;) {
       if (sp == 0) {
-        w->itrs   = itrs;
+        WNF_PUT_ITRS(w, itrs);
         WNF_RULE_OUT();
         w->status = WNF_OK;
         return whnf;
@@ -1490,7 +1496,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
 
   // REBUILD: fold the frames back into the heap around cur
   // ------------------------------------------------------
-  w->itrs    = itrs;
+  WNF_PUT_ITRS(w, itrs);
   WNF_RULE_OUT();
   w->status  = st;
   w->host_at = 0;

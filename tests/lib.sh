@@ -14,7 +14,7 @@ set -u
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 
 # Sanitizer reports must fail a test even when the expected output matched.
-SAN_RE='ERROR: (Address|Leak|Thread|Memory)Sanitizer|: runtime error: |UndefinedBehaviorSanitizer'
+SAN_RE='(ERROR|WARNING): (Address|Leak|Thread|Memory)Sanitizer|: runtime error: |UndefinedBehaviorSanitizer'
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 

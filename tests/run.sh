@@ -11,6 +11,7 @@
 #   sim-atomic equal the CPU run's (--dup=atomic likewise)
 #   ref-*      the reference's tests, when HVM4_REF_TESTS is set
 #   asan-*     an ASan+UBSan build re-runs unit and cpu (SKIP_ASAN=1 skips)
+#   tsan-thread  a thread-sanitizer build runs the thread_* programs (-T)
 #
 # Environment: HVM4G_BIN (test this binary instead of building ./hvm4g), JOBS (parallel runs, default nproc), TEST_TIMEOUT (seconds
 # per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, HVM4_REF_TESTS,
@@ -229,6 +230,15 @@ if [ "$RUN_SANITIZE" = 1 ]; then
   add_phase asan-cpu
   TEST_TIMEOUT=$((TEST_TIMEOUT * 3)) \
     par check asan-cpu "$ROOT/build-asan/hvm4g" {} "$RES" < "$TMP/golden.list"
+  # the -T pool and the collapse waves under the thread sanitizer
+  add_phase tsan-thread
+  if make -s tsan > "$TMP/tsan-build.log" 2>&1; then
+    grep '/thread_[^/]*$' "$TMP/golden.list" > "$TMP/thread.list"
+    TEST_TIMEOUT=$((TEST_TIMEOUT * 3)) \
+      par check tsan-thread "$ROOT/build-tsan/hvm4g" {} "$RES" < "$TMP/thread.list"
+  else
+    record tsan-thread build 0 "make tsan failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/tsan-build.log")"
+  fi
 fi
 
 # --- summary ----------------------------------------------------------------
