@@ -241,19 +241,24 @@ static void q_push(u32 key, u64 task) {
   Q_MASK |= 1ull << key;
 }
 
-static int q_pop(u32 *key, u64 *task) {
+// The lowest non-empty bucket (clearing the bits of empty ones); 0 if none.
+static int q_low(u32 *key) {
   while (Q_MASK) {
     u32 k = (u32)__builtin_ctzll(Q_MASK);
-    Bucket *b = &Q[k];
-    if (b->head == b->tail) {
-      Q_MASK &= ~(1ull << k);
-      continue;
+    if (Q[k].head != Q[k].tail) {
+      *key = k;
+      return 1;
     }
-    *key  = k;
-    *task = b->buf[b->head++ & (b->cap - 1)];
-    return 1;
+    Q_MASK &= ~(1ull << k);
   }
   return 0;
+}
+
+static int q_pop(u32 *key, u64 *task) {
+  if (!q_low(key)) return 0;
+  Bucket *b = &Q[*key];
+  *task = b->buf[b->head++ & (b->cap - 1)];
+  return 1;
 }
 
 static void q_free(void) {
@@ -505,11 +510,8 @@ static void collapse_par(u32 threads) {
   eval_stop_ahead(0);
   while (PRINTED < LIMIT && (Q_MASK || live)) {
     if (!live) {
-      u32 key = (u32)__builtin_ctzll(Q_MASK);
-      if (Q[key].head == Q[key].tail) {
-        Q_MASK &= ~(1ull << key);
-        continue;
-      }
+      u32 key;
+      if (!q_low(&key)) break;
       wave_start(cur, key, max);
       live = 1;
     }

@@ -72,18 +72,35 @@ static void strip_ansi(char *s) {
 }
 
 // Runs parse_text with stderr captured into *err (colours stripped).
-static int parse_capture(const char *file, const char *src, char **err) {
+// Captures what the parser writes to stderr, between err_begin and err_end
+// (which returns it, as written: colour codes included).
+typedef struct {
+  FILE *tmp;
+  int   old;
+} ErrCap;
+
+static void err_begin(ErrCap *c) {
   fflush(stderr);
-  FILE *tmp = tmpfile();
-  int   old = dup(2);
-  dup2(fileno(tmp), 2);
+  c->tmp = tmpfile();
+  c->old = dup(2);
+  dup2(fileno(c->tmp), 2);
+}
+
+static char *err_end(ErrCap *c) {
+  fflush(stderr);
+  dup2(c->old, 2);
+  close(c->old);
+  char *err = slurp(c->tmp);
+  fclose(c->tmp);
+  return err;
+}
+
+static int parse_capture(const char *file, const char *src, char **err) {
+  ErrCap cap;
+  err_begin(&cap);
   parse_reset();
   int rc = parse_text(file, src);
-  fflush(stderr);
-  dup2(old, 2);
-  close(old);
-  *err = slurp(tmp);
-  fclose(tmp);
+  *err = err_end(&cap);
   strip_ansi(*err);
   return rc;
 }
@@ -223,18 +240,11 @@ static void check_text(const char *src, const char *want) {
 }
 
 static void check_errors_format(void) {
-  char *err = NULL;
-  fflush(stderr);
-  FILE *tmp = tmpfile();
-  int   old = dup(2);
-  dup2(fileno(tmp), 2);
+  ErrCap cap;
+  err_begin(&cap);
   parse_reset();
-  int rc = parse_text("t.hvm4", "@main = λx.y\n");
-  fflush(stderr);
-  dup2(old, 2);
-  close(old);
-  err = slurp(tmp);
-  fclose(tmp);
+  int   rc  = parse_text("t.hvm4", "@main = λx.y\n");
+  char *err = err_end(&cap);
   const char *want = "\033[1;31mPARSE_ERROR\033[0m (t.hvm4:2:1)\n- undefined variable 'y'\n";
   check(rc != 0 && strcmp(err, want) == 0, "error header colours", err, want);
   free(err);
@@ -263,18 +273,12 @@ static void check_files(void) {
     check(strcmp(got, want) == 0, "nested include", got, want);
     free(got);
   }
-  fflush(stderr);
-  FILE *tmp = tmpfile();
-  int   old = dup(2);
-  dup2(fileno(tmp), 2);
+  ErrCap cap;
+  err_begin(&cap);
   parse_reset();
   rc = parse_file("tests/unit/parse/inc_missing.hvm4");
-  int rc2 = parse_file("tests/unit/parse/no/such/file.hvm4");
-  fflush(stderr);
-  dup2(old, 2);
-  close(old);
-  char *err = slurp(tmp);
-  fclose(tmp);
+  int   rc2 = parse_file("tests/unit/parse/no/such/file.hvm4");
+  char *err = err_end(&cap);
   check(rc != 0 && rc2 != 0 && strstr(err, "could not open") &&
         strstr(err, "no_such_file.hvm4"), "missing files", err, NULL);
   free(err);
@@ -477,17 +481,11 @@ static void check_dir(const char *dir) {
       if (strncmp(line, "//PARSE_ERROR", 13) == 0) want_err = 1;
     }
     fclose(f);
-    fflush(stderr);
-    FILE *tmp = tmpfile();
-    int   old = dup(2);
-    dup2(fileno(tmp), 2);
+    ErrCap cap;
+    err_begin(&cap);
     parse_reset();
-    int rc = parse_file(path);
-    fflush(stderr);
-    dup2(old, 2);
-    close(old);
-    char *err = slurp(tmp);
-    fclose(tmp);
+    int   rc  = parse_file(path);
+    char *err = err_end(&cap);
     strip_ansi(err);
     check((rc != 0) == want_err && (rc != 0 || all_valid()), path, err, want_err ? "PARSE_ERROR" : "parses");
     free(err);
