@@ -14,22 +14,18 @@
 //
 // cnf walks the term with an explicit stack (no C recursion).
 //
-// -T N: the queue is worked in waves. A wave is up to max pairs taken from
-// the head of the lowest bucket, the pairs the single-thread loop would pop
-// next; their branches are collapsed at once on the pool (DUPs they share are
-// taken atomically, DUP_SHARED), and consumed on this thread in queue order,
-// each pair once both its branches are done: push, print, count. Meanwhile
-// the pool already collapses the next wave of the same bucket. A branch whose
-// INCs send its sides below the wave's key would be popped before the rest
-// of the wave by the sequential loop, so the rest (and the next wave) goes
-// back to the head of its bucket, already collapsed. Branches collapsed
-// ahead keep their errors until consumed and are stopped at the limit. The
-// output is thus the same for any -T; only work past the limit is wasted.
+// -T N: the calling thread still runs the single-thread loop, in the same
+// order, while the pool collapses ahead of it the branches it has queued
+// (see "Collapsing ahead"); branches are independent, and the DUPs they
+// share are taken atomically (DUP_SHARED). The output is thus the same for
+// any -T; only work past the limit is wasted.
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include "eval.h"
 #include "heap.h"
 #include "print.h"
@@ -217,8 +213,7 @@ typedef struct {
 static Bucket Q[KEYS];
 static u64    Q_MASK;     // bit k: bucket k non-empty
 
-// Doubles a full bucket's ring (indices are taken modulo 2^64: q_unpop may
-// wrap head below zero).
+// Doubles a full bucket's ring.
 static void q_grow(Bucket *b) {
   u64  len = b->tail - b->head;
   u64  cap = b->cap ? b->cap * 2 : 256;
@@ -269,8 +264,8 @@ static void q_free(void) {
   Q_MASK = 0;
 }
 
-// Enumeration
-// ===========
+// Branches
+// ========
 
 static u64 PRINTED;
 static u64 LIMIT;
@@ -281,58 +276,43 @@ typedef struct {
   u32  key;
 } Res;
 
-// A wave collapses branches the single-thread loop may never reach (past
-// the limit), so an error in one is kept as its result (key ERR, t the
-// index in ERRS) and raised only if it is consumed.
-#define ERR KEYS
-
-static EvalCatch      *ERRS     = NULL;
-static u32             ERRS_LEN = 0, ERRS_CAP = 0;
-static pthread_mutex_t ERRS_LOCK = PTHREAD_MUTEX_INITIALIZER;
-
-static Res err_keep(const EvalCatch *c) {
-  pthread_mutex_lock(&ERRS_LOCK);
-  if (ERRS_LEN == ERRS_CAP) {
-    ERRS_CAP = ERRS_CAP ? ERRS_CAP * 2 : 16;
-    ERRS     = realloc(ERRS, ERRS_CAP * sizeof(EvalCatch));
-    if (!ERRS) {
-      fprintf(stderr, "Error: out of memory in collapse\n");
-      exit(1);
-    }
-  }
-  u32 at = ERRS_LEN++;
-  ERRS[at] = *c;
-  pthread_mutex_unlock(&ERRS_LOCK);
-  return (Res){ at, ERR };
-}
-
-// Collapses the branch at `loc` until it is an ERA, a SUP or neither; an INC
-// lowers the key.
-static Res branch_eval(Wnf *w, u32 key, u32 loc) {
+// Collapses the branch at `loc` in place until it is an ERA, a SUP or
+// neither; each INC on the way stays in the heap (HEAP[loc] = ↑ the rest).
+static void branch_eval(Wnf *w, u32 loc) {
   for (;;) {
     Term t = cnf(w, HEAP[loc], 0);
     HEAP[loc] = t;
-    if (TAG(t) != INC) return (Res){ t, key };
+    if (TAG(t) != INC) return;
     loc = VAL(t);
     HEAP[loc] = cnf(w, HEAP[loc], 0);
-    if (key > 0) key--;
   }
 }
 
-// Consumes a collapsed branch: queues a SUP's sides, prints the others.
-// Returns the key the sides went to, or KEYS.
-static u32 branch_use(Res r) {
-  if (r.key == ERR) {
-    eval_rethrow(&ERRS[r.t]);
+// Key `key` lowered by n INCs.
+static u32 key_down(u32 key, u32 n) {
+  return key > n ? key - n : 0;
+}
+
+// The collapsed branch at loc: the term under its INCs, and how many.
+static Term branch_read(u32 loc, u32 *incs) {
+  Term t = HEAP[loc];
+  *incs  = 0;
+  while (TAG(t) == INC) {
+    t = HEAP[VAL(t)];
+    ++*incs;
   }
+  return t;
+}
+
+// Consumes a collapsed branch: prints it, unless it is an ERA or a SUP
+// (then returns 1: the caller queues its sides at r.key + 1).
+static int branch_use(Res r) {
   switch (TAG(r.t)) {
     case SUP: {
-      u32 s = VAL(r.t);
-      q_push(r.key + 1, ((u64)(s + 1) << 32) | s);
-      return r.key + 1;
+      return 1;
     }
     case ERA: {
-      return KEYS;
+      return 0;
     }
     default: {
       if (PRINTED++ < LIMIT && !EVAL.silent) {
@@ -342,7 +322,7 @@ static u32 branch_use(Res r) {
         }
         putchar('\n');
       }
-      return KEYS;
+      return 0;
     }
   }
 }
@@ -351,219 +331,326 @@ static void collapse_seq(Wnf *w) {
   u32 key;
   u64 task;
   while (PRINTED < LIMIT && q_pop(&key, &task)) {
-    u32 l0 = (u32)task, l1 = (u32)(task >> 32);
-    if (l0) branch_use(branch_eval(w, key, l0));
-    if (l1) branch_use(branch_eval(w, key, l1));
-  }
-}
-
-// Waves (-T N)
-// ============
-// A queued task with DONE set is a pair already collapsed by a wave that
-// stopped early: its index in DONE_RES (two results; ERA for no side).
-
-#define DONE (1ull << 63)
-
-static Res *DONE_RES = NULL;
-static u64  DONE_LEN = 0, DONE_CAP = 0;
-
-static u64 done_add(Res a, Res b) {
-  if (DONE_LEN + 2 > DONE_CAP) {
-    DONE_CAP = DONE_CAP ? DONE_CAP * 2 : 256;
-    DONE_RES = realloc(DONE_RES, DONE_CAP * sizeof(Res));
-    if (!DONE_RES) {
-      fprintf(stderr, "Error: out of memory in collapse\n");
-      exit(1);
+    for (u32 j = 0; j < 2; j++) {
+      u32 loc = j ? (u32)(task >> 32) : (u32)task;
+      if (!loc) continue;
+      branch_eval(w, loc);
+      u32 incs;
+      Res r = { branch_read(loc, &incs), 0 };
+      r.key = key_down(key, incs);
+      if (branch_use(r)) {
+        u32 s = VAL(r.t);
+        q_push(r.key + 1, ((u64)(s + 1) << 32) | s);
+      }
     }
   }
-  DONE_RES[DONE_LEN]     = a;
-  DONE_RES[DONE_LEN + 1] = b;
-  DONE_LEN += 2;
-  return DONE | (DONE_LEN - 2);
 }
 
-// Puts a task back at the head of bucket `key` (it was just popped there).
-static void q_unpop(u32 key, u64 task) {
-  Bucket *b = &Q[key];
-  if (b->tail - b->head == b->cap) q_grow(b);
-  b->buf[--b->head & (b->cap - 1)] = task;
-  Q_MASK |= 1ull << key;
-}
+// Collapsing ahead (-T N)
+// =======================
+// The calling thread, the consumer, pops and uses branches in collapse_seq's
+// order, so the output is the same for any N. Its queue is shared: per key, a level of
+// entries in queue order, which the pool's threads claim ahead of it, a
+// share at a time from `take` (a compare-and-swap), lowest key first, and
+// collapse, leaving the result in the entry. The consumer reads the
+// results in order; an entry no one has claimed yet it claims and
+// collapses itself; while one is being collapsed it helps the pool.
+//
+// The pool may collapse branches the consumer never reaches (past the
+// limit): an error there is kept (ERR) and raised only if the consumer
+// reaches it; at the limit, eval_stop_ahead(1) ends what is still running.
+//
+// A level is an array of entries in segments (allocated and recycled by
+// the consumer), indexed from 0 for ever: [head, take) are claimed,
+// [take, tail) offered, [tail, end) written but not yet offered (the
+// consumer offers in batches, and always before it waits).
+
+#define ENT_NEW  0u
+#define ENT_DONE 1u   // | incs << 2
+#define ENT_ERR  2u   // t: the index in ERRS
 
 typedef struct {
-  u32          key;
-  u32          n;
-  u64         *tasks;   // the wave's pairs
-  Res         *res;     // two per pair
-  _Atomic u8  *ready;   // per result: set once res[i] is written
-  u32          pool;    // its pool job (snf_pool_start)
-  u64          itrs;    // eval_itrs() when it started
-} Wave;
+  u32         loc;     // the branch (0: none, written DONE as an ERA)
+  _Atomic u32 state;
+  Term        t;       // DONE: the collapsed term under its INCs
+} Entry;
 
-static void wave_job(Wnf *w, void *arg, u32 i) {
-  Wave *wv   = arg;
-  u64   task = wv->tasks[i / 2];
-  if (task & DONE) return;
-  u32 loc = i % 2 ? (u32)(task >> 32) : (u32)task;
-  if (!loc) {
-    wv->res[i] = (Res){ TERM(ERA, 0, 0), 0 };
-  } else {
-    EvalCatch  c;
-    u32        sp = CS_SP;
-    EvalCatch *up = eval_catch_push(&c);
-    eval_ahead(1);
-    if (setjmp(c.env) == 0) {
-      wv->res[i] = branch_eval(w, wv->key, loc);
-    } else {
-      CS_SP      = sp;
-      wv->res[i] = err_keep(&c);
-    }
+#define SEG_BITS 12
+#define SEG      (1u << SEG_BITS)
+#define SEGS     (1u << (32 - SEG_BITS))   // a level holds up to 2^32
+
+typedef struct {
+  _Alignas(64) _Atomic u64 take;   // next entry to claim
+  _Alignas(64) _Atomic u64 tail;   // entries offered
+  _Alignas(64) u64         head;   // next entry to consume (consumer)
+  u64                      end;    // entries written (consumer)
+  Entry                  **seg;    // segment table, reserved lazily
+} Level;
+
+static Level       LV[KEYS];
+static _Atomic u64 OPEN;           // bit k: level k may have offered entries
+static u64         FULL;           // bit k: head < end (consumer)
+static u64         UNOFFERED;      // bit k: tail < end (consumer)
+static Entry     **SPARE;          // recycled segments (consumer)
+static u32         SPARE_LEN, SPARE_CAP;
+static _Atomic int SPEC_ON;        // the pool may claim entries
+static _Atomic u32 SPEC_RUNNING;   // threads inside spec_help
+
+#define OFFER_MAX 128              // entries written before an offer
+
+static void oom(void) {
+  fprintf(stderr, "Error: out of memory in collapse\n");
+  exit(1);
+}
+
+static Entry *ent(Level *lv, u64 i) {
+  return &lv->seg[i >> SEG_BITS][i & (SEG - 1)];
+}
+
+// Errors kept by the pool.
+static EvalCatch      *ERRS     = NULL;
+static u32             ERRS_LEN = 0, ERRS_CAP = 0;
+static pthread_mutex_t ERRS_LOCK = PTHREAD_MUTEX_INITIALIZER;
+
+static u32 err_keep(const EvalCatch *c) {
+  pthread_mutex_lock(&ERRS_LOCK);
+  if (ERRS_LEN == ERRS_CAP) {
+    ERRS_CAP = ERRS_CAP ? ERRS_CAP * 2 : 16;
+    ERRS     = realloc(ERRS, ERRS_CAP * sizeof(EvalCatch));
+    if (!ERRS) oom();
+  }
+  u32 at = ERRS_LEN++;
+  ERRS[at] = *c;
+  pthread_mutex_unlock(&ERRS_LOCK);
+  return at;
+}
+
+static void err_raise(u32 at) {
+  pthread_mutex_lock(&ERRS_LOCK);   // ERRS may move (err_keep)
+  EvalCatch c = ERRS[at];
+  pthread_mutex_unlock(&ERRS_LOCK);
+  eval_rethrow(&c);
+}
+
+// Collapses a claimed entry on this thread, keeping an error.
+static void entry_run(Wnf *w, Entry *e) {
+  EvalCatch  c;
+  u32        sp = CS_SP;
+  EvalCatch *up = eval_catch_push(&c);
+  eval_ahead(1);
+  if (setjmp(c.env) == 0) {
+    branch_eval(w, e->loc);
+    u32 incs;
+    e->t = branch_read(e->loc, &incs);
     eval_ahead(0);
     eval_catch_pop(up);
+    atomic_store_explicit(&e->state, ENT_DONE | incs << 2, memory_order_release);
+    return;
   }
-  atomic_store_explicit(&wv->ready[i], 1, memory_order_release);
+  CS_SP = sp;
+  e->t  = err_keep(&c);
+  eval_ahead(0);
+  eval_catch_pop(up);
+  atomic_store_explicit(&e->state, ENT_ERR, memory_order_release);
 }
 
-// Takes up to max pairs from the head of bucket `key` into wv and starts
-// collapsing them on the pool; the results of pairs collapsed earlier
-// (DONE) are copied in at once.
-static void wave_start(Wave *wv, u32 key, u32 max) {
-  Bucket *b = &Q[key];
-  wv->key = key;
-  wv->n   = 0;
-  while (wv->n < max && b->head != b->tail) {
-    u32 i    = 2 * wv->n;
-    u64 task = b->buf[b->head++ & (b->cap - 1)];
-    u8  done = (task & DONE) != 0;
-    if (done) {
-      u64 at = task & ~DONE;
-      wv->res[i]     = DONE_RES[at];
-      wv->res[i + 1] = DONE_RES[at + 1];
-    }
-    atomic_store_explicit(&wv->ready[i], done, memory_order_relaxed);
-    atomic_store_explicit(&wv->ready[i + 1], done, memory_order_relaxed);
-    wv->tasks[wv->n++] = task;
-  }
-  wv->itrs = eval_itrs();
-  wv->pool = snf_pool_start(wave_job, wv, 2 * wv->n);
+// Offers level k's written entries to the pool.
+static void level_offer(u32 k) {
+  Level *lv = &LV[k];
+  atomic_store_explicit(&lv->tail, lv->end, memory_order_release);
+  atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_release);
+  UNOFFERED &= ~(1ull << k);
 }
 
-// Waits for a wave's last tasks; returns the interactions done meanwhile.
-static u64 wave_join(Wave *wv) {
-  snf_pool_join(wv->pool);
-  return eval_itrs() - wv->itrs;
+static void offer_all(void) {
+  while (UNOFFERED) level_offer((u32)__builtin_ctzll(UNOFFERED));
 }
 
-// Puts pairs [from, n) of a joined wave back at the head of its bucket.
-static void wave_unpop(Wave *wv, u32 from) {
-  for (u32 j = wv->n; j > from; j--) {
-    q_unpop(wv->key, done_add(wv->res[2 * j - 2], wv->res[2 * j - 1]));
+// Queues the pair of branches (s, s + 1) at `key` (consumer).
+static void level_push(u32 key, u32 s) {
+  u32    k  = key < KEYS ? key : KEYS - 1;
+  Level *lv = &LV[k];
+  u64    i  = lv->end;
+  if (i >> 32) eval_die("too many collapse branches");
+  if ((i & (SEG - 1)) == 0) {
+    Entry *sg = SPARE_LEN ? SPARE[--SPARE_LEN] : malloc(SEG * sizeof(Entry));
+    if (!sg) oom();
+    lv->seg[i >> SEG_BITS] = sg;
+  }
+  for (u32 j = 0; j < 2; j++) {
+    Entry *e = ent(lv, i + j);
+    e->loc = s ? s + j : 0;
+    if (e->loc) {
+      atomic_store_explicit(&e->state, ENT_NEW, memory_order_relaxed);
+    } else {
+      e->t = TERM(ERA, 0, 0);
+      atomic_store_explicit(&e->state, ENT_DONE, memory_order_relaxed);
+    }
+  }
+  lv->end = i + 2;
+  FULL      |= 1ull << k;
+  UNOFFERED |= 1ull << k;
+  if (lv->end - atomic_load_explicit(&lv->tail, memory_order_relaxed) >= OFFER_MAX) {
+    level_offer(k);
   }
 }
 
-// Consumes a wave in queue order, each pair as soon as both its results are
-// ready (helping the pool meanwhile); returns how many pairs, fewer when the
-// limit is hit or a pair sent its sides below the wave's key (the
-// sequential loop would pop those first).
-static u32 wave_use(Wave *wv) {
-  u32 i = 0;
-  while (i < wv->n && PRINTED < LIMIT) {
-    while (!atomic_load_explicit(&wv->ready[2 * i], memory_order_acquire) ||
-           !atomic_load_explicit(&wv->ready[2 * i + 1], memory_order_acquire)) {
-      if (!snf_pool_help()) cpu_relax();
-    }
-    u32 k0 = branch_use(wv->res[2 * i]);
-    u32 k1 = branch_use(wv->res[2 * i + 1]);
-    i++;
-    if (k0 < wv->key || k1 < wv->key) break;
-  }
-  return i;
-}
+// Claims a share of the lowest open level and collapses it; 0 if there was
+// nothing to claim. Shares are up to SPEC_BATCH entries of consecutive
+// pairs: neighbouring branches share DUPs and data, which stay in one
+// thread's cache (measured, gen_subset_sum -C1 -T2: 0.22 s with 256,
+// 0.27 s with 64, 0.41 s with 16).
+#define SPEC_BATCH 256
 
-// Wave sizes: from 2 pairs per thread (a search under -CN whose branches
-// are costly wastes little past its limit) up to 256 per thread, doubling
-// while a wave costs fewer than WAVE_ITRS interactions per thread (cheap
-// branches: the pool's wake-up and the serial consume would dominate).
-#define WAVE_MIN  2
-#define WAVE_MAX  256
-#define WAVE_ITRS 8192
+// With more than one pool thread, the consumer helps in small shares: it
+// must be back soon, as consuming in order is then the bottleneck (with
+// one, it is half the workforce: 0.22 s against 0.26 s on gen_subset_sum
+// -C1 -T2).
+#define CONSUMER_BATCH(threads) ((threads) > 2 ? 8 : SPEC_BATCH)
 
-// Two waves are in flight: the one being consumed, and the next pairs of
-// the same bucket, which the sequential loop pops next unless the consumed
-// wave sends sides to a lower bucket (then they go back, collapsed). At the
-// limit, eval_stop_ahead(1) ends the collapses still running.
-static void collapse_par(u32 threads) {
-  u32  max = WAVE_MIN * threads;
-  u32  cap = WAVE_MAX * threads;
-  Wave w2[2];
-  for (u32 k = 0; k < 2; k++) {
-    w2[k].tasks = malloc(cap * sizeof(u64));
-    w2[k].res   = malloc(2 * cap * sizeof(Res));
-    w2[k].ready = malloc(2 * cap * sizeof(_Atomic u8));
-    if (!w2[k].tasks || !w2[k].res || !w2[k].ready) {
-      fprintf(stderr, "Error: out of memory in collapse\n");
-      exit(1);
-    }
+static int spec_help(Wnf *w, u64 max) {
+  // idle threads poll here: only plain loads until there is something
+  if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed) ||
+      !atomic_load_explicit(&OPEN, memory_order_relaxed)) {
+    return 0;
   }
-  Wave *cur = &w2[0], *nxt = &w2[1];
-  int   live = 0;    // cur is started
-  eval_stop_ahead(0);
-  while (PRINTED < LIMIT && (Q_MASK || live)) {
-    if (!live) {
-      u32 key;
-      if (!q_low(&key)) break;
-      wave_start(cur, key, max);
-      live = 1;
-    }
-    int ahead = Q[cur->key].head != Q[cur->key].tail;
-    if (ahead) wave_start(nxt, cur->key, max);
-    u32 used = wave_use(cur);
-    if (PRINTED >= LIMIT) {
-      eval_stop_ahead(1);
-      wave_join(cur);
-      if (ahead) wave_join(nxt);
-      break;
-    }
-    u64 itrs = wave_join(cur);
-    if (cur->n == max && itrs < (u64)WAVE_ITRS * threads && max < cap) {
-      max *= 2;
-    } else if (itrs > (u64)4 * WAVE_ITRS * threads && max > WAVE_MIN * threads) {
-      max /= 2;
-    }
-    live = 0;
-    if (used < cur->n) {
-      // a lower bucket comes first now: what was taken waits at the head
-      if (ahead) {
-        wave_join(nxt);
-        wave_unpop(nxt, 0);
+  // SPEC_RUNNING up, then SPEC_ON read (both seq_cst): the stop (SPEC_ON
+  // off, then SPEC_RUNNING read) waits for this call or stops it.
+  atomic_fetch_add(&SPEC_RUNNING, 1);
+  int ran = 0;
+  u64 m   = atomic_load(&SPEC_ON) ? atomic_load_explicit(&OPEN, memory_order_acquire) : 0;
+  while (m && !ran) {
+    u32    k  = (u32)__builtin_ctzll(m);
+    Level *lv = &LV[k];
+    u64    t  = atomic_load_explicit(&lv->take, memory_order_relaxed);
+    u64    tl = atomic_load_explicit(&lv->tail, memory_order_acquire);
+    if (t >= tl) {
+      // closed, unless the consumer offered more meanwhile
+      atomic_fetch_and_explicit(&OPEN, ~(1ull << k), memory_order_relaxed);
+      if (atomic_load(&lv->tail) > atomic_load(&lv->take)) {
+        atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_relaxed);
       }
-      wave_unpop(cur, used);
-    } else if (ahead) {
-      Wave *t = cur; cur = nxt; nxt = t;
-      live = 1;
+      m &= ~(1ull << k);
+      continue;
     }
-    if (!Q_MASK && !live) DONE_LEN = 0;
+    u64 n = (tl - t) / (2 * (u64)EVAL.threads) & ~1ull;   // whole pairs
+    if (n < 2)          n = 2;
+    if (n > max)        n = max;
+    if (!atomic_compare_exchange_weak(&lv->take, &t, t + n)) continue;
+    for (u64 i = t; i < t + n; i++) {
+      if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed)) break;
+      Entry *e = ent(lv, i);
+      if (atomic_load_explicit(&e->state, memory_order_relaxed) == ENT_NEW) entry_run(w, e);
+    }
+    ran = 1;
   }
-  for (u32 k = 0; k < 2; k++) {
-    free(w2[k].tasks);
-    free(w2[k].res);
-    free(w2[k].ready);
+  atomic_fetch_sub(&SPEC_RUNNING, 1);
+  return ran;
+}
+
+int collapse_help(Wnf *w) {
+  return spec_help(w, SPEC_BATCH);
+}
+
+// The pair at entries i, i + 1 of a level, collapsed: by the consumer if
+// no one has claimed it, else by the pool, helped meanwhile. Claims take
+// whole pairs, whose sides usually share DUPs: on two threads at once, one
+// would wait for the other.
+static void pair_wait(Wnf *w, Level *lv, u64 i) {
+  Entry *e0 = ent(lv, i), *e1 = ent(lv, i + 1);
+  if (atomic_load_explicit(&e0->state, memory_order_acquire) != ENT_NEW &&
+      atomic_load_explicit(&e1->state, memory_order_acquire) != ENT_NEW) {
+    return;
   }
-  free(DONE_RES);
-  DONE_RES = NULL;
-  DONE_LEN = DONE_CAP = 0;
+  offer_all();
+  u64 t = atomic_load(&lv->take);
+  while (t <= i) {
+    // claims [t, i + 2): the pairs before i are done (absent sides)
+    if (atomic_compare_exchange_weak(&lv->take, &t, i + 2)) {
+      if (atomic_load_explicit(&e0->state, memory_order_relaxed) == ENT_NEW) entry_run(w, e0);
+      if (atomic_load_explicit(&e1->state, memory_order_relaxed) == ENT_NEW) entry_run(w, e1);
+      return;
+    }
+  }
+  while (atomic_load_explicit(&e0->state, memory_order_acquire) == ENT_NEW ||
+         atomic_load_explicit(&e1->state, memory_order_acquire) == ENT_NEW) {
+    if (!spec_help(w, CONSUMER_BATCH(EVAL.threads))) cpu_relax();
+  }
+}
+
+static void collapse_par(Wnf *w, u32 root) {
+  if (!LV[0].seg) {
+    for (u32 k = 0; k < KEYS; k++) {
+      void *p = mmap(NULL, SEGS * sizeof(Entry *), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) oom();
+      LV[k].seg = p;
+    }
+  }
+  eval_stop_ahead(0);
+  atomic_store(&SPEC_ON, 1);
+  snf_pool_hold(1);
+  // the root is a pair with no second side
+  level_push(0, 0);
+  ent(&LV[0], 0)->loc = root;
+  atomic_store_explicit(&ent(&LV[0], 0)->state, ENT_NEW, memory_order_relaxed);
+  while (PRINTED < LIMIT && FULL) {
+    u32    k  = (u32)__builtin_ctzll(FULL);
+    Level *lv = &LV[k];
+    u64    i  = lv->head;
+    // the pool wrote those entries: ask for their lines early
+    if (i + 16 < lv->end) __builtin_prefetch(ent(lv, i + 16));
+    pair_wait(w, lv, i);
+    for (u32 j = 0; j < 2; j++) {
+      Entry *e = ent(lv, i + j);
+      u32    s = atomic_load_explicit(&e->state, memory_order_relaxed);
+      if (s == ENT_ERR) err_raise((u32)e->t);
+      Res r = { e->t, key_down(k, s >> 2) };
+      if (branch_use(r)) level_push(r.key + 1, VAL(r.t));
+    }
+    lv->head = i + 2;
+    if ((lv->head & (SEG - 1)) == 0) {
+      if (SPARE_LEN == SPARE_CAP) {
+        SPARE_CAP = SPARE_CAP ? SPARE_CAP * 2 : 64;
+        SPARE     = realloc(SPARE, SPARE_CAP * sizeof(Entry *));
+        if (!SPARE) oom();
+      }
+      SPARE[SPARE_LEN++] = lv->seg[(lv->head - 1) >> SEG_BITS];
+    }
+    if (lv->head == lv->end) FULL &= ~(1ull << k);
+  }
+  atomic_store(&SPEC_ON, 0);
+  eval_stop_ahead(1);
+  while (atomic_load(&SPEC_RUNNING) > 0) cpu_relax();
+  snf_pool_hold(0);
+  eval_stop_ahead(0);
+  // free the segments still in use, then the spare ones
+  for (u32 k = 0; k < KEYS; k++) {
+    Level *lv = &LV[k];
+    if (lv->end > lv->head) {
+      for (u64 g = lv->head >> SEG_BITS; g <= (lv->end - 1) >> SEG_BITS; g++) {
+        free(lv->seg[g]);
+      }
+    }
+    atomic_store(&lv->take, 0);
+    atomic_store(&lv->tail, 0);
+    lv->head = lv->end = 0;
+  }
+  while (SPARE_LEN) free(SPARE[--SPARE_LEN]);
+  atomic_store(&OPEN, 0);
+  FULL = UNOFFERED = 0;
 }
 
 void eval_collapse(u32 loc, long long limit) {
   if (limit == 0) return;
   LIMIT   = limit < 0 ? ~0ull : (u64)limit;
   PRINTED = 0;
-  q_push(0, loc);
   if (EVAL.threads > 1) {
-    collapse_par(EVAL.threads);
+    collapse_par(eval_self(), loc);
   } else {
+    q_push(0, loc);
     collapse_seq(eval_worker(0));
+    q_free();
   }
-  q_free();
   fflush(stdout);
 }

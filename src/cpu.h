@@ -1,10 +1,11 @@
 // cpu.h: the CPU backend of the WNF core (host code).
 //
 // Defines core.h's heap primitives over the host heap (heap.h) and includes
-// the one WNF core. Loads and stores are relaxed atomics: plain moves on
-// x86 and ARM, yet well defined when the thread pool shares the heap. DUP
+// the one WNF core. Loads acquire and stores release: under -T a thread may
+// reach a node through a word another thread stored (a DUP slot's SUB, a
+// collapsed branch), and must then see the node's words too. On x86 these
+// are plain moves, as relaxed ones would be (measured: same time). DUP
 // slots are taken and released with exchanges (wnf.h).
-
 #ifndef HVM4G_CPU_H
 #define HVM4G_CPU_H
 
@@ -18,8 +19,8 @@
 // Words a worker takes from the heap per refill of its arena.
 #define CPU_ARENA (1u << 16)
 
-#define HEAP_LD(w, loc)      __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_RELAXED)
-#define HEAP_ST(w, loc, t)   __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELAXED)
+#define HEAP_LD(w, loc)      __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE)
+#define HEAP_ST(w, loc, t)   __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELEASE)
 #define HEAP_XCHG(w, loc, t) __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)
 #define HEAP_CAS(w, loc, old, new) cpu_cas((w), (loc), (old), (new))
 #define HEAP_REFILL(w, n)    cpu_refill((w), (n))

@@ -29,7 +29,7 @@ const char *eval_rule_name(u32 rule); // HVM4's name of interaction Wnf.rule
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);
 
-// Errors in speculative work (collapse waves under -T) are caught, so that
+// Errors in speculative work (-C branches collapsed ahead under -T) are caught, so that
 // they surface only if the single-thread order reaches that work. A frame
 // catches what is raised on its thread at its nesting level (not inside a
 // nested pool job, whose bookkeeping a jump would skip): eval_die and the
@@ -50,7 +50,7 @@ void       eval_catch_pop(EvalCatch *up);
 void       eval_rethrow(const EvalCatch *c); // prints c's error, exits
 void       eval_nest(int d);              // the pool's nesting (snf.c)
 
-// Work done ahead (collapse waves): eval_ahead(1) marks this thread's next
+// Work done ahead (-C branches under -T): eval_ahead(1) marks this thread's next
 // reductions as such; eval_stop_ahead(1) makes every such reduction, on any
 // thread, end soon by raising an error its catch frame takes (a check every
 // eval_wnf call, and within one every 2^20 interactions, a slice that
@@ -69,17 +69,11 @@ void snf_init(void);                  // after the workers exist
 int  snf_pool_busy(void);             // other CPU threads may be reducing
 Wnf *eval_self(void);                 // the calling CPU thread's evaluator
 
-// Runs fn(w, arg, i) for i < n on the -T pool (w: the running thread's
-// evaluator) and returns when all are done; in order on one thread if -T 1.
-typedef void (*PoolFn)(Wnf *w, void *arg, u32 i);
-void snf_pool_run(PoolFn fn, void *arg, u32 n);
-// The same in two steps: start queues the calls and returns at once (the
-// caller may do other work meanwhile); join works on them until all are
-// done. A start of fewer calls than threads runs them at once (join: no-op).
-u32  snf_pool_start(PoolFn fn, void *arg, u32 n);
-void snf_pool_join(u32 handle);
-// Runs one queued pool task, if any (a thread waiting on pool work helps).
-int  snf_pool_help(void);
+// Keeps the -T pool awake (on = 1) until released (on = 0): its idle
+// threads then call collapse_help, which collapses -C branches ahead of the
+// calling thread (1 if it found one to take).
+void snf_pool_hold(int on);
+int  collapse_help(Wnf *w);
 
 #if defined(__x86_64__)
 #define cpu_relax() __asm__ __volatile__("pause")

@@ -12,8 +12,9 @@
 // the others steal from first-in. The asking thread works on the pool until
 // its job has no task left (counted per thread, see "The pool"); a %nf met
 // by a pool thread is a nested job served the same way, so the pool is
-// reused, never grown. A job may also be K independent calls, in chunks
-// (snf_pool_run, or snf_pool_start/join: the -C waves).
+// reused, never grown. While a -C enumeration runs, the pool is held awake
+// (snf_pool_hold) and a thread that finds no task collapses branches ahead
+// for it (collapse_help, collapse.c).
 // The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
 // exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
 //
@@ -177,9 +178,6 @@ typedef struct {
 
 typedef struct {
   u16             ep;
-  PoolFn          fn;        // a generic job (snf_pool_run); NULL: a normal form
-  void           *arg;
-  u32             n, chunks; // snf_pool_run: n calls in `chunks` tasks
   Count          *cnt;       // one per thread
   pthread_mutex_t lock;      // guards the stuck DUP slots below
   u32            *dups;
@@ -278,31 +276,24 @@ static void task_push(Job *job, u32 slot, u32 x) {
   if (!dq_push(&DQ[TID], TASK(slot, x))) eval_die("out of memory in the normalizer");
 }
 
-// Runs a task: a chunk of calls, or a slot's visit and its first
-// descendants (the other children are queued).
+// Runs a task: a slot's visit and its first descendants (the other
+// children are queued).
 static void run_task(Wnf *w, u64 task) {
   u32  slot = (u32)(task >> 32);
-  u32  x    = (u32)task;
+  u32  loc  = (u32)task;
   Job *job  = &JOBS[slot];
-  if (job->fn) {
-    u32 lo = (u32)((u64)job->n * x / job->chunks);
-    u32 hi = (u32)((u64)job->n * (x + 1) / job->chunks);
-    for (u32 i = lo; i < hi; i++) job->fn(w, job->arg, i);
-  } else {
-    u32 loc = x;
-    u16 ep  = job->ep;
-    while (seen_add(w, loc, ep)) {
-      Term v   = wnf_at(w, loc);
-      u32  tag = TAG(v);
-      if (tag == DP0 || tag == DP1) {
-        job_dup(job, VAL(v));
-        break;
-      }
-      u32 ari = snf_arity(v);
-      if (ari == 0) break;
-      for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
-      loc = VAL(v);
+  u16  ep   = job->ep;
+  while (seen_add(w, loc, ep)) {
+    Term v   = wnf_at(w, loc);
+    u32  tag = TAG(v);
+    if (tag == DP0 || tag == DP1) {
+      job_dup(job, VAL(v));
+      break;
     }
+    u32 ari = snf_arity(v);
+    if (ari == 0) break;
+    for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
+    loc = VAL(v);
   }
   count_add(&job->cnt[TID].done, 1);   // the last touch of job
 }
@@ -312,6 +303,8 @@ static void work_once(Wnf *w, u32 *idle) {
   u64 t;
   if (find_task(TID, &t)) {
     run_task(w, t);
+    *idle = 0;
+  } else if (collapse_help(w)) {
     *idle = 0;
   } else if (++*idle < 256) {
     cpu_relax();
@@ -392,40 +385,13 @@ static void snf_par(Wnf *w, u32 root) {
   job_free(slot);
 }
 
-u32 snf_pool_start(PoolFn fn, void *arg, u32 n) {
-  u32  slot;
-  Job *job = NULL;
-  // Fewer calls than threads: waking the pool costs more than it saves.
-  if (NTHREADS > 1 && n >= NTHREADS) job = job_new(&slot);
-  if (!job) {
-    Wnf *w = eval_self();
-    for (u32 i = 0; i < n; i++) fn(w, arg, i);
-    return 0;
+void snf_pool_hold(int on) {
+  if (NTHREADS <= 1) return;
+  if (on) {
+    pool_wake();
+  } else {
+    atomic_fetch_sub(&ACTIVE, 1);
   }
-  job->fn     = fn;
-  job->arg    = arg;
-  job->n      = n;
-  job->chunks = n < 4 * NTHREADS ? n : 4 * NTHREADS;
-  for (u32 c = job->chunks; c > 0; c--) task_push(job, slot, c - 1);
-  pool_wake();
-  return slot + 1;
-}
-
-void snf_pool_join(u32 h) {
-  if (h == 0) return;
-  job_finish(eval_self(), &JOBS[h - 1]);
-  job_free(h - 1);
-}
-
-int snf_pool_help(void) {
-  u64 t;
-  if (NTHREADS <= 1 || !find_task(TID, &t)) return 0;
-  run_task(eval_self(), t);
-  return 1;
-}
-
-void snf_pool_run(PoolFn fn, void *arg, u32 n) {
-  snf_pool_join(snf_pool_start(fn, arg, n));
 }
 
 int snf_pool_busy(void) {
