@@ -160,8 +160,8 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
 // The pool
 // ========
 // Deques are Chase-Lev (deque.h: lock-free; the owner pushes and takes at
-// the bottom, thieves steal at the top). A task is a word: its job's slot, then a heap
-// location (a normal form) or a chunk index (snf_pool_run).
+// the bottom, thieves steal at the top). A task is a word: its job's slot,
+// then a heap location.
 //
 // A job ends when every task it made is done. Counting that with one shared
 // counter costs two contended atomics per task, which is what limited
