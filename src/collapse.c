@@ -48,6 +48,11 @@ typedef struct {
 
 // Per thread, re-entrant: a %nf inside cnf may run another branch's cnf on
 // this thread (pool work), which stacks its frames above CS_SP.
+static void oom(void) {
+  fprintf(stderr, "Error: out of memory in collapse\n");
+  exit(1);
+}
+
 static _Thread_local CFrame *CS     = NULL;
 static _Thread_local u32     CS_CAP = 0;
 static _Thread_local u32     CS_SP  = 0;
@@ -57,10 +62,7 @@ static void cs_grow(u32 need) {
   u32 cap = CS_CAP ? CS_CAP * 2 : 1024;
   while (cap < need) cap *= 2;
   CFrame *ns = realloc(CS, (size_t)cap * sizeof(CFrame));
-  if (!ns) {
-    fprintf(stderr, "Error: out of memory in collapse\n");
-    exit(1);
-  }
+  if (!ns) oom();
   CS = ns; CS_CAP = cap;
 }
 
@@ -218,10 +220,7 @@ static void q_grow(Bucket *b) {
   u64  len = b->tail - b->head;
   u64  cap = b->cap ? b->cap * 2 : 256;
   u64 *nb  = malloc(cap * sizeof(u64));
-  if (!nb) {
-    fprintf(stderr, "Error: out of memory in collapse\n");
-    exit(1);
-  }
+  if (!nb) oom();
   for (u64 i = 0; i < len; i++) nb[i] = b->buf[(b->head + i) & (b->cap - 1)];
   free(b->buf);
   b->head = 0; b->tail = len;
@@ -270,12 +269,6 @@ static void q_free(void) {
 static u64 PRINTED;
 static u64 LIMIT;
 
-// A collapsed branch: its term (SUP, ERA or a quoted term) and its key.
-typedef struct {
-  Term t;
-  u32  key;
-} Res;
-
 // Collapses the branch at `loc` in place until it is an ERA, a SUP or
 // neither; each INC on the way stays in the heap (HEAP[loc] = ↑ the rest).
 static void branch_eval(Wnf *w, u32 loc) {
@@ -284,7 +277,6 @@ static void branch_eval(Wnf *w, u32 loc) {
     HEAP[loc] = t;
     if (TAG(t) != INC) return;
     loc = VAL(t);
-    HEAP[loc] = cnf(w, HEAP[loc], 0);
   }
 }
 
@@ -304,10 +296,11 @@ static Term branch_read(u32 loc, u32 *incs) {
   return t;
 }
 
-// Consumes a collapsed branch: prints it, unless it is an ERA or a SUP
-// (then returns 1: the caller queues its sides at r.key + 1).
-static int branch_use(Res r) {
-  switch (TAG(r.t)) {
+// Consumes a collapsed branch (a SUP, an ERA or a quoted term): prints it,
+// unless it is an ERA or a SUP (then returns 1: the caller queues its sides
+// one key above the branch's).
+static int branch_use(Term t) {
+  switch (TAG(t)) {
     case SUP: {
       return 1;
     }
@@ -316,7 +309,7 @@ static int branch_use(Res r) {
     }
     default: {
       if (PRINTED++ < LIMIT && !EVAL.silent) {
-        print_quoted(stdout, r.t);
+        print_quoted(stdout, t);
         if (EVAL.stats) {
           printf(" \033[2m#%llu\033[0m", (unsigned long long)eval_itrs());
         }
@@ -335,12 +328,11 @@ static void collapse_seq(Wnf *w) {
       u32 loc = j ? (u32)(task >> 32) : (u32)task;
       if (!loc) continue;
       branch_eval(w, loc);
-      u32 incs;
-      Res r = { branch_read(loc, &incs), 0 };
-      r.key = key_down(key, incs);
-      if (branch_use(r)) {
-        u32 s = VAL(r.t);
-        q_push(r.key + 1, ((u64)(s + 1) << 32) | s);
+      u32  incs;
+      Term t = branch_read(loc, &incs);
+      if (branch_use(t)) {
+        u32 s = VAL(t);
+        q_push(key_down(key, incs) + 1, ((u64)(s + 1) << 32) | s);
       }
     }
   }
@@ -398,11 +390,6 @@ static _Atomic u32 SPEC_RUNNING;   // threads inside spec_help
 
 #define OFFER_MAX 128              // entries written before an offer
 
-static void oom(void) {
-  fprintf(stderr, "Error: out of memory in collapse\n");
-  exit(1);
-}
-
 static Entry *ent(Level *lv, u64 i) {
   return &lv->seg[i >> SEG_BITS][i & (SEG - 1)];
 }
@@ -437,21 +424,21 @@ static void entry_run(Wnf *w, Entry *e) {
   EvalCatch  c;
   u32        sp = CS_SP;
   EvalCatch *up = eval_catch_push(&c);
+  u32        st;
   eval_ahead(1);
   if (setjmp(c.env) == 0) {
     branch_eval(w, e->loc);
     u32 incs;
     e->t = branch_read(e->loc, &incs);
-    eval_ahead(0);
-    eval_catch_pop(up);
-    atomic_store_explicit(&e->state, ENT_DONE | incs << 2, memory_order_release);
-    return;
+    st   = ENT_DONE | incs << 2;
+  } else {
+    CS_SP = sp;
+    e->t  = err_keep(&c);
+    st    = ENT_ERR;
   }
-  CS_SP = sp;
-  e->t  = err_keep(&c);
   eval_ahead(0);
   eval_catch_pop(up);
-  atomic_store_explicit(&e->state, ENT_ERR, memory_order_release);
+  atomic_store_explicit(&e->state, st, memory_order_release);
 }
 
 // Offers level k's written entries to the pool.
@@ -466,8 +453,8 @@ static void offer_all(void) {
   while (UNOFFERED) level_offer((u32)__builtin_ctzll(UNOFFERED));
 }
 
-// Queues the pair of branches (s, s + 1) at `key` (consumer).
-static void level_push(u32 key, u32 s) {
+// Queues the pair of branches at l0 and l1 (0: none) at `key` (consumer).
+static void level_push(u32 key, u32 l0, u32 l1) {
   u32    k  = key < KEYS ? key : KEYS - 1;
   Level *lv = &LV[k];
   u64    i  = lv->end;
@@ -479,7 +466,7 @@ static void level_push(u32 key, u32 s) {
   }
   for (u32 j = 0; j < 2; j++) {
     Entry *e = ent(lv, i + j);
-    e->loc = s ? s + j : 0;
+    e->loc = j ? l1 : l0;
     if (e->loc) {
       atomic_store_explicit(&e->state, ENT_NEW, memory_order_relaxed);
     } else {
@@ -590,10 +577,7 @@ static void collapse_par(Wnf *w, u32 root) {
   eval_stop_ahead(0);
   atomic_store(&SPEC_ON, 1);
   snf_pool_hold(1);
-  // the root is a pair with no second side
-  level_push(0, 0);
-  ent(&LV[0], 0)->loc = root;
-  atomic_store_explicit(&ent(&LV[0], 0)->state, ENT_NEW, memory_order_relaxed);
+  level_push(0, root, 0);
   while (PRINTED < LIMIT && FULL) {
     u32    k  = (u32)__builtin_ctzll(FULL);
     Level *lv = &LV[k];
@@ -605,8 +589,9 @@ static void collapse_par(Wnf *w, u32 root) {
       Entry *e = ent(lv, i + j);
       u32    s = atomic_load_explicit(&e->state, memory_order_relaxed);
       if (s == ENT_ERR) err_raise((u32)e->t);
-      Res r = { e->t, key_down(k, s >> 2) };
-      if (branch_use(r)) level_push(r.key + 1, VAL(r.t));
+      if (branch_use(e->t)) {
+        level_push(key_down(k, s >> 2) + 1, VAL(e->t), VAL(e->t) + 1);
+      }
     }
     lv->head = i + 2;
     if ((lv->head & (SEG - 1)) == 0) {

@@ -298,7 +298,16 @@ static void run_task(Wnf *w, u64 task) {
   count_add(&job->cnt[TID].done, 1);   // the last touch of job
 }
 
-// Runs one task if there is one to find; else backs off (spin, then yield).
+// A thread that found nothing to do: spins a while, then yields.
+static void idle_wait(u32 *idle) {
+  if (++*idle < 256) {
+    cpu_relax();
+  } else {
+    sched_yield();
+  }
+}
+
+// Runs one task (or collapses -C branches ahead) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
   if (find_task(TID, &t)) {
@@ -306,10 +315,8 @@ static void work_once(Wnf *w, u32 *idle) {
     *idle = 0;
   } else if (collapse_help(w)) {
     *idle = 0;
-  } else if (++*idle < 256) {
-    cpu_relax();
   } else {
-    sched_yield();
+    idle_wait(idle);
   }
 }
 
@@ -351,11 +358,7 @@ static void job_finish(Wnf *w, Job *job) {
       continue;
     }
     if (job_quiet(job)) break;
-    if (++idle < 256) {
-      cpu_relax();
-    } else {
-      sched_yield();
-    }
+    idle_wait(&idle);
   }
   eval_nest(-1);
   atomic_fetch_sub(&ACTIVE, 1);
