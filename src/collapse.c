@@ -340,22 +340,28 @@ static void collapse_seq(Wnf *w) {
 
 // Collapsing ahead (-T N)
 // =======================
-// The calling thread, the consumer, pops and uses branches in collapse_seq's
-// order, so the output is the same for any N. Its queue is shared: per key, a level of
-// entries in queue order, which the pool's threads claim ahead of it, a
-// share at a time from `take` (a compare-and-swap), lowest key first, and
-// collapse, leaving the result in the entry. The consumer reads the
-// results in order; an entry no one has claimed yet it claims and
-// collapses itself; while one is being collapsed it helps the pool.
+// The calling thread, the consumer, uses branches in collapse_seq's order,
+// so the output is the same for any N. Its queue is shared: per key, a
+// level of chunks of entries in queue order, which the pool's threads claim
+// ahead of it, a share at a time from the level's `take` (a
+// compare-and-swap), lowest key first, and collapse, leaving each result in
+// its entry.
+//
+// The thread that finishes a chunk summarizes it: while its pairs are
+// clean (each side an ERA, or a SUP whose sides go to the same key or one
+// above), it gathers their sides into new chunks, one list per key. The
+// consumer splices those lists into their levels instead of reading each
+// entry, so a wide search costs it a few steps per chunk, not per branch.
+// The rest of the chunk (a line to print, an error, a SUP under ↑↑ whose
+// sides drop below the chunk's key) it reads pair by pair, as collapse_seq.
+//
+// A chunk the consumer reaches before it is finished it reads pair by pair
+// (WALK): a pair no one has claimed it claims and collapses itself; while
+// one is being collapsed, it helps the pool.
 //
 // The pool may collapse branches the consumer never reaches (past the
 // limit): an error there is kept (ERR) and raised only if the consumer
 // reaches it; at the limit, eval_stop_ahead(1) ends what is still running.
-//
-// A level is an array of entries in segments (allocated and recycled by
-// the consumer), indexed from 0 for ever: [head, take) are claimed,
-// [take, tail) offered, [tail, end) written but not yet offered (the
-// consumer offers in batches, and always before it waits).
 
 #define ENT_NEW  0u
 #define ENT_DONE 1u   // | incs << 2
@@ -367,31 +373,155 @@ typedef struct {
   Term        t;       // DONE: the collapsed term under its INCs
 } Entry;
 
-#define SEG_BITS 12
-#define SEG      (1u << SEG_BITS)
-#define SEGS     (1u << (32 - SEG_BITS))   // a level holds up to 2^32
+#define CHUNK 128      // entries in a chunk (whole pairs)
+
+#define CH_OPEN 0u     // being collapsed
+#define CH_WALK 1u     // the consumer reads it pair by pair
+#define CH_SUMM 2u     // its last finisher is summarizing it
+#define CH_DONE 3u     // finished; summarized unless walked
+
+typedef struct Chunk Chunk;
+struct Chunk {
+  Chunk      *next;       // in a list (kids, free)
+  _Atomic u32 n;          // entries (fixed once in a level)
+  u32         key;        // its level
+  u32         sum;        // entries [0, sum) are summarized in kids
+  Chunk      *kids[2];    // their sides: chunks at key, at key + 1
+  _Alignas(64) _Atomic u32 left;   // entries not finished
+  _Atomic u32 mode;
+  _Alignas(64) Entry e[CHUNK];
+};
+
+// Chunks come from slabs, freed all at once when the collapse ends; in
+// between, a free chunk goes to its thread's list, whose surplus goes to a
+// shared one (the consumer frees most chunks, the pool makes most).
+#define SLAB 32
+
+static pthread_mutex_t CH_LOCK = PTHREAD_MUTEX_INITIALIZER;
+static Chunk          *CH_FREE;              // (CH_LOCK)
+static Chunk         **SLABS;                // (CH_LOCK)
+static u32             SLABS_LEN, SLABS_CAP;
+static u32             CH_GEN;               // collapses ended: older thread lists are void
+static _Thread_local Chunk *MY_FREE;
+static _Thread_local u32    MY_LEN, MY_GEN;
+
+static void my_check(void) {
+  if (MY_GEN != CH_GEN) {
+    MY_FREE = NULL;
+    MY_LEN  = 0;
+    MY_GEN  = CH_GEN;
+  }
+}
+
+static Chunk *chunk_new(u32 key) {
+  my_check();
+  if (!MY_FREE) {
+    pthread_mutex_lock(&CH_LOCK);
+    if (!CH_FREE) {
+      Chunk *sl = aligned_alloc(64, SLAB * sizeof(Chunk));
+      if (!sl) oom();
+      if (SLABS_LEN == SLABS_CAP) {
+        SLABS_CAP = SLABS_CAP ? SLABS_CAP * 2 : 64;
+        SLABS     = realloc(SLABS, SLABS_CAP * sizeof(Chunk *));
+        if (!SLABS) oom();
+      }
+      SLABS[SLABS_LEN++] = sl;
+      for (u32 i = 0; i < SLAB; i++) {
+        sl[i].next = CH_FREE;
+        CH_FREE    = &sl[i];
+      }
+    }
+    for (u32 i = 0; i < SLAB && CH_FREE; i++) {
+      Chunk *c = CH_FREE;
+      CH_FREE  = c->next;
+      c->next  = MY_FREE;
+      MY_FREE  = c;
+      MY_LEN++;
+    }
+    pthread_mutex_unlock(&CH_LOCK);
+  }
+  Chunk *c = MY_FREE;
+  MY_FREE  = c->next;
+  MY_LEN--;
+  c->next = NULL;
+  c->key  = key;
+  c->sum  = 0;
+  c->kids[0] = c->kids[1] = NULL;
+  atomic_store_explicit(&c->n, 0, memory_order_relaxed);
+  atomic_store_explicit(&c->mode, CH_OPEN, memory_order_relaxed);
+  return c;
+}
+
+static void chunk_free(Chunk *c) {
+  my_check();
+  c->next = MY_FREE;
+  MY_FREE = c;
+  if (++MY_LEN < 2 * SLAB) return;
+  pthread_mutex_lock(&CH_LOCK);
+  for (u32 i = 0; i < SLAB; i++) {
+    Chunk *f = MY_FREE;
+    MY_FREE  = f->next;
+    f->next  = CH_FREE;
+    CH_FREE  = f;
+  }
+  MY_LEN -= SLAB;
+  pthread_mutex_unlock(&CH_LOCK);
+}
+
+static void slabs_free(void) {
+  while (SLABS_LEN) free(SLABS[--SLABS_LEN]);
+  CH_FREE = NULL;
+  CH_GEN++;
+}
+
+// Adds the pair of branches at l0 and l1 (0: none) to chunk c.
+static void chunk_add(Chunk *c, u32 l0, u32 l1) {
+  u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
+  for (u32 j = 0; j < 2; j++) {
+    Entry *e = &c->e[n + j];
+    e->loc = j ? l1 : l0;
+    if (e->loc) {
+      atomic_store_explicit(&e->state, ENT_NEW, memory_order_relaxed);
+    } else {
+      e->t = TERM(ERA, 0, 0);
+      atomic_store_explicit(&e->state, ENT_DONE, memory_order_relaxed);
+    }
+  }
+  atomic_store_explicit(&c->n, n + 2, memory_order_relaxed);
+}
+
+// A level holds up to 2^32 chunks, in segments of chunk pointers
+// (allocated and recycled by the consumer), indexed from 0 for ever:
+// [head, take) are claimed, [take, tail) offered (all appended chunks are),
+// and `open` is the chunk the consumer is filling, not yet appended.
+// `take` is a chunk index and an entry: chunk << TAKE_BITS | entry.
+#define SEG_BITS  12
+#define SEG       (1u << SEG_BITS)
+#define SEGS      (1u << (32 - SEG_BITS))
+#define TAKE_BITS 16
 
 typedef struct {
   _Alignas(64) _Atomic u64 take;   // next entry to claim
-  _Alignas(64) _Atomic u64 tail;   // entries offered
-  _Alignas(64) u64         head;   // next entry to consume (consumer)
-  u64                      end;    // entries written (consumer)
-  Entry                  **seg;    // segment table, reserved lazily
+  _Alignas(64) _Atomic u64 tail;   // chunks offered
+  _Alignas(64) u64         head;   // next chunk to use (consumer)
+  u64                      end;    // chunks appended (consumer)
+  u32                      pos;    // next entry of chunk head (consumer)
+  int                      seen;   // chunk head reached (consumer)
+  Chunk                   *open;   // chunk being filled (consumer)
+  _Atomic(Chunk *)       **seg;    // segment table, reserved lazily
 } Level;
 
 static Level       LV[KEYS];
 static _Atomic u64 OPEN;           // bit k: level k may have offered entries
-static u64         FULL;           // bit k: head < end (consumer)
-static u64         UNOFFERED;      // bit k: tail < end (consumer)
-static Entry     **SPARE;          // recycled segments (consumer)
+static u64         FULL;           // bit k: level k has chunks to use (consumer)
+static u64         FILLING;        // bit k: level k's open chunk has entries (consumer)
+static _Atomic(Chunk *) **SPARE;   // recycled segments (consumer)
 static u32         SPARE_LEN, SPARE_CAP;
 static _Atomic int SPEC_ON;        // the pool may claim entries
 static _Atomic u32 SPEC_RUNNING;   // threads inside spec_help
 
-#define OFFER_MAX 128              // entries written before an offer
-
-static Entry *ent(Level *lv, u64 i) {
-  return &lv->seg[i >> SEG_BITS][i & (SEG - 1)];
+static Chunk *chunk_at(Level *lv, u64 i) {
+  return atomic_load_explicit(&lv->seg[i >> SEG_BITS][i & (SEG - 1)], memory_order_relaxed);
 }
 
 // Errors kept by the pool.
@@ -441,50 +571,139 @@ static void entry_run(Wnf *w, Entry *e) {
   atomic_store_explicit(&e->state, st, memory_order_release);
 }
 
-// Offers level k's written entries to the pool.
+// The key a SUP's sides go to, from a branch at `key` under `incs` INCs.
+static u32 key_next(u32 key, u32 incs) {
+  u32 k = key_down(key, incs) + 1;
+  return k < KEYS ? k : KEYS - 1;
+}
+
+// Where the sides of entry e, in a chunk at `key`, go: 1 and *to if it is a
+// SUP sent to key or key + 1, 1 and *to = KEYS if an ERA, 0 otherwise.
+static int entry_clean(Entry *e, u32 key, u32 *to) {
+  u32 st = atomic_load_explicit(&e->state, memory_order_relaxed);
+  if (st == ENT_ERR) return 0;
+  switch (TAG(e->t)) {
+    case ERA: *to = KEYS; return 1;
+    case SUP: *to = key_next(key, st >> 2); return *to >= key;
+    default:  return 0;
+  }
+}
+
+// Gathers the sides of chunk c's clean pairs, up to the first one that is
+// not, into c->kids.
+static void chunk_sum(Chunk *c) {
+  u32    key  = c->key;
+  u32    n    = atomic_load_explicit(&c->n, memory_order_relaxed);
+  Chunk *last[2] = { NULL, NULL };
+  u32    i;
+  for (i = 0; i < n; i += 2) {
+    u32 to[2];
+    if (!entry_clean(&c->e[i], key, &to[0]) || !entry_clean(&c->e[i + 1], key, &to[1])) break;
+    for (u32 j = 0; j < 2; j++) {
+      if (to[j] == KEYS) continue;
+      u32 d = to[j] - key;
+      if (!last[d] || atomic_load_explicit(&last[d]->n, memory_order_relaxed) == CHUNK) {
+        Chunk *k = chunk_new(to[j]);
+        if (last[d]) last[d]->next = k; else c->kids[d] = k;
+        last[d] = k;
+      }
+      u32 s = VAL(c->e[i + j].t);
+      chunk_add(last[d], s, s + 1);
+    }
+  }
+  c->sum = i;
+}
+
+// Entries [i, i + m) of chunk c were claimed and collapsed; the thread
+// finishing the last ones summarizes the chunk, unless the consumer walks it.
+static void chunk_finish(Chunk *c, u32 m) {
+  if (atomic_fetch_sub_explicit(&c->left, m, memory_order_acq_rel) != m) return;
+  u32 mode = CH_OPEN;
+  if (atomic_compare_exchange_strong(&c->mode, &mode, CH_SUMM)) chunk_sum(c);
+  atomic_store_explicit(&c->mode, CH_DONE, memory_order_release);
+}
+
+// Collapses the claimed entries [i, i + m) of chunk c.
+static void chunk_run(Wnf *w, Chunk *c, u32 i, u32 m) {
+  for (u32 j = i; j < i + m; j++) {
+    // stopped: no one waits for this chunk any more
+    if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed)) return;
+    Entry *e = &c->e[j];
+    if (atomic_load_explicit(&e->state, memory_order_relaxed) == ENT_NEW) entry_run(w, e);
+  }
+  chunk_finish(c, m);
+}
+
+// Offers level k's appended chunks to the pool.
 static void level_offer(u32 k) {
   Level *lv = &LV[k];
   atomic_store_explicit(&lv->tail, lv->end, memory_order_release);
   atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_release);
-  UNOFFERED &= ~(1ull << k);
+}
+
+// Appends chunk c (not empty) to level k; the caller offers it.
+static void level_append(u32 k, Chunk *c) {
+  Level *lv = &LV[k];
+  u64    i  = lv->end;
+  if (i >> 32) eval_die("too many collapse branches");
+  if ((i & (SEG - 1)) == 0) {
+    _Atomic(Chunk *) *sg = SPARE_LEN ? SPARE[--SPARE_LEN] : malloc(SEG * sizeof(Chunk *));
+    if (!sg) oom();
+    lv->seg[i >> SEG_BITS] = sg;
+  }
+  atomic_store_explicit(&c->left, atomic_load_explicit(&c->n, memory_order_relaxed),
+                        memory_order_relaxed);
+  atomic_store_explicit(&lv->seg[i >> SEG_BITS][i & (SEG - 1)], c, memory_order_relaxed);
+  lv->end = i + 1;
+  FULL |= 1ull << k;
+}
+
+// Appends level k's open chunk, if it has entries.
+static void level_close(u32 k) {
+  Level *lv = &LV[k];
+  if (!(FILLING >> k & 1)) return;
+  level_append(k, lv->open);
+  lv->open = NULL;
+  FILLING &= ~(1ull << k);
 }
 
 static void offer_all(void) {
-  while (UNOFFERED) level_offer((u32)__builtin_ctzll(UNOFFERED));
+  while (FILLING) {
+    u32 k = (u32)__builtin_ctzll(FILLING);
+    level_close(k);
+    level_offer(k);
+  }
 }
 
 // Queues the pair of branches at l0 and l1 (0: none) at `key` (consumer).
 static void level_push(u32 key, u32 l0, u32 l1) {
   u32    k  = key < KEYS ? key : KEYS - 1;
   Level *lv = &LV[k];
-  u64    i  = lv->end;
-  if (i >> 32) eval_die("too many collapse branches");
-  if ((i & (SEG - 1)) == 0) {
-    Entry *sg = SPARE_LEN ? SPARE[--SPARE_LEN] : malloc(SEG * sizeof(Entry));
-    if (!sg) oom();
-    lv->seg[i >> SEG_BITS] = sg;
-  }
-  for (u32 j = 0; j < 2; j++) {
-    Entry *e = ent(lv, i + j);
-    e->loc = j ? l1 : l0;
-    if (e->loc) {
-      atomic_store_explicit(&e->state, ENT_NEW, memory_order_relaxed);
-    } else {
-      e->t = TERM(ERA, 0, 0);
-      atomic_store_explicit(&e->state, ENT_DONE, memory_order_relaxed);
-    }
-  }
-  lv->end = i + 2;
-  FULL      |= 1ull << k;
-  UNOFFERED |= 1ull << k;
-  if (lv->end - atomic_load_explicit(&lv->tail, memory_order_relaxed) >= OFFER_MAX) {
+  if (!lv->open) lv->open = chunk_new(k);
+  chunk_add(lv->open, l0, l1);
+  FULL    |= 1ull << k;
+  FILLING |= 1ull << k;
+  if (atomic_load_explicit(&lv->open->n, memory_order_relaxed) == CHUNK) {
+    level_close(k);
     level_offer(k);
   }
 }
 
+// Appends a list of chunks to level k, after what was queued before.
+static void level_splice(u32 k, Chunk *c) {
+  if (!c) return;
+  level_close(k);
+  while (c) {
+    Chunk *nx = c->next;
+    level_append(k, c);
+    c = nx;
+  }
+  level_offer(k);
+}
+
 // Claims a share of the lowest open level and collapses it; 0 if there was
-// nothing to claim. Shares are up to SPEC_BATCH entries of consecutive
-// pairs: neighbouring branches share DUPs and data, which stay in one
+// nothing to claim. Shares are up to `max` entries of consecutive pairs in
+// one chunk: neighbouring branches share DUPs and data, which stay in one
 // thread's cache (measured, gen_subset_sum -C1 -T2: 0.22 s with 256,
 // 0.27 s with 64, 0.41 s with 16).
 #define SPEC_BATCH 256
@@ -495,7 +714,7 @@ static void level_push(u32 key, u32 l0, u32 l1) {
 // -C1 -T2).
 #define CONSUMER_BATCH(threads) ((threads) > 2 ? 8 : SPEC_BATCH)
 
-static int spec_help(Wnf *w, u64 max) {
+static int spec_help(Wnf *w, u32 max) {
   // idle threads poll here: only plain loads until there is something
   if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed) ||
       !atomic_load_explicit(&OPEN, memory_order_relaxed)) {
@@ -511,24 +730,30 @@ static int spec_help(Wnf *w, u64 max) {
     Level *lv = &LV[k];
     u64    t  = atomic_load_explicit(&lv->take, memory_order_relaxed);
     u64    tl = atomic_load_explicit(&lv->tail, memory_order_acquire);
-    if (t >= tl) {
+    u64    ci = t >> TAKE_BITS;
+    if (ci >= tl) {
       // closed, unless the consumer offered more meanwhile
       atomic_fetch_and_explicit(&OPEN, ~(1ull << k), memory_order_relaxed);
-      if (atomic_load(&lv->tail) > atomic_load(&lv->take)) {
+      if (atomic_load(&lv->tail) > atomic_load(&lv->take) >> TAKE_BITS) {
         atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_relaxed);
       }
       m &= ~(1ull << k);
       continue;
     }
-    u64 n = (tl - t) / (2 * (u64)EVAL.threads) & ~1ull;   // whole pairs
-    if (n < 2)          n = 2;
-    if (n > max)        n = max;
-    if (!atomic_compare_exchange_weak(&lv->take, &t, t + n)) continue;
-    for (u64 i = t; i < t + n; i++) {
-      if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed)) break;
-      Entry *e = ent(lv, i);
-      if (atomic_load_explicit(&e->state, memory_order_relaxed) == ENT_NEW) entry_run(w, e);
-    }
+    // c and its n are only trusted if the claim succeeds: `take` never
+    // goes back, so the chunk is then still queued
+    Chunk *c    = chunk_at(lv, ci);
+    u32    off  = (u32)(t & ((1u << TAKE_BITS) - 1));
+    u32    n    = atomic_load_explicit(&c->n, memory_order_relaxed);
+    if (off >= n) continue;
+    u64    rest = (n - off) + (tl - ci - 1) * (u64)CHUNK;
+    u64    sh   = rest / (2 * (u64)EVAL.threads) & ~1ull;   // whole pairs
+    if (sh < 2)       sh = 2;
+    if (sh > max)     sh = max;
+    if (sh > n - off) sh = n - off;
+    u64 nt = off + sh == n ? (ci + 1) << TAKE_BITS : t + sh;
+    if (!atomic_compare_exchange_weak(&lv->take, &t, nt)) continue;
+    chunk_run(w, c, off, (u32)sh);
     ran = 1;
   }
   atomic_fetch_sub(&SPEC_RUNNING, 1);
@@ -539,23 +764,25 @@ int collapse_help(Wnf *w) {
   return spec_help(w, SPEC_BATCH);
 }
 
-// The pair at entries i, i + 1 of a level, collapsed: by the consumer if
-// no one has claimed it, else by the pool, helped meanwhile. Claims take
-// whole pairs, whose sides usually share DUPs: on two threads at once, one
-// would wait for the other.
-static void pair_wait(Wnf *w, Level *lv, u64 i) {
-  Entry *e0 = ent(lv, i), *e1 = ent(lv, i + 1);
+// The pair at entries i, i + 1 of chunk c, head of level lv, collapsed: by
+// the consumer if no one has claimed it, else by the pool, helped
+// meanwhile. Claims take whole pairs, whose sides usually share DUPs: on
+// two threads at once, one would wait for the other.
+static void pair_wait(Wnf *w, Level *lv, Chunk *c, u32 i) {
+  Entry *e0 = &c->e[i], *e1 = &c->e[i + 1];
   if (atomic_load_explicit(&e0->state, memory_order_acquire) != ENT_NEW &&
       atomic_load_explicit(&e1->state, memory_order_acquire) != ENT_NEW) {
     return;
   }
   offer_all();
-  u64 t = atomic_load(&lv->take);
-  while (t <= i) {
-    // claims [t, i + 2): the pairs before i are done (absent sides)
-    if (atomic_compare_exchange_weak(&lv->take, &t, i + 2)) {
-      if (atomic_load_explicit(&e0->state, memory_order_relaxed) == ENT_NEW) entry_run(w, e0);
-      if (atomic_load_explicit(&e1->state, memory_order_relaxed) == ENT_NEW) entry_run(w, e1);
+  u64 at = lv->head << TAKE_BITS | i;
+  u64 nt = i + 2 == atomic_load_explicit(&c->n, memory_order_relaxed)
+         ? (lv->head + 1) << TAKE_BITS : at + 2;
+  u64 t  = atomic_load(&lv->take);
+  while (t <= at) {
+    // the entries before i are used, hence claimed: t == at
+    if (atomic_compare_exchange_weak(&lv->take, &t, nt)) {
+      chunk_run(w, c, i, 2);
       return;
     }
   }
@@ -565,10 +792,55 @@ static void pair_wait(Wnf *w, Level *lv, u64 i) {
   }
 }
 
+// Uses the pair at entries i, i + 1 of chunk c, at key k (both collapsed).
+static void pair_use(u32 k, Chunk *c, u32 i) {
+  for (u32 j = 0; j < 2; j++) {
+    Entry *e = &c->e[i + j];
+    u32    s = atomic_load_explicit(&e->state, memory_order_relaxed);
+    if (s == ENT_ERR) err_raise((u32)e->t);
+    if (branch_use(e->t)) level_push(key_next(k, s >> 2), VAL(e->t), VAL(e->t) + 1);
+  }
+}
+
+// The consumer reaches chunk c, head of level k: it splices the summarized
+// part, if the chunk was finished first, else takes it to walk; returns
+// the first entry left to read pair by pair.
+static u32 chunk_reach(u32 k, Chunk *c) {
+  u32 mode = CH_OPEN;
+  if (atomic_compare_exchange_strong(&c->mode, &mode, CH_WALK)) return 0;
+  while (mode != CH_DONE) {
+    cpu_relax();
+    mode = atomic_load_explicit(&c->mode, memory_order_acquire);
+  }
+  level_splice(k, c->kids[0]);
+  if (k + 1 < KEYS) level_splice(k + 1, c->kids[1]);
+  return c->sum;
+}
+
+// Frees level k's used chunk head and moves to the next one.
+static void level_next(u32 k, Chunk *c) {
+  Level *lv = &LV[k];
+  // a walked chunk is freed once its last finisher is done with it
+  while (atomic_load_explicit(&c->mode, memory_order_acquire) != CH_DONE) cpu_relax();
+  chunk_free(c);
+  lv->head++;
+  lv->pos  = 0;
+  lv->seen = 0;
+  if ((lv->head & (SEG - 1)) == 0) {
+    if (SPARE_LEN == SPARE_CAP) {
+      SPARE_CAP = SPARE_CAP ? SPARE_CAP * 2 : 64;
+      SPARE     = realloc(SPARE, SPARE_CAP * sizeof(*SPARE));
+      if (!SPARE) oom();
+    }
+    SPARE[SPARE_LEN++] = lv->seg[(lv->head - 1) >> SEG_BITS];
+  }
+  if (lv->head == lv->end && !(FILLING >> k & 1)) FULL &= ~(1ull << k);
+}
+
 static void collapse_par(Wnf *w, u32 root) {
   if (!LV[0].seg) {
     for (u32 k = 0; k < KEYS; k++) {
-      void *p = mmap(NULL, SEGS * sizeof(Entry *), PROT_READ | PROT_WRITE,
+      void *p = mmap(NULL, SEGS * sizeof(*LV[k].seg), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p == MAP_FAILED) oom();
       LV[k].seg = p;
@@ -581,35 +853,33 @@ static void collapse_par(Wnf *w, u32 root) {
   while (PRINTED < LIMIT && FULL) {
     u32    k  = (u32)__builtin_ctzll(FULL);
     Level *lv = &LV[k];
-    u64    i  = lv->head;
-    // the pool wrote those entries: ask for their lines early
-    if (i + 16 < lv->end) __builtin_prefetch(ent(lv, i + 16));
-    pair_wait(w, lv, i);
-    for (u32 j = 0; j < 2; j++) {
-      Entry *e = ent(lv, i + j);
-      u32    s = atomic_load_explicit(&e->state, memory_order_relaxed);
-      if (s == ENT_ERR) err_raise((u32)e->t);
-      if (branch_use(e->t)) {
-        level_push(key_down(k, s >> 2) + 1, VAL(e->t), VAL(e->t) + 1);
-      }
+    if (lv->head == lv->end) {
+      // only the open chunk is left
+      level_close(k);
+      level_offer(k);
     }
-    lv->head = i + 2;
-    if ((lv->head & (SEG - 1)) == 0) {
-      if (SPARE_LEN == SPARE_CAP) {
-        SPARE_CAP = SPARE_CAP ? SPARE_CAP * 2 : 64;
-        SPARE     = realloc(SPARE, SPARE_CAP * sizeof(Entry *));
-        if (!SPARE) oom();
-      }
-      SPARE[SPARE_LEN++] = lv->seg[(lv->head - 1) >> SEG_BITS];
+    Chunk *c = chunk_at(lv, lv->head);
+    if (!lv->seen) {
+      lv->seen = 1;
+      lv->pos  = chunk_reach(k, c);
     }
-    if (lv->head == lv->end) FULL &= ~(1ull << k);
+    u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
+    if (lv->pos < n) {
+      u32 i = lv->pos;
+      if (i + 16 < n) __builtin_prefetch(&c->e[i + 16]);
+      pair_wait(w, lv, c, i);
+      lv->pos = i + 2;
+      pair_use(k, c, i);   // may queue below k: back to the top
+      continue;
+    }
+    level_next(k, c);
   }
   atomic_store(&SPEC_ON, 0);
   eval_stop_ahead(1);
   while (atomic_load(&SPEC_RUNNING) > 0) cpu_relax();
   snf_pool_hold(0);
   eval_stop_ahead(0);
-  // free the segments still in use, then the spare ones
+  // free the segments still in use, then the spare ones, then every chunk
   for (u32 k = 0; k < KEYS; k++) {
     Level *lv = &LV[k];
     if (lv->end > lv->head) {
@@ -620,10 +890,14 @@ static void collapse_par(Wnf *w, u32 root) {
     atomic_store(&lv->take, 0);
     atomic_store(&lv->tail, 0);
     lv->head = lv->end = 0;
+    lv->pos  = 0;
+    lv->seen = 0;
+    lv->open = NULL;
   }
   while (SPARE_LEN) free(SPARE[--SPARE_LEN]);
+  slabs_free();
   atomic_store(&OPEN, 0);
-  FULL = UNOFFERED = 0;
+  FULL = FILLING = 0;
 }
 
 void eval_collapse(u32 loc, long long limit) {
