@@ -204,7 +204,7 @@ static int run(int argc, char **argv) {
     if (EVAL.threads > 1) {
       for (u32 t = 0; t < EVAL.threads; t++) {
         printf("- Itrs[%u]: %llu interactions\n", t,
-               (unsigned long long)eval_worker(t)->itrs);
+               (unsigned long long)__atomic_load_n(&eval_worker(t)->itrs, __ATOMIC_RELAXED));
       }
     }
     printf("- Time: %.3f seconds\n", dt);
