@@ -650,6 +650,7 @@ static Level       LV[KEYS];
 static _Atomic u64 OPEN;           // bit k: level k may have offered entries
 static u64         FULL;           // bit k: level k has chunks to use (consumer)
 static u64         FILLING;        // bit k: level k's open chunk has entries (consumer)
+static u64         UNOFFERED;      // bit k: level k has chunks not offered (consumer)
 static _Atomic(Chunk *) **SPARE;   // recycled segments (consumer)
 static u32         SPARE_LEN, SPARE_CAP;
 static _Atomic int SPEC_ON;        // the pool may claim entries
@@ -784,6 +785,7 @@ static void level_offer(u32 k) {
   atomic_store_explicit(&lv->sent, lv->ents, memory_order_relaxed);
   atomic_store_explicit(&lv->tail, lv->end, memory_order_release);
   atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_release);
+  UNOFFERED &= ~(1ull << k);
 }
 
 // Appends chunk c (not empty) to level k; the caller offers it.
@@ -802,7 +804,8 @@ static void level_append(u32 k, Chunk *c) {
   lv->ents += n;
   atomic_store_explicit(&lv->seg[i >> SEG_BITS][i & (SEG - 1)], c, memory_order_relaxed);
   lv->end = i + 1;
-  FULL |= 1ull << k;
+  FULL      |= 1ull << k;
+  UNOFFERED |= 1ull << k;
 }
 
 // Appends level k's open chunk, if it has entries.
@@ -815,11 +818,8 @@ static void level_close(u32 k) {
 }
 
 static void offer_all(void) {
-  while (FILLING) {
-    u32 k = (u32)__builtin_ctzll(FILLING);
-    level_close(k);
-    level_offer(k);
-  }
+  while (FILLING) level_close((u32)__builtin_ctzll(FILLING));
+  while (UNOFFERED) level_offer((u32)__builtin_ctzll(UNOFFERED));
 }
 
 // Level k's open chunk, with room for a pair (consumer); level_filled
@@ -1073,7 +1073,7 @@ static void collapse_join(void) {
   slabs_free();
   kids_reset();
   atomic_store(&OPEN, 0);
-  FULL = FILLING = 0;
+  FULL = FILLING = UNOFFERED = 0;
   STOPPED = 0;
 }
 
@@ -1095,9 +1095,9 @@ static void collapse_par(Wnf *w, u32 root) {
     u32    k  = (u32)__builtin_ctzll(FULL);
     Level *lv = &LV[k];
     if (lv->head == lv->end) {
-      // only the open chunk is left
+      // only the open chunk is left: offered only if the consumer waits
+      // (pair_wait), as it claims the first pair itself
       level_close(k);
-      level_offer(k);
     }
     Chunk *c = chunk_at(lv, lv->head);
     if (!lv->seen) {

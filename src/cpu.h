@@ -24,6 +24,8 @@
 #define HEAP_XCHG(w, loc, t) __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)
 #define HEAP_CAS(w, loc, old, new) cpu_cas((w), (loc), (old), (new))
 #define HEAP_REFILL(w, n)    cpu_refill((w), (n))
+// HEAP_ST releases: enough to hand back a DUP slot (wnf.h)
+#define HEAP_PUT_HELD(w, loc, t) HEAP_ST(w, loc, t)
 // eval_itrs() sums every thread's count while the pool runs
 #define WNF_PUT_ITRS(w, n)   __atomic_store_n(&(w)->itrs, (n), __ATOMIC_RELAXED)
 

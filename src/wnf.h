@@ -50,6 +50,14 @@
 #define WNF_PUT_ITRS(w, n) ((w)->itrs = (n))
 #endif
 
+// Releases a DUP slot this task holds (BUSY) with its new word, so that
+// what was built before is visible to whoever reads the slot after. An
+// exchange always does it; a backend whose HEAP_ST is a release store (the
+// CPU's) defines this as that store, without a locked instruction.
+#ifndef HEAP_PUT_HELD
+#define HEAP_PUT_HELD(w, loc, t) ((void)HEAP_XCHG(w, loc, t))
+#endif
+
 // Address space of pointers to a worker's own data (the Wnf, out
 // parameters). Empty in C and CUDA; Metal defines it as `thread`.
 #ifndef THR
@@ -237,14 +245,13 @@ FN u32 wnf_is_nam(u32 tag) {
 // =========
 
 // Writes a DUP expression slot this task holds: a SUB (the interaction) or
-// the expression itself (rebuild, stuck). Releasing BUSY needs an exchange
-// when others may read the slot, so that what was built before is visible
-// before the slot says so.
+// the expression itself (rebuild, stuck). When others may read the slot,
+// it releases BUSY (HEAP_PUT_HELD).
 FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
   if (mode == DUP_SOLO) {
     HEAP_ST(w, loc, t);
   } else {
-    (void)HEAP_XCHG(w, loc, t);
+    HEAP_PUT_HELD(w, loc, t);
   }
 }
 
