@@ -40,7 +40,7 @@ int nick_str(u32 nick, char *buf) {
 void nick_print(FILE *f, u32 nick) {
   char buf[8];
   nick_str(nick, buf);
-  fputs(buf, f);
+  for (char *c = buf; *c; c++) putc_unlocked(*c, f);   // print.c holds the lock
 }
 
 // Reference table
