@@ -285,6 +285,12 @@ static u32 key_down(u32 key, u32 n) {
   return key > n ? key - n : 0;
 }
 
+// The key a SUP's sides go to, from a branch at `key` under `incs` INCs.
+static u32 key_next(u32 key, u32 incs) {
+  u32 k = key_down(key, incs) + 1;
+  return k < KEYS ? k : KEYS - 1;
+}
+
 // The collapsed branch at loc: the term under its INCs, and how many.
 static Term branch_read(u32 loc, u32 *incs) {
   Term t = HEAP[loc];
@@ -332,7 +338,7 @@ static void collapse_seq(Wnf *w) {
       Term t = branch_read(loc, &incs);
       if (branch_use(t)) {
         u32 s = VAL(t);
-        q_push(key_down(key, incs) + 1, ((u64)(s + 1) << 32) | s);
+        q_push(key_next(key, incs), ((u64)(s + 1) << 32) | s);
       }
     }
   }
@@ -427,7 +433,10 @@ static u32 kid_new(u32 key, u32 depth, u32 s) {
   if (h) {
     KID_FREE_TOP = kid_at(h)->next;
   } else {
-    if (KID_LEN == ~0u) eval_die("too many collapse branches");
+    if (KID_LEN == ~0u) {
+      pthread_mutex_unlock(&KID_LOCK);
+      eval_die("too many collapse branches");
+    }
     h = ++KID_LEN;
     if (((h - 1) & ((1u << KID_SEG_BITS) - 1)) == 0) {
       KID_SEG[(h - 1) >> KID_SEG_BITS] = malloc(sizeof(Kid) << KID_SEG_BITS);
@@ -457,7 +466,7 @@ static void kid_free(u32 h) {
 }
 
 static void kids_reset(void) {
-  for (u32 g = 0; g << KID_SEG_BITS < KID_LEN; g++) {
+  for (u64 g = 0; g << KID_SEG_BITS < KID_LEN; g++) {
     free(KID_SEG[g]);
     KID_SEG[g] = NULL;
   }
@@ -579,18 +588,20 @@ static void sides_put(Entry *d, Entry *e) {
     Kid *k  = kid_at(e->loc);
     u32  cl = KID_FREE;
     if (!atomic_compare_exchange_strong(&k->claim, &cl, KID_MOVED)) {
-      for (u32 j = 0; j < 2; j++) {
-        if (cl == KID_DONE) {
+      if (cl == KID_DONE) {
+        for (u32 j = 0; j < 2; j++) {
           d[j].loc = k->e[j].loc;
           d[j].t   = k->e[j].t;
           atomic_store_explicit(&d[j].state, atomic_load_explicit(&k->e[j].state, memory_order_relaxed),
                                 memory_order_relaxed);
-        } else {
+        }
+        kid_free(e->loc);
+      } else {
+        for (u32 j = 0; j < 2; j++) {
           d[j].loc = e->loc;
           atomic_store_explicit(&d[j].state, ENT_FWD, memory_order_relaxed);
         }
       }
-      if (cl == KID_DONE) kid_free(e->loc);
       return;
     }
   }
@@ -683,12 +694,6 @@ static void err_raise(u32 at) {
   EvalCatch c = ERRS[at];
   pthread_mutex_unlock(&ERRS_LOCK);
   eval_rethrow(&c);
-}
-
-// The key a SUP's sides go to, from a branch at `key` under `incs` INCs.
-static u32 key_next(u32 key, u32 incs) {
-  u32 k = key_down(key, incs) + 1;
-  return k < KEYS ? k : KEYS - 1;
 }
 
 // Collapses a claimed entry, of a level or kid at `key`, on this thread,
