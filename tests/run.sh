@@ -111,9 +111,42 @@ gen_programs() {
     printf '//['
     awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%d,", i % 10; print "7]" }'
   } > "$g/gen_long_list.hvm4"
+  # Random trees of SUPs, ↑ and ↑↑ (thread_rand_*): their -T output must be
+  # the -T1 output of the binary under test, which the file then expects.
+  # They drive the -T collapse through chunks, summaries and kids.
+  local seed depth lim th f
+  for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    if [ $((seed % 2)) = 1 ]; then depth=14; lim=-C;    th=3
+    else                           depth=19; lim=-C200; th=5; fi
+    f=$g/thread_rand_$seed.hvm4
+    {
+      echo "// args: -T$th $lim"
+      echo "// Random tree (seed $seed): the expected lines are this binary's -T1 output."
+      rand_tree "$seed" "$depth"
+    } > "$f.src"
+    (cd "$g" && "$BIN" "$f.src" $lim -T1 2>&1) | sed 's|^|//|' > "$f.out"
+    cat "$f.src" "$f.out" > "$f"
+    rm -f "$f.src" "$f.out"
+  done
   if [ "$ONLY" = '*' ]; then
     printf '%s\n' "$g"/*.hvm4
   fi
+}
+
+# rand_tree SEED DEPTH: an @main of SUPs (four labels), ↑, ↑↑, numbered
+# leaves and erasures, drawn with awk's generator from SEED; the top three
+# levels are SUPs.
+rand_tree() {
+  awk -v seed="$1" -v depth="$2" '
+    function t(d,   r, lab) {
+      r = depth - d < 3 ? 1 : rand()   # SUPs at the top: many branches
+      if (d == 0 || r < 0.15) { n++; return rand() < 0.9 ? "#L{" n "}" : "&{}" }
+      if (r < 0.35) return "↑" t(d - 1)
+      if (r < 0.45) return "↑↑" t(d - 1)
+      lab = substr("ABCD", int(rand() * 4) + 1, 1)
+      return "&" lab "{" t(d - 1) "," t(d - 1) "}"
+    }
+    BEGIN { srand(seed); print "@main = " t(depth) }'
 }
 
 # Runs lib.sh over a list of files in parallel.
