@@ -113,34 +113,50 @@ gen_programs() {
   } > "$g/gen_long_list.hvm4"
   # Random trees of SUPs, ↑ and ↑↑ (thread_rand_*): their -T output must be
   # the -T1 output of the binary under test, which the file then expects.
-  # They drive the -T collapse through chunks, summaries and kids.
-  local seed depth lim th f
+  # They drive the -T collapse through chunks, summaries and kids. With
+  # errors (thread_rand_err_*): the lines before the first error in
+  # single-thread order, then that error, whatever the pool ran ahead.
+  local seed
   for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do
-    if [ $((seed % 2)) = 1 ]; then depth=14; lim=-C;    th=3
-    else                           depth=19; lim=-C200; th=5; fi
-    f=$g/thread_rand_$seed.hvm4
-    {
-      echo "// args: -T$th $lim"
-      echo "// Random tree (seed $seed): the expected lines are this binary's -T1 output."
-      rand_tree "$seed" "$depth"
-    } > "$f.src"
-    (cd "$g" && "$BIN" "$f.src" $lim -T1 2>&1) | sed 's|^|//|' > "$f.out"
-    cat "$f.src" "$f.out" > "$f"
-    rm -f "$f.src" "$f.out"
+    if [ $((seed % 2)) = 1 ]; then rand_test "$g" thread_rand_$seed "$seed" 14 0 -C 3
+    else                           rand_test "$g" thread_rand_$seed "$seed" 19 0 -C200 5; fi
+  done
+  for seed in 1 2 4 5; do
+    rand_test "$g" thread_rand_err_$seed "$seed" 16 1 -C 4
   done
   if [ "$ONLY" = '*' ]; then
     printf '%s\n' "$g"/*.hvm4
   fi
 }
 
-# rand_tree SEED DEPTH: an @main of SUPs (four labels), ↑, ↑↑, numbered
-# leaves and erasures, drawn with awk's generator from SEED; the top three
-# levels are SUPs.
+# rand_test DIR NAME SEED DEPTH ERR LIMIT THREADS: writes DIR/NAME.hvm4, a
+# rand_tree run with -TTHREADS LIMIT, expecting this binary's -T1 output.
+rand_test() {
+  local f=$1/$2.hvm4
+  {
+    echo "// args: -T$7 $6"
+    [ "$5" = 1 ] && echo "// cpu-only: --gpu normalizes (and meets an error) before collapsing"
+    echo "// Random tree (seed $3): the expected lines are this binary's -T1 output."
+    rand_tree "$3" "$4" "$5"
+  } > "$f.src"
+  (cd "$1" && "$BIN" "$f.src" $6 -T1 2>&1) | sed 's|^|//|' > "$f.out"
+  cat "$f.src" "$f.out" > "$f"
+  rm -f "$f.src" "$f.out"
+}
+
+# rand_tree SEED DEPTH [ERR]: an @main of SUPs (four labels), ↑, ↑↑,
+# numbered leaves and erasures, drawn with awk's generator from SEED; the
+# top three levels are SUPs. With ERR=1, some leaves apply a number: a
+# runtime error once the collapse reaches one.
 rand_tree() {
-  awk -v seed="$1" -v depth="$2" '
+  awk -v seed="$1" -v depth="$2" -v err="${3:-0}" '
     function t(d,   r, lab) {
       r = depth - d < 3 ? 1 : rand()   # SUPs at the top: many branches
-      if (d == 0 || r < 0.15) { n++; return rand() < 0.9 ? "#L{" n "}" : "&{}" }
+      if (d == 0 || r < 0.15) {
+        n++; x = rand()
+        if (x < (err ? 0.85 : 0.9)) return "#L{" n "}"
+        return !err || x < 0.97 ? "&{}" : "1(2)"
+      }
       if (r < 0.35) return "↑" t(d - 1)
       if (r < 0.45) return "↑↑" t(d - 1)
       lab = substr("ABCD", int(rand() * 4) + 1, 1)
