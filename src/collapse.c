@@ -858,10 +858,11 @@ static void level_splice(u32 k, Chunk *c) {
 
 // Claims a share of the lowest open level and collapses it; 0 if there was
 // nothing to claim. Shares are up to `max` entries of consecutive pairs in
-// one chunk: neighbouring branches share DUPs and data, which stay in one
-// thread's cache (measured, gen_subset_sum -C1 -T2: 0.22 s with 256,
-// 0.27 s with 64, 0.41 s with 16).
-#define SPEC_BATCH 256
+// one chunk, at most the whole chunk: neighbouring branches share DUPs and
+// data, which stay in one thread's cache (measured before chunks,
+// gen_subset_sum -C1 -T2: 0.22 s with 256-entry shares, 0.27 s with 64,
+// 0.41 s with 16).
+#define SPEC_BATCH CHUNK
 
 // With more than one pool thread, the consumer helps in small shares: it
 // must be back soon, as consuming in order is then the bottleneck (with
@@ -948,6 +949,24 @@ int collapse_help(Wnf *w) {
   return spec_help(w, SPEC_BATCH);
 }
 
+// Claims for the consumer the entries of chunk c, head of level lv, from
+// `take` up to `end`, unless someone claimed them: 1 and *off, the first
+// one claimed. The entries before `end` that the consumer has read were
+// done (from a kid) or absent, so no one else needed to claim them.
+static int head_claim(Level *lv, Chunk *c, u32 end, u32 *off) {
+  u64 at = lv->head << TAKE_BITS | end;
+  u64 nt = end == atomic_load_explicit(&c->n, memory_order_relaxed)
+         ? (lv->head + 1) << TAKE_BITS : at;
+  u64 t  = atomic_load(&lv->take);
+  while (t < at) {
+    if (atomic_compare_exchange_weak(&lv->take, &t, nt)) {
+      *off = (u32)(t & ((1u << TAKE_BITS) - 1));
+      return 1;
+    }
+  }
+  return 0;
+}
+
 // The pair at entries i, i + 1 of chunk c, head of level lv, collapsed: by
 // the consumer if no one has claimed it, else by the pool, helped
 // meanwhile. Claims take whole pairs, whose sides usually share DUPs: on
@@ -966,18 +985,10 @@ static void pair_wait(Wnf *w, Level *lv, Chunk *c, u32 i) {
     return;
   }
   offer_all();
-  u64 at = lv->head << TAKE_BITS | i;
-  u64 nt = i + 2 == atomic_load_explicit(&c->n, memory_order_relaxed)
-         ? (lv->head + 1) << TAKE_BITS : at + 2;
-  u64 t  = atomic_load(&lv->take);
-  while (t <= at) {
-    // claims [t, i + 2) of this chunk: the pairs before i were done
-    // (from a kid) or absent when read, so no one else claimed them
-    if (atomic_compare_exchange_weak(&lv->take, &t, nt)) {
-      u32 off = (u32)(t & ((1u << TAKE_BITS) - 1));
-      chunk_run(w, c, off, i + 2 - off, 0);   // needed now: no kids
-      return;
-    }
+  u32 off;
+  if (head_claim(lv, c, i + 2, &off)) {
+    chunk_run(w, c, off, i + 2 - off, 0);   // needed now: no kids
+    return;
   }
   while (atomic_load_explicit(&e0->state, memory_order_acquire) == ENT_NEW ||
          atomic_load_explicit(&e1->state, memory_order_acquire) == ENT_NEW) {
@@ -1006,16 +1017,18 @@ static void pair_use(u32 k, Chunk *c, u32 i) {
   if (fwd) kid_free(fwd);
 }
 
+// Waits until chunk c is finished (and summarized, unless walked).
+static void chunk_wait(Chunk *c) {
+  while (atomic_load_explicit(&c->mode, memory_order_acquire) != CH_DONE) cpu_relax();
+}
+
 // The consumer reaches chunk c, head of level k: it splices the summarized
 // part, if the chunk was finished first, else takes it to walk; returns
 // the first entry left to read pair by pair.
 static u32 chunk_reach(u32 k, Chunk *c) {
   u32 mode = CH_OPEN;
   if (atomic_compare_exchange_strong(&c->mode, &mode, CH_WALK)) return 0;
-  while (mode != CH_DONE) {
-    cpu_relax();
-    mode = atomic_load_explicit(&c->mode, memory_order_acquire);
-  }
+  chunk_wait(c);
   level_splice(k, c->kids[0]);
   if (k + 1 < KEYS) level_splice(k + 1, c->kids[1]);
   return c->sum;
@@ -1026,16 +1039,10 @@ static void level_next(u32 k, Chunk *c) {
   Level *lv = &LV[k];
   // a walked chunk may end with pairs no one claimed (done when read):
   // claimed now, so that it finishes
-  u64 t = atomic_load(&lv->take);
-  while (t >> TAKE_BITS == lv->head) {
-    if (atomic_compare_exchange_weak(&lv->take, &t, (lv->head + 1) << TAKE_BITS)) {
-      u32 off = (u32)(t & ((1u << TAKE_BITS) - 1));
-      chunk_finish(c, atomic_load_explicit(&c->n, memory_order_relaxed) - off);
-      break;
-    }
-  }
+  u32 n = atomic_load_explicit(&c->n, memory_order_relaxed), off;
+  if (head_claim(lv, c, n, &off)) chunk_finish(c, n - off);
   // a walked chunk is freed once its last finisher is done with it
-  while (atomic_load_explicit(&c->mode, memory_order_acquire) != CH_DONE) cpu_relax();
+  chunk_wait(c);
   chunk_free(c);
   lv->head++;
   lv->pos  = 0;

@@ -5,7 +5,8 @@
 // reach a node through a word another thread stored (a DUP slot's SUB, a
 // collapsed branch), and must then see the node's words too. On x86 these
 // are plain moves, as relaxed ones would be (measured: same time). DUP
-// slots are taken and released with exchanges (wnf.h).
+// slots are taken with an exchange and handed back with a release store
+// (HEAP_PUT_HELD, wnf.h).
 #ifndef HVM4G_CPU_H
 #define HVM4G_CPU_H
 

@@ -139,7 +139,8 @@ static void print_alpha(FILE *f, u32 n, char base) {
   while (len) out_c(buf[--len], f);
 }
 
-void print_utf8(FILE *f, u32 c) {
+// A Unicode code point as UTF-8 (no escaping).
+static void print_utf8(FILE *f, u32 c) {
   if (c < 0x80) {
     out_c((int)c, f);
   } else if (c < 0x800) {

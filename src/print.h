@@ -16,7 +16,4 @@
 void print_term(FILE *f, Term t);
 void print_quoted(FILE *f, Term t);
 
-// A Unicode code point as UTF-8 (no escaping).
-void print_utf8(FILE *f, u32 c);
-
 #endif
