@@ -159,6 +159,7 @@ static int run(int argc, char **argv) {
     fprintf(stderr, "Error: could not open '%s'\n", c.file);
     return 1;
   }
+  if (gpu_requested() || strstr(src, "%gnf")) gpu_prepare();
   char *abs = realpath(c.file, NULL);   // HVM4 names files by full path
   if (parse_text(abs ? abs : c.file, src) != 0) {
     return 1;
@@ -186,11 +187,10 @@ static int run(int argc, char **argv) {
 
   int gpu = gpu_requested();
   if (c.collapse) {
-    if (gpu) gpu_snf_at(root);
+    if (gpu) gpu_snf_bounded(root);   // the collapser goes on either way
     eval_collapse(root, c.limit);
   } else {
-    if (gpu) gpu_snf_at(root);
-    else     eval_snf_at(root);
+    if (!gpu || gpu_snf_at(root)) eval_snf_at(root);  // CPU finishes
     if (!EVAL.silent && !EVAL.debug) {
       print_term(stdout, HEAP[root]);
       putchar('\n');
