@@ -388,8 +388,8 @@ static int lane_buffers(char *err, unsigned errlen) {
 }
 
 // The heap and its three bitmaps: --dev-heap words, else the host's
-// capacity up to 2^30 words (8 GiB) and 60% of free device memory; when
-// that fails (other processes on the GPU), half as much, down to `min`.
+// capacity (up to 2^32 words) within 60% of free device memory; when that
+// fails (other processes on the GPU), half as much, down to `min`.
 static int heap_buffers(u64 min, char *err, unsigned errlen) {
   u64 words = gpu_heap_words();
   if (C.heap && C.cap >= min) return 0;
@@ -401,7 +401,6 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
   CK(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
   u64 cap = GPU.dev_heap ? GPU.dev_heap : words;
   u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 3 * sizeof(u32) / 32.0 + 1);
-  if (!GPU.dev_heap && cap > (1ull << 30)) cap = 1ull << 30;
   if (cap > words) cap = words;
   if (min > words) min = words;
   if (cap > fit) cap = fit & ~31ull;
