@@ -274,6 +274,7 @@ static struct {
   u32        lanes;
   u32        req_lanes; // lanes asked for (lanes: what fit)
   u32        stack_cap;
+  u64        want;      // heap words the next run asks for (after a full one)
   u64        top0;      // host top when the run began
   u64        dcap;      // allocation limit of this run (the shadow above)
   PassArgs   a;
@@ -356,7 +357,9 @@ static u32 default_lanes(void) {
 // Lane buffers sized by lanes and stack: made again when those change.
 static int lane_buffers(char *err, unsigned errlen) {
   u32 lanes = GPU.lanes ? GPU.lanes : default_lanes();
-  u32 stack = GPU.stack ? GPU.stack : 4096;
+  // 2048 words a lane by default (16 KiB: 5 GiB for the H200's 338K
+  // lanes); a deeper WNF stops the lane (WNF_STACK) and the CPU finishes.
+  u32 stack = GPU.stack ? GPU.stack : 2048;
   if (lanes == C.req_lanes && stack == C.stack_cap) return 0;
   u32 req = lanes;
   C.req_lanes = 0;
@@ -387,11 +390,16 @@ static int lane_buffers(char *err, unsigned errlen) {
   return 0;
 }
 
-// The heap and its three bitmaps: --dev-heap words, else the host's
-// capacity (up to 2^32 words) within 60% of free device memory; when that
-// fails (other processes on the GPU), half as much, down to `min`.
+// The heap and its three bitmaps: --dev-heap words, else HEAP_START words
+// (8 GiB) or the host's capacity if less, within 60% of free device
+// memory; when that fails (other processes on the GPU), half as much, down
+// to `min`. A run that fills it asks for twice as much (cu_grow_heap) and
+// goes on from what it packed, up to the host's capacity.
+#define HEAP_START (1ull << 30)
+
 static int heap_buffers(u64 min, char *err, unsigned errlen) {
   u64 words = gpu_heap_words();
+  if (C.want > min) min = C.want;
   if (C.heap && C.cap >= min) return 0;
   if (C.heap) {
     cudaFree(C.heap); cudaFree(C.seen); cudaFree(C.live); cudaFree(C.rank);
@@ -399,7 +407,7 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
   }
   size_t fr = 0, tot = 0;
   CK(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
-  u64 cap = GPU.dev_heap ? GPU.dev_heap : words;
+  u64 cap = GPU.dev_heap ? GPU.dev_heap : HEAP_START > min ? HEAP_START : min;
   u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 3 * sizeof(u32) / 32.0 + 1);
   if (cap > words) cap = words;
   if (min > words) min = words;
@@ -539,7 +547,13 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   unsigned long long align = GPU.dup_mode == DUP_OWNER ? (1ull << shift) : 0;
   unsigned long long dtop  = align ? (top + align - 1) & ~(align - 1) : top;
   unsigned long long dcap  = C.dcap;
+  // Atomic mode: each lane holds an arena across passes; with many lanes
+  // they would hold much of the heap, so unless --arena was given they
+  // shrink until they take at most a sixteenth of it.
   unsigned int arena = GPU.arena;
+  while (!GPU.arena_set && arena > 256 && (u64)C.lanes * arena * 16 > C.dcap) {
+    arena /= 2;
+  }
   CK(cudaMemcpyToSymbol(D_TOP, &dtop, sizeof dtop), "top");
   CK(cudaMemcpyToSymbol(D_CAP, &dcap, sizeof dcap), "cap");
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
@@ -758,7 +772,24 @@ static int cu_close(char *err, unsigned errlen) {
   return cu_clear(err, errlen);
 }
 
+// After a run that filled the heap: the next one gets twice as much, if
+// the host's heap and the device's memory allow. -1 when they do not.
+static int cu_grow_heap(void) {
+  u64 words = gpu_heap_words();
+  if (GPU.dev_heap || C.cap >= words) return -1;
+  size_t fr = 0, tot = 0;
+  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  u64 want = 2 * C.cap < words ? 2 * C.cap : words;
+  // The old heap is freed first: what is free then counts it too.
+  if ((double)want * 8.4 > (double)fr * 0.6 + (double)C.cap * 8.4) return -1;
+  C.want = want;
+  return 0;
+}
+
 extern "C" const GpuBackend GPU_CUDA = {
   "cuda", cu_avail, cu_warm, cu_open, cu_pass, cu_roots, cu_mark, cu_close,
-  cu_abandon, cu_lanes,
+  cu_abandon, cu_grow_heap, cu_lanes,
 };

@@ -33,6 +33,7 @@ typedef struct {
   u32  budget;       // --budget=N interactions per entry
   u32  stack;        // --stack=N words of WNF stack per lane
   u32  arena;        // --arena=N words taken per refill
+  int  arena_set;    // given (else the backend may lower it for many lanes)
   u32  walk;         // extra output slots per lane (spine walking)
   u32  threads;      // --sim-threads=N (sim: CPU threads)
   u32  max_passes;   // --max-passes=N (0: unlimited)
@@ -113,6 +114,9 @@ typedef struct {
   // Drops the run's state without packing (after a failed pass or mark):
   // the host heap is left a valid term graph, as for close's failure.
   void (*abandon)(void);
+  // Optional (NULL): after a run that filled the device heap, makes the
+  // next run's heap larger; 0 if it will be, -1 if it cannot grow.
+  int  (*grow)(void);
   // Lanes the last open chose.
   u32  (*lanes)(void);
 } GpuBackend;

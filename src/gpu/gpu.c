@@ -147,7 +147,8 @@ int gpu_flag(int argc, char **argv, int i) {
     return used;
   }
   if ((v = opt_val(argc, argv, i, "--arena", &used))) {
-    GPU.arena = num_arg("--arena", v, 64, 1u << 24);
+    GPU.arena     = num_arg("--arena", v, 64, 1u << 24);
+    GPU.arena_set = 1;
     return used;
   }
   if ((v = opt_val(argc, argv, i, "--walk", &used))) {
@@ -260,6 +261,12 @@ u32 gpu_snf_at(u32 loc) {
   in_run = 1;
   const GpuBackend *b = backend();
   u32 stop = gpu_run(b, loc);
+  // A full device heap: the run packed what it did; a larger heap goes on
+  // from there, while the backend can grow it.
+  for (u32 k = 0; stop == WNF_OOM && b->grow && k < 4 && b->grow() == 0; k++) {
+    GPU_STATS.stops--;
+    stop = gpu_run(b, loc);
+  }
   in_run = 0;
   return stop;
 }

@@ -458,5 +458,6 @@ const GpuBackend GPU_SIM = {
   .mark    = sim_mark,
   .close   = sim_close,
   .abandon = sim_abandon,
+  .grow    = NULL,          // the host heap itself
   .lanes   = sim_lanes,
 };
