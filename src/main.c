@@ -104,6 +104,9 @@ static Cli parse_args(int argc, char **argv) {
   if (EVAL.debug && c.collapse) {
     fail("-D is not supported with -C%s", "");
   }
+  if (EVAL.debug && gpu_requested()) {
+    fail("-D prints the CPU's steps; it cannot be combined with --gpu%s", "");
+  }
   if (EVAL.debug && EVAL.threads > 1) {
     fprintf(stderr, "Warning: -D forces single-threaded mode\n");
     EVAL.threads = 1;
@@ -214,6 +217,7 @@ static int run(int argc, char **argv) {
     printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
   }
   fflush(stdout);
+  if (gpu_finish() != 0) return 1;
   return 0;
 }
 

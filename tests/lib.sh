@@ -83,8 +83,9 @@ run_test() {
     flags=-C
     case "$name" in collapse_*|enum_*) flags=-C$NLINES ;; esac
   fi
+  # The program's own args come last: they win over a phase's flags.
   # shellcheck disable=SC2086  # ARGS is a word list by design
-  OUT=$(cd "$dir" && timeout -k 5 "$TEST_TIMEOUT" "$bin" "$base" $flags $ARGS "$@" 2>&1 < /dev/null)
+  OUT=$(cd "$dir" && timeout -k 5 "$TEST_TIMEOUT" "$bin" "$base" $flags "$@" $ARGS 2>&1 < /dev/null)
   RC=$?
   [[ "$OUT" == *$'\e'* ]] && OUT=$(printf '%s' "$OUT" | strip_ansi)
 }

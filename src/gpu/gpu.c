@@ -283,6 +283,15 @@ u32 gpu_snf_bounded(u32 loc) {
   return stop;
 }
 
+int gpu_finish(void) {
+  if (GPU.trace && !GPU_STATS.runs) {
+    fprintf(stderr, "hvm4g: --trace %s: no device run to trace (use --gpu, "
+            "or a program that calls %%gnf)\n", GPU.trace);
+    return -1;
+  }
+  return 0;
+}
+
 u64 gpu_itrs(void) {
   return GPU_STATS.itrs;
 }
@@ -299,6 +308,7 @@ static const char *stop_name(u32 s) {
     case STOP_LIMIT: return "heap growth limit under -C (--gpu-grow)";
     case STOP_PASSES: return "--max-passes reached";
     case STOP_NARROW: return "frontier too narrow to pay (--handoff)";
+    case STOP_UNSCOPED: return "unscoped binders ran (the CPU checks the result)";
     default:         return "unknown";
   }
 }

@@ -27,6 +27,9 @@ u32  gpu_snf_at(u32 loc);
 // what the device did.
 u32  gpu_snf_bounded(u32 loc);
 void gpu_print_stats(FILE *out);   // -s after a device run
+// At the end: 0, or -1 after printing why the device flags were not met
+// (--trace FILE given, but no device run happened to write it).
+int  gpu_finish(void);
 u64  gpu_itrs(void);               // interactions done on the device
 
 #endif

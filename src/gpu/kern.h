@@ -47,6 +47,7 @@
 #define STOP_LIMIT 19  // the run's heap growth passed GpuConf.grow (-C)
 #define STOP_PASSES 20 // --max-passes reached
 #define STOP_NARROW 21 // the frontier stayed too narrow to pay (--handoff)
+#define STOP_UNSCOPED 22 // unscoped binders ran: the CPU re-checks the order
 
 // Counters of one pass, summed over lanes (atomics, once per lane).
 typedef struct {
@@ -56,6 +57,7 @@ typedef struct {
   u64 done;      // entries that reached WNF (progress)
   u64 again;     // entries pushed back (budget, full segment, busy slot)
   u64 local;     // owner mode: deferrals resolved by the allocating lane
+  u64 uns;       // WNF-UNS rules run
   u32 stop;      // first stop reason (0 = none)
   u32 stop_loc;  // where
   u32 stop_err;  // ERR_* when stop == WNF_ERROR

@@ -55,6 +55,7 @@ FN void lane_begin(Lane *L, const PassArgs *a, u32 lane, DEV Term *stacks,
   w->defer        = 0;
   w->host         = 0;
   w->defers       = 0;
+  w->uns          = 0;
   L->out          = outs + (u64)lane * a->cap;
   L->cnt          = 0;
   L->itrs0        = 0;
@@ -246,6 +247,7 @@ FN void lane_end(Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
   if (L->done)   GPU_ADD64(&ctl->done,   L->done);
   if (L->again)  GPU_ADD64(&ctl->again,  L->again);
   if (L->local)  GPU_ADD64(&ctl->local,  L->local);
+  if (L->w.uns)  GPU_ADD64(&ctl->uns,    L->w.uns);
 }
 
 #endif
