@@ -139,6 +139,10 @@ void eval_nest(int d) {
   NEST += d;
 }
 
+int eval_holding(void) {
+  return HOLDS != NULL;
+}
+
 static void die_with(const char *msg, int plain) {
   if (CATCH && CATCH->nest == NEST) {
     EvalCatch *c = CATCH;

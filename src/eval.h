@@ -49,6 +49,7 @@ EvalCatch *eval_catch_push(EvalCatch *c);  // returns the frame it hides
 void       eval_catch_pop(EvalCatch *up);
 void       eval_rethrow(const EvalCatch *c); // prints c's error, exits
 void       eval_nest(int d);              // the pool's nesting (snf.c)
+int        eval_holding(void);            // this thread holds a host slot BUSY
 
 // Work done ahead (-C branches under -T): eval_ahead(1) marks this thread's next
 // reductions as such; eval_stop_ahead(1) makes every such reduction, on any

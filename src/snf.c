@@ -262,10 +262,18 @@ static _Atomic u32     ACTIVE   = 0;     // jobs in progress
 static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
 
-static int find_task(u32 me, u64 *x) {
-  if (dq_take(&DQ[me], x)) return 1;
+// A task for thread `me`: any task, or with only != ANY_JOB one of job slot
+// `only` (a foreign task met first stays where it was).
+#define ANY_JOB   (~0u)
+#define JOB_OF(x) ((u32)((x) >> 32))
+
+static int find_task(u32 me, u32 only, u64 *x) {
+  if (dq_take(&DQ[me], x)) {
+    if (only == ANY_JOB || JOB_OF(*x) == only) return 1;
+    dq_push(&DQ[me], *x);   // back where it was: no growth, cannot fail
+  }
   for (u32 k = 1; k < NTHREADS; k++) {
-    if (dq_steal(&DQ[(me + k) % NTHREADS], x)) return 1;
+    if (dq_steal_if(&DQ[(me + k) % NTHREADS], only, x)) return 1;
   }
   return 0;
 }
@@ -310,7 +318,7 @@ static void idle_wait(u32 *idle) {
 // Runs one task (or collapses -C branches ahead) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
-  if (find_task(TID, &t)) {
+  if (find_task(TID, ANY_JOB, &t)) {
     run_task(w, t);
     *idle = 0;
   } else if (collapse_help(w)) {
@@ -345,14 +353,17 @@ static void pool_wake(void) {
   pthread_mutex_unlock(&IDLE_LOCK);
 }
 
-// Works on the pool until `job` is done; then the job no longer counts as
-// in progress.
-static void job_finish(Wnf *w, Job *job) {
+// Works on the pool until `job` (in slot `slot`) is done; then the job no
+// longer counts as in progress. A thread that holds a host primitive's slot
+// BUSY (a %nf inside a DUP) runs only its own job's tasks meanwhile: a task
+// of an enclosing job may reach that slot and would wait on it forever.
+static void job_finish(Wnf *w, Job *job, u32 slot) {
   u32 idle = 0;
+  u32 only = eval_holding() ? slot : ANY_JOB;
   eval_nest(1);
   for (;;) {
     u64 t;
-    if (find_task(TID, &t)) {
+    if (find_task(TID, only, &t)) {
       run_task(w, t);
       idle = 0;
       continue;
@@ -364,9 +375,9 @@ static void job_finish(Wnf *w, Job *job) {
   atomic_fetch_sub(&ACTIVE, 1);
 }
 
-static void job_wait(Wnf *w, Job *job) {
+static void job_wait(Wnf *w, Job *job, u32 slot) {
   pool_wake();
-  job_finish(w, job);
+  job_finish(w, job, slot);
 }
 
 static void snf_par(Wnf *w, u32 root) {
@@ -379,7 +390,7 @@ static void snf_par(Wnf *w, u32 root) {
   }
   job->ep = ep;
   task_push(job, slot, root);
-  job_wait(w, job);
+  job_wait(w, job, slot);
   // stuck DUPs, alone (see the top of this file)
   for (u32 i = 0; i < job->ndup; i++) {
     u32 d = job->dups[i];
