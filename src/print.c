@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include "heap.h"
 #include "names.h"
 #include "print.h"
@@ -183,7 +184,15 @@ static const char *OP_MID[OP_COUNT] = {
   " ~ ", " == ", " != ", " < ", " <= ", " > ", " >= ",
 };
 
-static Term at(u32 loc) { return NO_SUB(HEAP[loc]); }
+// HEAP[loc], once no thread holds it: under -T -C, threads collapsing
+// ahead take the DUP slots this branch shares BUSY for a moment.
+static Term word(u32 loc) {
+  Term t;
+  while ((t = __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE)) == BUSY) sched_yield();
+  return t;
+}
+
+static Term at(u32 loc) { return NO_SUB(word(loc)); }
 
 static int is_ctr(Term t, u32 ar, u32 nick) {
   return TAG(t) == C00 + ar && EXT(t) == nick;
@@ -310,12 +319,12 @@ static void print_one(FILE *f, Term t, u32 d) {
   if (IS_CTR(tg)) { print_ctr(f, t, d); return; }
   switch (tg) {
     case VAR: {
-      if (loc && IS_SUB(HEAP[loc])) { push_t(at(loc), d); return; }
+      if (loc && IS_SUB(word(loc))) { push_t(at(loc), d); return; }
       print_alpha(f, lam_name(loc), 'a');
       return;
     }
     case DP0: case DP1: {
-      if (loc && IS_SUB(HEAP[loc])) { push_t(at(loc), d); return; }
+      if (loc && IS_SUB(word(loc))) { push_t(at(loc), d); return; }
       print_alpha(f, dup_name(loc, EXT(t)), 'A');
       out_s(tg == DP0 ? "₀" : "₁", f);
       return;

@@ -23,17 +23,17 @@ strip_ansi() { sed 's/\x1b\[[0-9;]*m//g'; }
 # Reads FILE's directives and expected output into globals:
 #   EXPECT  expected output (trailing // lines, without the //)
 #   NLINES  number of expected lines; NOCOL 1 when a //! line is present
-#   ARGS EXIT MATCH CPUONLY PROG  header directives (// key: value)
+#   ARGS EXIT MATCH CPUONLY PROG REPEAT  header directives (// key: value)
 parse_test() {
   local file=$1 line key val
-  ARGS=""; EXIT=""; MATCH=exact; CPUONLY=""; PROG=""
+  ARGS=""; EXIT=""; MATCH=exact; CPUONLY=""; PROG=""; REPEAT=1
   while IFS= read -r line; do
     case "$line" in
       '') continue ;;
       //*) ;;
       *) break ;;
     esac
-    if [[ "$line" =~ ^//\ *(args|exit|match|cpu-only|file):\ *(.*)$ ]]; then
+    if [[ "$line" =~ ^//\ *(args|exit|match|cpu-only|file|repeat):\ *(.*)$ ]]; then
       key=${BASH_REMATCH[1]}; val=${BASH_REMATCH[2]}
       case "$key" in
         args)     ARGS=$val ;;
@@ -41,6 +41,7 @@ parse_test() {
         match)    MATCH=$val ;;
         cpu-only) CPUONLY=${val:-yes} ;;
         file)     PROG=$val ;;
+        repeat)   REPEAT=$val ;;
       esac
     fi
   done < "$file"
@@ -139,9 +140,15 @@ cmd_check() {
   name=${file##*/}; name=${name%.hvm4}
   dir=$outdir/$label; mkdir -p "$dir"
   parse_test "$file"
-  run_test "$bin" "$file" "$@"
+  # `// repeat: N` (races under -T): N runs, the first failing one judged
+  local k
+  for ((k = 0; k < REPEAT; k++)); do
+    run_test "$bin" "$file" "$@"
+    judge
+    [ -z "$WHY" ] || break
+  done
+  [ -n "$WHY" ] && [ "$REPEAT" -gt 1 ] && WHY="$WHY (run $((k + 1)) of $REPEAT)"
   printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
-  judge
   verdict "$dir" "$name" detail_check
 }
 

@@ -124,22 +124,34 @@ gen_programs() {
   for seed in 1 2 4 5; do
     rand_test "$g" thread_rand_err_$seed "$seed" 16 1 -C 4
   done
+  # 1,024 branches sharing stuck DUPs, which threads collapsing ahead take
+  # BUSY while the printer reads them (printed '?127' in 6-12 runs of 20).
+  t1_test "$g" thread_shared_dups -C 4 20 <<'EOF'
+// Collapsing ahead while the printer reads the DUPs the branches share.
+@t = λ{0: λ&a.a; λ&n.λ&a.@up(&B{@t(n - 1, a * 2), @t(n - 1, a * 2 + 1)}, a)}
+@main = @t(10, 1)
+EOF
   if [ "$ONLY" = '*' ]; then
     printf '%s\n' "$g"/*.hvm4
   fi
 }
 
-# rand_test DIR NAME SEED DEPTH ERR LIMIT THREADS: writes DIR/NAME.hvm4, a
-# rand_tree run with -TTHREADS LIMIT, expecting this binary's -T1 output.
+# rand_test DIR NAME SEED DEPTH ERR LIMIT THREADS: a rand_tree as a t1_test.
 rand_test() {
-  local f=$1/$2.hvm4
   {
-    echo "// args: -T$7 $6"
     [ "$5" = 1 ] && echo "// cpu-only: --gpu normalizes (and meets an error) before collapsing"
     echo "// Random tree (seed $3): the expected lines are this binary's -T1 output."
     rand_tree "$3" "$4" "$5"
-  } > "$f.src"
-  (cd "$1" && "$BIN" "$f.src" $6 -T1 2>&1) | sed 's|^|//|' > "$f.out"
+  } | t1_test "$1" "$2" "$6" "$7" 1
+}
+
+# t1_test DIR NAME LIMIT THREADS REPEAT: writes DIR/NAME.hvm4, the program
+# on stdin run REPEAT times with -TTHREADS LIMIT, expecting this binary's
+# -T1 output.
+t1_test() {
+  local f=$1/$2.hvm4
+  { echo "// args: -T$4 $3"; echo "// repeat: $5"; cat; } > "$f.src"
+  (cd "$1" && "$BIN" "$f.src" $3 -T1 2>&1) | sed 's|^|//|' > "$f.out"
   cat "$f.src" "$f.out" > "$f"
   rm -f "$f.src" "$f.out"
 }
