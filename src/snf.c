@@ -137,13 +137,97 @@ static void ss_push(u32 loc) {
   SS[SS_LEN++] = loc;
 }
 
+// Stuck DUP chains
+// -----------------
+// A λ&f used N times in a lambda that is never applied is a chain of N
+// DUPs, each copying the one below, down to the free variable f. Reducing
+// a use walks the chain down to f: N uses cost O(N^2). Instead, the first
+// use meets the chain bottom up (chain_visit): each DUP slot is then known
+// stuck (known_stuck) and each use costs O(1) (bench/dup_chain.hvm4).
+// Sequential only: under the pool a slot is marked seen before its term is
+// reduced, so the pool leaves chain links to the sequential phase.
+
+static Term load(u32 loc) {
+  return __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE);
+}
+
+// The head of t's application spine.
+static Term spine_head(Term t) {
+  while (TAG(t) == APP) t = load(VAL(t));
+  return t;
+}
+
+// Whether t is known to be stuck in normalization ep without reducing it:
+// its head is a free variable, or a DP0/DP1 of a DUP slot this
+// normalization already reduced to a neutral term (not a value).
+static int known_stuck(Term t, u16 ep) {
+  for (u32 hops = 0; hops < 2; hops++) {
+    t = spine_head(t);
+    u32 tag = TAG(t);
+    if (tag == VAR) {
+      Term c = load(VAL(t));
+      return !IS_SUB(c) && c != BUSY;
+    }
+    if (tag != DP0 && tag != DP1) return 0;
+    Term c = load(VAL(t));
+    if (c == BUSY || IS_SUB(c)) return 0;
+    if (atomic_load_explicit(&SEEN[VAL(t)], memory_order_relaxed) == ep && !is_whnf(TAG(c))) {
+      return 1;
+    }
+    t = c;
+  }
+  return 0;
+}
+
+// Whether t's head is a DP0/DP1 whose DUP copies a variable (a link of a
+// chain), not yet reduced.
+static int chain_link(Term t) {
+  t = spine_head(t);
+  if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
+  Term c = load(VAL(t));
+  u32  tc = TAG(c);
+  return c != BUSY && !IS_SUB(c) && (tc == VAR || tc == DP0 || tc == DP1);
+}
+
+static _Thread_local u32 *CHAIN     = NULL;
+static _Thread_local u32  CHAIN_CAP = 0;
+
+// Visits the unvisited DUP slots below t's head, bottom up, when they form
+// a chain of copies down to a free variable (each then stuck in O(1)).
+static void chain_visit(Wnf *w, Term t, u16 ep) {
+  u32 n = 0;
+  t = spine_head(t);
+  while (TAG(t) == DP0 || TAG(t) == DP1) {
+    u32  d = VAL(t);
+    Term c = load(d);
+    if (c == BUSY || IS_SUB(c) ||
+        atomic_load_explicit(&SEEN[d], memory_order_relaxed) == ep) break;
+    if (n == CHAIN_CAP) {
+      u32  cap = CHAIN_CAP ? CHAIN_CAP * 2 : 256;
+      u32 *nc  = realloc(CHAIN, (size_t)cap * sizeof(u32));
+      if (!nc) return;   // an optimization: not needed to go on
+      CHAIN = nc; CHAIN_CAP = cap;
+    }
+    CHAIN[n++] = d;
+    t = c;
+  }
+  if (n == 0 || !known_stuck(t, ep)) return;
+  while (n > 0) {
+    u32 d = CHAIN[--n];
+    if (!known_stuck(load(d), ep)) return;
+    seen_add(w, d, ep);
+  }
+}
+
 static void snf_seq(Wnf *w, u32 root, u16 ep) {
   u32 base = SS_LEN;
   ss_push(root);
   while (SS_LEN > base) {
     u32 loc = SS[--SS_LEN];
     while (seen_add(w, loc, ep)) {
-      Term t   = wnf_at(w, loc);
+      Term t   = load(loc);
+      chain_visit(w, t, ep);
+      if (!known_stuck(t, ep)) t = wnf_at(w, loc);
       u32  tag = TAG(t);
       if (tag == DP0 || tag == DP1) {
         loc = VAL(t);
@@ -292,6 +376,12 @@ static void run_task(Wnf *w, u64 task) {
   Job *job  = &JOBS[slot];
   u16  ep   = job->ep;
   while (seen_add(w, loc, ep)) {
+    if (chain_link(load(loc))) {
+      // to the sequential phase, which walks chains once (see above)
+      atomic_store_explicit(&SEEN[loc], 0, memory_order_relaxed);
+      job_dup(job, loc);
+      break;
+    }
     Term v   = wnf_at(w, loc);
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {

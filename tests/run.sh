@@ -131,6 +131,17 @@ gen_programs() {
 @t = λ{0: λ&a.a; λ&n.λ&a.@up(&B{@t(n - 1, a * 2), @t(n - 1, a * 2 + 1)}, a)}
 @main = @t(10, 1)
 EOF
+  # A λ&f used 80,000 times in a lambda never applied: a chain of stuck
+  # DUPs (31 s when each use walked the chain; now well under 1 s). -S:
+  # normalized, not printed (the test is of time).
+  {
+    echo '// timeout: 10'
+    echo '// args: -S'
+    printf '@main = λ&f.'
+    awk 'BEGIN { for (i = 0; i < 80000; i++) printf "f("; printf "1";
+                 for (i = 0; i < 80000; i++) printf ")"; print "" }'
+    echo '//!- Itrs: 0 interactions'
+  } > "$g/gen_dup_chain.hvm4"
   if [ "$ONLY" = '*' ]; then
     printf '%s\n' "$g"/*.hvm4
   fi
