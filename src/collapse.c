@@ -339,6 +339,7 @@ static int branch_use(Term t) {
           printf(" \033[2m#%llu\033[0m", (unsigned long long)eval_itrs());
         }
         putchar('\n');
+        if (ferror(stdout)) eval_out_check();   // an endless -C stops too
       }
       return 0;
     }
@@ -1166,5 +1167,5 @@ void eval_collapse(u32 loc, long long limit) {
     collapse_seq(eval_worker(0));
     q_free();
   }
-  fflush(stdout);
+  eval_out_check();
 }

@@ -68,16 +68,20 @@ u64 heap_used(void) {
   return atomic_load(&HEAP_TOP);
 }
 
+// Digits only (strtoull would take a sign, spaces and wrap around), then
+// an optional suffix; at most 2^32 words.
 u64 heap_parse_size(const char *s) {
-  char *end = NULL;
-  unsigned long long n = strtoull(s, &end, 10);
-  if (end == s) return 0;
+  u64 n = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    n = n * 10 + (u64)(*p - '0');
+    if (n > (1ull << 32)) return 0;
+  }
+  if (p == s) return 0;
   u64 mul = 1;
-  if (*end == 'K' || *end == 'k') { mul = 1ull << 10; end++; }
-  else if (*end == 'M' || *end == 'm') { mul = 1ull << 20; end++; }
-  else if (*end == 'G' || *end == 'g') { mul = 1ull << 30; end++; }
-  if (*end != '\0') return 0;
-  u64 w = (u64)n * mul;
-  if (w > (1ull << 32)) return 0;
-  return w;
+  if (*p == 'K' || *p == 'k') { mul = 1ull << 10; p++; }
+  else if (*p == 'M' || *p == 'm') { mul = 1ull << 20; p++; }
+  else if (*p == 'G' || *p == 'g') { mul = 1ull << 30; p++; }
+  if (*p != '\0' || n > (1ull << 32) / mul) return 0;
+  return n * mul;
 }

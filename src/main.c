@@ -18,9 +18,28 @@
 #include "print.h"
 #include "gpu/gpu.h"
 
+#define VERSION "0.1.0"
+
 #define USAGE \
   "Usage: hvm4g <file.hvm4> [-s] [-S] [-D] [-C[N]] [-T<N>] [--heap=SIZE]\n" \
   "             [-G|--gpu] [device flags]\n"
+
+// --help: USAGE and what each flag does (README.md has the same tables).
+#define HELP \
+  "Runs an HVM4 program: prints the normal form of @main.\n" \
+  "\n" \
+  "  -s             statistics: interactions, time, interactions per second\n" \
+  "  -S             silent: print only the interaction count\n" \
+  "  -C, -CN        collapse: one line per superposition branch (at most N)\n" \
+  "  -T N, -TN      N threads (1..1024); the output is the -T1 output\n" \
+  "  -D             print each reduction step (one thread, not with -C)\n" \
+  "  --heap=SIZE    heap in 64-bit words, suffix K/M/G, 1K..4G\n" \
+  "  -M SIZE        the same (default: what fits in this machine's memory)\n" \
+  "  -G, --gpu      normal form on the device\n" \
+  "  --device=sim|cuda|metal, --dup=owner|atomic, --trace FILE and the\n" \
+  "  tuning flags of docs/gpu.md: the device\n" \
+  "  --help         this text\n" \
+  "  --version      the version\n"
 
 typedef struct {
   const char *file;
@@ -36,13 +55,32 @@ static void fail(const char *msg, const char *arg) {
   exit(1);
 }
 
+// A whole string of digits, at most max (no sign, spaces or wrap-around,
+// which strtol would take); 0 if it is not one.
+static int parse_count(const char *s, u64 max, u64 *out) {
+  u64 n = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    n = n * 10 + (u64)(*p - '0');
+    if (n > max) return 0;
+  }
+  *out = n;
+  return p != s && *p == '\0';
+}
+
 static u32 parse_threads(const char *s) {
-  char *end = NULL;
-  long  n   = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || n < 1 || n > 1024) {
+  u64 n = 0;
+  if (!parse_count(s, 1024, &n) || n < 1) {
     fail("bad thread count '%s' (expected 1..1024)", s);
   }
   return (u32)n;
+}
+
+// -CN: at most 2^62 lines.
+static long long parse_limit(const char *a) {
+  u64 n = 0;
+  if (!parse_count(a + 2, 1ull << 62, &n)) fail("bad collapse limit '%s' (0..2^62)", a);
+  return (long long)n;
 }
 
 static u64 parse_heap(const char *s) {
@@ -61,6 +99,14 @@ static Cli parse_args(int argc, char **argv) {
     int used = gpu_flag(argc, argv, i);
     if (used > 0) {
       i += used - 1;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(USAGE "\n" HELP, stdout);
+      eval_out_check();
+      exit(0);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("hvm4g %s\n", VERSION);
+      eval_out_check();
+      exit(0);
     } else if (strcmp(a, "-s") == 0) {
       EVAL.stats = 1;
     } else if (strcmp(a, "-S") == 0) {
@@ -69,11 +115,7 @@ static Cli parse_args(int argc, char **argv) {
       EVAL.debug = 1;
     } else if (strncmp(a, "-C", 2) == 0) {
       c.collapse = 1;
-      if (a[2] != '\0') {
-        char *end = NULL;
-        c.limit = strtoll(a + 2, &end, 10);
-        if (*end != '\0' || c.limit < 0) fail("bad collapse limit '%s'", a);
-      }
+      if (a[2] != '\0') c.limit = parse_limit(a);
     } else if (strncmp(a, "-T", 2) == 0) {
       if (a[2] != '\0') {
         EVAL.threads = parse_threads(a + 2);
@@ -213,7 +255,7 @@ static int run(int argc, char **argv) {
   } else if (EVAL.silent) {
     printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
   }
-  fflush(stdout);
+  eval_out_check();
   return 0;
 }
 

@@ -263,6 +263,31 @@ for dup in $(sed 's|.*/||' "$TMP/golden.list" | sort | uniq -d); do
 done
 par check cpu "$BIN" {} "$RES" < "$TMP/golden.list"
 
+# --- phase: cli ------------------------------------------------------------
+# Flags that are not programs: --help, --version, and a failed write of the
+# output (a full disk), which must not exit 0, even for an endless -C.
+
+add_phase cli
+cli_check() {
+  local name=$1 want_rc=$2 re=$3; shift 3
+  local out rc
+  out=$(cd "$TMP" && timeout -k 5 "$TEST_TIMEOUT" "$@" 2>&1); rc=$?
+  if { [ "$want_rc" = 0 ] && [ $rc -ne 0 ]; } || { [ "$want_rc" != 0 ] && { [ $rc -eq 0 ] || [ $rc -ge 124 ]; }; }; then
+    record cli "$name" 0 "exit status $rc: $(printf '%s' "$out" | head -n 2)"
+  elif ! printf '%s\n' "$out" | grep -Eq -- "$re"; then
+    record cli "$name" 0 "no line matches /$re/: $(printf '%s' "$out" | head -n 2)"
+  else
+    record cli "$name" 1
+  fi
+}
+printf '@main = [1, 2, 3]\n' > "$TMP/cli_list.hvm4"
+printf '@nats = λ&n.&A{n, @nats(n + 1)}\n@main = @nats(0)\n' > "$TMP/cli_nats.hvm4"
+cli_check help        0 '^Usage: hvm4g .*--heap'  "$BIN" --help
+cli_check version     0 '^hvm4g [0-9]+\.[0-9]+'   "$BIN" --version
+cli_check full        1 'cannot write'            sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
+cli_check full_nats   1 'cannot write'            sh -c '"$0" cli_nats.hvm4 -C > /dev/full' "$BIN"
+cli_check full_help   1 'cannot write'            sh -c '"$0" --help > /dev/full' "$BIN"
+
 # --- phases: sim-owner, sim-atomic ---------------------------------------
 
 if [ "${SKIP_SIM:-0}" != 1 ]; then
