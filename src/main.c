@@ -20,6 +20,8 @@
 
 #define VERSION "0.1.0"
 
+#define MAIN_STACK ((u64)1 << 30)   // the program's thread (see the top)
+
 #define USAGE \
   "Usage: hvm4g <file.hvm4> [-s] [-S] [-D] [-C[N]] [-T<N>] [--heap=SIZE]\n" \
   "             [-G|--gpu] [device flags]\n"
@@ -179,6 +181,15 @@ static char *read_file(const char *path) {
   return buf;
 }
 
+// Address space reserved besides the heap and its seen set: this thread's
+// stack, a WNF stack and a pool stack per thread, the -T collapse's levels
+// (collapse.c), the book, and a margin for code and malloc.
+static u64 reserved_besides(u32 threads) {
+  u64 per    = ((u64)1 << 30) + ((u64)64 << 20);
+  u64 levels = threads > 1 ? (u64)512 << 20 : 0;
+  return MAIN_STACK + (u64)threads * per + levels + ((u64)1 << 27) + ((u64)256 << 20);
+}
+
 static double seconds_since(struct timespec t0) {
   struct timespec t1;
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -188,7 +199,7 @@ static double seconds_since(struct timespec t0) {
 static int run(int argc, char **argv) {
   Cli c = parse_args(argc, argv);
 
-  if (c.heap == 0) c.heap = heap_default_words();
+  if (c.heap == 0) c.heap = heap_default_words(reserved_besides(EVAL.threads));
   if (heap_init(c.heap) != 0) {
     fprintf(stderr, "Error: cannot reserve a heap of %llu words\n",
             (unsigned long long)c.heap);
@@ -276,7 +287,7 @@ int main(int argc, char **argv) {
   pthread_attr_t attr;
   pthread_t      th;
   pthread_attr_init(&attr);
-  if (pthread_attr_setstacksize(&attr, (size_t)1 << 30) != 0 ||
+  if (pthread_attr_setstacksize(&attr, (size_t)MAIN_STACK) != 0 ||
       pthread_create(&th, &attr, main_thread, &m) != 0) {
     // no big thread: run here
     return run(argc, argv);

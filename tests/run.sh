@@ -264,8 +264,9 @@ done
 par check cpu "$BIN" {} "$RES" < "$TMP/golden.list"
 
 # --- phase: cli ------------------------------------------------------------
-# Flags that are not programs: --help, --version, and a failed write of the
-# output (a full disk), which must not exit 0, even for an endless -C.
+# Flags that are not programs: --help, --version, a failed write of the
+# output (a full disk), which must not exit 0, even for an endless -C, and
+# the default heap's fit.
 
 add_phase cli
 cli_check() {
@@ -287,6 +288,10 @@ cli_check version     0 '^hvm4g [0-9]+\.[0-9]+'   "$BIN" --version
 cli_check full        1 'cannot write'            sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
 cli_check full_nats   1 'cannot write'            sh -c '"$0" cli_nats.hvm4 -C > /dev/full' "$BIN"
 cli_check full_help   1 'cannot write'            sh -c '"$0" --help > /dev/full' "$BIN"
+# The default heap and what is sized from it fit the memory we may use
+# (here the address space): a runaway program ends with "heap exhausted".
+cli_check mem_default 1 'heap exhausted'          sh -c 'ulimit -v 3000000; exec "$0" cli_nats.hvm4' "$BIN"
+cli_check mem_t2_c    1 'heap exhausted'          sh -c 'ulimit -v 5500000; exec "$0" cli_nats.hvm4 -T2 -C' "$BIN"
 
 # --- phases: sim-owner, sim-atomic ---------------------------------------
 
