@@ -332,6 +332,27 @@ if [ "$RUN_SANITIZE" = 1 ]; then
   add_phase asan-cpu
   TEST_TIMEOUT=$((TEST_TIMEOUT * 3)) \
     par check asan-cpu "$ROOT/build-asan/hvm4g" {} "$RES" < "$TMP/golden.list"
+  # the fuzzer's fixed-seed sample (tests/fuzz/README.md), each case one test
+  add_phase fuzz
+  if command -v python3 > /dev/null; then
+    python3 tests/fuzz/fuzz.py --bin "$ROOT/build-asan/hvm4g" --seed "${FUZZ_SEED:-1}" \
+      --cases "${FUZZ_CASES:-60}" --jobs "$JOBS" --out "$ROOT/fuzz-findings" > "$TMP/fuzz.log" 2>&1
+    n=0
+    while IFS= read -r line; do
+      case "$line" in
+        ok) ;;
+        "FAIL "*) n=$((n + 1)); record fuzz "case$n" 0 "${line#FAIL }" ;;
+      esac
+    done < "$TMP/fuzz.log"
+    ok=$(sed -n 's/^\([0-9]*\) passed, [0-9]* failed$/\1/p' "$TMP/fuzz.log")
+    if [ -z "$ok" ]; then
+      record fuzz run 0 "fuzz.py did not finish: $(tail -n 1 "$TMP/fuzz.log")"
+    else
+      for ((i = 0; i < ok; i++)); do record fuzz "ok$i" 1; done
+    fi
+  else
+    record fuzz python3 0 "python3 is needed for the fuzzer"
+  fi
   # the -T pool and the collapse waves under the thread sanitizer
   add_phase tsan-thread
   if make -s tsan > "$TMP/tsan-build.log" 2>&1; then
