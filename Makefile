@@ -67,3 +67,12 @@ tsan:
 	CFLAGS='$(TSAN_CFLAGS)' $(MAKE) BUILD=build-tsan NVCC= build-tsan/hvm4g
 
 .PHONY: asan tsan
+
+# The fuzzer (tests/fuzz/README.md) for FUZZ_TIME seconds (default 30 min),
+# from a random seed; `make test` runs a fixed-seed sample.
+FUZZ_TIME ?= 1800
+fuzz: asan
+	python3 tests/fuzz/fuzz.py --bin build-asan/hvm4g --time $(FUZZ_TIME) \
+	  --out fuzz-findings $(if $(HVM4_REF_TESTS),--ref-tests $(HVM4_REF_TESTS))
+
+.PHONY: fuzz

@@ -139,6 +139,16 @@ static Term cnf_lam(Wnf *w, u32 level, Term body) {
   }
 }
 
+// Whether a stuck DP0/DP1 of label `lab` is one of the DUPs the core makes
+// to share the argument of a RED between its sides (wnf_red_share, wnf.h:
+// labels counted down from the top of the label space, the count in heap
+// word 0). Such a DUP stands for its value on both sides, and its DP0 only
+// ever sits in a RED's left side, which cnf drops: cnf shares the value.
+static int red_share(u32 lab) {
+  u64 n = __atomic_load_n(&HEAP[0], __ATOMIC_ACQUIRE);
+  return (u64)lab + n > EXT_MASK;
+}
+
 // cnf of `t` at binder depth `depth`.
 static Term cnf(Wnf *w, Term t, u32 depth) {
   u32  base = CS_SP;
@@ -151,6 +161,15 @@ static Term cnf(Wnf *w, Term t, u32 depth) {
     u32 tag = TAG(t);
     if (tag == RED) {
       t = HEAP[VAL(t) + 1];
+      continue;
+    }
+    if ((tag == DP0 || tag == DP1) && red_share(EXT(t))) {
+      // stuck: resolve it to its value (BUSY: another thread has it now)
+      Term v = __atomic_load_n(&HEAP[VAL(t)], __ATOMIC_ACQUIRE);
+      if (v != BUSY && !IS_SUB(v)) {
+        __atomic_compare_exchange_n(&HEAP[VAL(t)], &v, AS_SUB(v), 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+      }
       continue;
     }
     if (tag == LAM) {
@@ -320,6 +339,7 @@ static int branch_use(Term t) {
           printf(" \033[2m#%llu\033[0m", (unsigned long long)eval_itrs());
         }
         putchar('\n');
+        if (ferror(stdout)) eval_out_check();   // an endless -C stops too
       }
       return 0;
     }
@@ -1147,5 +1167,5 @@ void eval_collapse(u32 loc, long long limit) {
     collapse_seq(eval_worker(0));
     q_free();
   }
-  fflush(stdout);
+  eval_out_check();
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sched.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include "eval.h"
 #include "heap.h"
@@ -139,6 +140,10 @@ void eval_nest(int d) {
   NEST += d;
 }
 
+int eval_holding(void) {
+  return HOLDS != NULL;
+}
+
 static void die_with(const char *msg, int plain) {
   if (CATCH && CATCH->nest == NEST) {
     EvalCatch *c = CATCH;
@@ -158,6 +163,13 @@ static void die_with(const char *msg, int plain) {
 
 void eval_die(const char *msg) {
   die_with(msg, 0);
+}
+
+void eval_out_check(void) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "Error: cannot write the output\n");
+    _exit(1);   // exit() would flush stdout again
+  }
 }
 
 static void die_plain(const char *msg) {

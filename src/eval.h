@@ -29,6 +29,10 @@ const char *eval_rule_name(u32 rule); // HVM4's name of interaction Wnf.rule
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);
 
+// Flushes stdout; if it failed (a full disk, a closed pipe), says so and
+// exits non-zero.
+void eval_out_check(void);
+
 // Errors in speculative work (-C branches collapsed ahead under -T) are caught, so that
 // they surface only if the single-thread order reaches that work. A frame
 // catches what is raised on its thread at its nesting level (not inside a
@@ -49,6 +53,7 @@ EvalCatch *eval_catch_push(EvalCatch *c);  // returns the frame it hides
 void       eval_catch_pop(EvalCatch *up);
 void       eval_rethrow(const EvalCatch *c); // prints c's error, exits
 void       eval_nest(int d);              // the pool's nesting (snf.c)
+int        eval_holding(void);            // this thread holds a host slot BUSY
 
 // Work done ahead (-C branches under -T): eval_ahead(1) marks this thread's next
 // reductions as such; eval_stop_ahead(1) makes every such reduction, on any

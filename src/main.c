@@ -18,9 +18,30 @@
 #include "print.h"
 #include "gpu/gpu.h"
 
+#define VERSION "0.1.0"
+
+#define MAIN_STACK ((u64)1 << 30)   // the program's thread (see the top)
+
 #define USAGE \
   "Usage: hvm4g <file.hvm4> [-s] [-S] [-D] [-C[N]] [-T<N>] [--heap=SIZE]\n" \
   "             [-G|--gpu] [device flags]\n"
+
+// --help: USAGE and what each flag does (README.md has the same tables).
+#define HELP \
+  "Runs an HVM4 program: prints the normal form of @main.\n" \
+  "\n" \
+  "  -s             statistics: interactions, time, interactions per second\n" \
+  "  -S             silent: print only the interaction count\n" \
+  "  -C, -CN        collapse: one line per superposition branch (at most N)\n" \
+  "  -T N, -TN      N threads (1..1024); the output is the -T1 output\n" \
+  "  -D             print each reduction step (one thread, not with -C)\n" \
+  "  --heap=SIZE    heap in 64-bit words, suffix K/M/G, 1K..4G\n" \
+  "  -M SIZE        the same (default: what fits in this machine's memory)\n" \
+  "  -G, --gpu      normal form on the device\n" \
+  "  --device=sim|cuda|metal, --dup=owner|atomic, --trace FILE and the\n" \
+  "  tuning flags of docs/gpu.md: the device\n" \
+  "  --help         this text\n" \
+  "  --version      the version\n"
 
 typedef struct {
   const char *file;
@@ -36,13 +57,32 @@ static void fail(const char *msg, const char *arg) {
   exit(1);
 }
 
+// A whole string of digits, at most max (no sign, spaces or wrap-around,
+// which strtol would take); 0 if it is not one.
+static int parse_count(const char *s, u64 max, u64 *out) {
+  u64 n = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    n = n * 10 + (u64)(*p - '0');
+    if (n > max) return 0;
+  }
+  *out = n;
+  return p != s && *p == '\0';
+}
+
 static u32 parse_threads(const char *s) {
-  char *end = NULL;
-  long  n   = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || n < 1 || n > 1024) {
+  u64 n = 0;
+  if (!parse_count(s, 1024, &n) || n < 1) {
     fail("bad thread count '%s' (expected 1..1024)", s);
   }
   return (u32)n;
+}
+
+// -CN: at most 2^62 lines.
+static long long parse_limit(const char *a) {
+  u64 n = 0;
+  if (!parse_count(a + 2, 1ull << 62, &n)) fail("bad collapse limit '%s' (0..2^62)", a);
+  return (long long)n;
 }
 
 static u64 parse_heap(const char *s) {
@@ -61,6 +101,14 @@ static Cli parse_args(int argc, char **argv) {
     int used = gpu_flag(argc, argv, i);
     if (used > 0) {
       i += used - 1;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(USAGE "\n" HELP, stdout);
+      eval_out_check();
+      exit(0);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("hvm4g %s\n", VERSION);
+      eval_out_check();
+      exit(0);
     } else if (strcmp(a, "-s") == 0) {
       EVAL.stats = 1;
     } else if (strcmp(a, "-S") == 0) {
@@ -69,11 +117,7 @@ static Cli parse_args(int argc, char **argv) {
       EVAL.debug = 1;
     } else if (strncmp(a, "-C", 2) == 0) {
       c.collapse = 1;
-      if (a[2] != '\0') {
-        char *end = NULL;
-        c.limit = strtoll(a + 2, &end, 10);
-        if (*end != '\0' || c.limit < 0) fail("bad collapse limit '%s'", a);
-      }
+      if (a[2] != '\0') c.limit = parse_limit(a);
     } else if (strncmp(a, "-T", 2) == 0) {
       if (a[2] != '\0') {
         EVAL.threads = parse_threads(a + 2);
@@ -140,6 +184,15 @@ static char *read_file(const char *path) {
   return buf;
 }
 
+// Address space reserved besides the heap and its seen set: this thread's
+// stack, a WNF stack and a pool stack per thread, the -T collapse's levels
+// (collapse.c), the book, and a margin for code and malloc.
+static u64 reserved_besides(u32 threads) {
+  u64 per    = ((u64)1 << 30) + ((u64)64 << 20);
+  u64 levels = threads > 1 ? (u64)512 << 20 : 0;
+  return MAIN_STACK + (u64)threads * per + levels + ((u64)1 << 27) + ((u64)256 << 20);
+}
+
 static double seconds_since(struct timespec t0) {
   struct timespec t1;
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -149,7 +202,7 @@ static double seconds_since(struct timespec t0) {
 static int run(int argc, char **argv) {
   Cli c = parse_args(argc, argv);
 
-  if (c.heap == 0) c.heap = heap_default_words();
+  if (c.heap == 0) c.heap = heap_default_words(reserved_besides(EVAL.threads));
   if (heap_init(c.heap) != 0) {
     fprintf(stderr, "Error: cannot reserve a heap of %llu words\n",
             (unsigned long long)c.heap);
@@ -216,7 +269,7 @@ static int run(int argc, char **argv) {
   } else if (EVAL.silent) {
     printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
   }
-  fflush(stdout);
+  eval_out_check();
   if (gpu_finish() != 0) return 1;
   return 0;
 }
@@ -238,7 +291,7 @@ int main(int argc, char **argv) {
   pthread_attr_t attr;
   pthread_t      th;
   pthread_attr_init(&attr);
-  if (pthread_attr_setstacksize(&attr, (size_t)1 << 30) != 0 ||
+  if (pthread_attr_setstacksize(&attr, (size_t)MAIN_STACK) != 0 ||
       pthread_create(&th, &attr, main_thread, &m) != 0) {
     // no big thread: run here
     return run(argc, argv);

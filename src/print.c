@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include "heap.h"
 #include "names.h"
 #include "print.h"
@@ -107,8 +108,13 @@ static u32 map_get(u32 **m, u32 *cap, u32 *len, u32 key, u32 val) {
   return s[1];
 }
 
+// The name of the LAM at loc: the one it already has, else `name`.
+static u32 lam_name_or(u32 loc, u32 name) {
+  return map_get(&LAMS, &LAMS_CAP, &LAMS_LEN, loc + 1, name);
+}
+
 static u32 lam_name(u32 loc) {
-  return map_get(&LAMS, &LAMS_CAP, &LAMS_LEN, loc + 1, LAMS_LEN + 1);
+  return lam_name_or(loc, LAMS_LEN + 1);
 }
 
 static u32 dup_name(u32 loc, u32 lab) {
@@ -183,7 +189,15 @@ static const char *OP_MID[OP_COUNT] = {
   " ~ ", " == ", " != ", " < ", " <= ", " > ", " >= ",
 };
 
-static Term at(u32 loc) { return NO_SUB(HEAP[loc]); }
+// HEAP[loc], once no thread holds it: under -T -C, threads collapsing
+// ahead take the DUP slots this branch shares BUSY for a moment.
+static Term word(u32 loc) {
+  Term t;
+  while ((t = __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE)) == BUSY) sched_yield();
+  return t;
+}
+
+static Term at(u32 loc) { return NO_SUB(word(loc)); }
 
 static int is_ctr(Term t, u32 ar, u32 nick) {
   return TAG(t) == C00 + ar && EXT(t) == nick;
@@ -310,12 +324,12 @@ static void print_one(FILE *f, Term t, u32 d) {
   if (IS_CTR(tg)) { print_ctr(f, t, d); return; }
   switch (tg) {
     case VAR: {
-      if (loc && IS_SUB(HEAP[loc])) { push_t(at(loc), d); return; }
+      if (loc && IS_SUB(word(loc))) { push_t(at(loc), d); return; }
       print_alpha(f, lam_name(loc), 'a');
       return;
     }
     case DP0: case DP1: {
-      if (loc && IS_SUB(HEAP[loc])) { push_t(at(loc), d); return; }
+      if (loc && IS_SUB(word(loc))) { push_t(at(loc), d); return; }
       print_alpha(f, dup_name(loc, EXT(t)), 'A');
       out_s(tg == DP0 ? "₀" : "₁", f);
       return;
@@ -329,7 +343,9 @@ static void print_one(FILE *f, Term t, u32 d) {
     }
     case LAM: {
       out_s("λ", f);
-      print_alpha(f, QUOTED ? d + 1 : lam_name(loc), 'a');
+      // quoted: named by depth; a LAM that -C left as it was (under a ↑
+      // inside the term) keeps that name for its variables
+      print_alpha(f, QUOTED ? lam_name_or(loc, d + 1) : lam_name(loc), 'a');
       out_c('.', f);
       push_t(at(loc), d + 1);
       return;
@@ -343,17 +359,8 @@ static void print_one(FILE *f, Term t, u32 d) {
       return;
     }
     case DUP: {
-      if (QUOTED) {
-        out_c('!', f);
-        print_alpha(f, d + 1, 'A');
-        out_c('&', f);
-        nick_print(f, EXT(t));
-        out_c('=', f);
-        push_t(at(loc + 1), d + 1);
-        push_s(";");
-        push_t(at(loc), d);
-        return;
-      }
+      // a DUP node is left only where -C did not go (under a ↑ inside the
+      // term): its DP0/DP1 name it, as without -C
       dup_name(loc, EXT(t));
       push_t(at(loc + 1), d);
       return;

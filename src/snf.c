@@ -137,13 +137,97 @@ static void ss_push(u32 loc) {
   SS[SS_LEN++] = loc;
 }
 
+// Stuck DUP chains
+// -----------------
+// A λ&f used N times in a lambda that is never applied is a chain of N
+// DUPs, each copying the one below, down to the free variable f. Reducing
+// a use walks the chain down to f: N uses cost O(N^2). Instead, the first
+// use meets the chain bottom up (chain_visit): each DUP slot is then known
+// stuck (known_stuck) and each use costs O(1) (bench/dup_chain.hvm4).
+// Sequential only: under the pool a slot is marked seen before its term is
+// reduced, so the pool leaves chain links to the sequential phase.
+
+static Term load(u32 loc) {
+  return __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE);
+}
+
+// The head of t's application spine.
+static Term spine_head(Term t) {
+  while (TAG(t) == APP) t = load(VAL(t));
+  return t;
+}
+
+// Whether t is known to be stuck in normalization ep without reducing it:
+// its head is a free variable, or a DP0/DP1 of a DUP slot this
+// normalization already reduced to a neutral term (not a value).
+static int known_stuck(Term t, u16 ep) {
+  for (u32 hops = 0; hops < 2; hops++) {
+    t = spine_head(t);
+    u32 tag = TAG(t);
+    if (tag == VAR) {
+      Term c = load(VAL(t));
+      return !IS_SUB(c) && c != BUSY;
+    }
+    if (tag != DP0 && tag != DP1) return 0;
+    Term c = load(VAL(t));
+    if (c == BUSY || IS_SUB(c)) return 0;
+    if (atomic_load_explicit(&SEEN[VAL(t)], memory_order_relaxed) == ep && !is_whnf(TAG(c))) {
+      return 1;
+    }
+    t = c;
+  }
+  return 0;
+}
+
+// Whether t's head is a DP0/DP1 whose DUP copies a variable (a link of a
+// chain), not yet reduced.
+static int chain_link(Term t) {
+  t = spine_head(t);
+  if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
+  Term c = load(VAL(t));
+  u32  tc = TAG(c);
+  return c != BUSY && !IS_SUB(c) && (tc == VAR || tc == DP0 || tc == DP1);
+}
+
+static _Thread_local u32 *CHAIN     = NULL;
+static _Thread_local u32  CHAIN_CAP = 0;
+
+// Visits the unvisited DUP slots below t's head, bottom up, when they form
+// a chain of copies down to a free variable (each then stuck in O(1)).
+static void chain_visit(Wnf *w, Term t, u16 ep) {
+  u32 n = 0;
+  t = spine_head(t);
+  while (TAG(t) == DP0 || TAG(t) == DP1) {
+    u32  d = VAL(t);
+    Term c = load(d);
+    if (c == BUSY || IS_SUB(c) ||
+        atomic_load_explicit(&SEEN[d], memory_order_relaxed) == ep) break;
+    if (n == CHAIN_CAP) {
+      u32  cap = CHAIN_CAP ? CHAIN_CAP * 2 : 256;
+      u32 *nc  = realloc(CHAIN, (size_t)cap * sizeof(u32));
+      if (!nc) return;   // an optimization: not needed to go on
+      CHAIN = nc; CHAIN_CAP = cap;
+    }
+    CHAIN[n++] = d;
+    t = c;
+  }
+  if (n == 0 || !known_stuck(t, ep)) return;
+  while (n > 0) {
+    u32 d = CHAIN[--n];
+    if (!known_stuck(load(d), ep)) return;
+    seen_add(w, d, ep);
+  }
+}
+
 static void snf_seq(Wnf *w, u32 root, u16 ep) {
   u32 base = SS_LEN;
   ss_push(root);
   while (SS_LEN > base) {
     u32 loc = SS[--SS_LEN];
     while (seen_add(w, loc, ep)) {
-      Term t   = wnf_at(w, loc);
+      Term t   = load(loc);
+      chain_visit(w, t, ep);
+      if (!known_stuck(t, ep)) t = wnf_at(w, loc);
       u32  tag = TAG(t);
       if (tag == DP0 || tag == DP1) {
         loc = VAL(t);
@@ -262,10 +346,18 @@ static _Atomic u32     ACTIVE   = 0;     // jobs in progress
 static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
 
-static int find_task(u32 me, u64 *x) {
-  if (dq_take(&DQ[me], x)) return 1;
+// A task for thread `me`: any task, or with only != ANY_JOB one of job slot
+// `only` (a foreign task met first stays where it was).
+#define ANY_JOB   (~0u)
+#define JOB_OF(x) ((u32)((x) >> 32))
+
+static int find_task(u32 me, u32 only, u64 *x) {
+  if (dq_take(&DQ[me], x)) {
+    if (only == ANY_JOB || JOB_OF(*x) == only) return 1;
+    dq_push(&DQ[me], *x);   // back where it was: no growth, cannot fail
+  }
   for (u32 k = 1; k < NTHREADS; k++) {
-    if (dq_steal(&DQ[(me + k) % NTHREADS], x)) return 1;
+    if (dq_steal_if(&DQ[(me + k) % NTHREADS], only, x)) return 1;
   }
   return 0;
 }
@@ -284,6 +376,12 @@ static void run_task(Wnf *w, u64 task) {
   Job *job  = &JOBS[slot];
   u16  ep   = job->ep;
   while (seen_add(w, loc, ep)) {
+    if (chain_link(load(loc))) {
+      // to the sequential phase, which walks chains once (see above)
+      atomic_store_explicit(&SEEN[loc], 0, memory_order_relaxed);
+      job_dup(job, loc);
+      break;
+    }
     Term v   = wnf_at(w, loc);
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {
@@ -310,7 +408,7 @@ static void idle_wait(u32 *idle) {
 // Runs one task (or collapses -C branches ahead) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
-  if (find_task(TID, &t)) {
+  if (find_task(TID, ANY_JOB, &t)) {
     run_task(w, t);
     *idle = 0;
   } else if (collapse_help(w)) {
@@ -345,14 +443,17 @@ static void pool_wake(void) {
   pthread_mutex_unlock(&IDLE_LOCK);
 }
 
-// Works on the pool until `job` is done; then the job no longer counts as
-// in progress.
-static void job_finish(Wnf *w, Job *job) {
+// Works on the pool until `job` (in slot `slot`) is done; then the job no
+// longer counts as in progress. A thread that holds a host primitive's slot
+// BUSY (a %nf inside a DUP) runs only its own job's tasks meanwhile: a task
+// of an enclosing job may reach that slot and would wait on it forever.
+static void job_finish(Wnf *w, Job *job, u32 slot) {
   u32 idle = 0;
+  u32 only = eval_holding() ? slot : ANY_JOB;
   eval_nest(1);
   for (;;) {
     u64 t;
-    if (find_task(TID, &t)) {
+    if (find_task(TID, only, &t)) {
       run_task(w, t);
       idle = 0;
       continue;
@@ -364,9 +465,9 @@ static void job_finish(Wnf *w, Job *job) {
   atomic_fetch_sub(&ACTIVE, 1);
 }
 
-static void job_wait(Wnf *w, Job *job) {
+static void job_wait(Wnf *w, Job *job, u32 slot) {
   pool_wake();
-  job_finish(w, job);
+  job_finish(w, job, slot);
 }
 
 static void snf_par(Wnf *w, u32 root) {
@@ -379,7 +480,7 @@ static void snf_par(Wnf *w, u32 root) {
   }
   job->ep = ep;
   task_push(job, slot, root);
-  job_wait(w, job);
+  job_wait(w, job, slot);
   // stuck DUPs, alone (see the top of this file)
   for (u32 i = 0; i < job->ndup; i++) {
     u32 d = job->dups[i];
