@@ -1,11 +1,12 @@
 // collapse.c: `-C` / `-CN`, the collapsed normal form (HVM4's collapser).
 //
-// cnf(t) reduces t to WNF and lifts the first SUP found in it to the top,
-// without entering the branches: the result is a SUP, an ERA or an INC at the
-// root, or a term with none of them anywhere. On the way it quotes: a LAM's
-// variable becomes BJV(level) and the LAM a quoted LAM (EXT = level), so a
-// DUP of that variable is copied away by DUP-NAM. ERA propagates upward, RED
-// keeps its right side.
+// One collapse step, cnf(t), takes t to WNF and, if a SUP lies anywhere in
+// the result, brings the first one it finds up to the root; it does not go
+// into the two branches that SUP creates. So its answer is a SUP, ERA or INC
+// at the root, or a term free of all three. Lambdas are quoted on the way
+// down (the variable becomes BJV(level), the LAM takes the level in its
+// EXT), which lets DUP-NAM copy a dup of that variable away. An ERA erases
+// the term around it; of a RED only the right side is kept.
 //
 // The enumerator keeps branches in a queue of 64 key buckets, lower keys
 // first, FIFO within a key: a SUP's two sides go in at key+1, an INC (↑)

@@ -111,32 +111,6 @@ static Cli parse_args(int argc, char **argv) {
   return c;
 }
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, len = 0;
-  char  *buf = malloc(cap);
-  for (;;) {
-    if (!buf) {
-      fclose(f);
-      return NULL;
-    }
-    size_t n = fread(buf + len, 1, cap - len - 1, f);
-    len += n;
-    if (len + 1 < cap) break;
-    cap *= 2;
-    buf = realloc(buf, cap);
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return NULL;
-  }
-  buf[len] = '\0';
-  return buf;
-}
-
 static double seconds_since(struct timespec t0) {
   struct timespec t1;
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -154,17 +128,7 @@ static int run(int argc, char **argv) {
   }
   names_init();
 
-  char *src = read_file(c.file);
-  if (!src) {
-    fprintf(stderr, "Error: could not open '%s'\n", c.file);
-    return 1;
-  }
-  char *abs = realpath(c.file, NULL);   // HVM4 names files by full path
-  if (parse_text(abs ? abs : c.file, src) != 0) {
-    return 1;
-  }
-  free(abs);
-  free(src);
+  if (parse_file(c.file) != 0) return 1;
 
   u32 main_id = table_find("main", 4);
   if (main_id == ~0u || main_id >= BOOK_CAP || BOOK[main_id] == 0) {

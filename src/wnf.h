@@ -66,16 +66,18 @@
 
 // Frame tags
 // ==========
-// Stack-only tags, above every term tag. Term tags used as frames: APP, OP2,
-// EQL, AND, OR, DSU, DDU (val = their node, reducing field 0) and DP0/DP1
-// (val = the DUP expression slot being reduced).
+// A word on the WNF stack says what waits for the term being reduced. Most
+// are the waiting node itself, under its own tag: APP, OP2, EQL, AND, OR,
+// DSU, DDU (whose field 0 is being reduced) and DP0/DP1 (whose dup
+// expression is). The waits below have no node tag to use, so they take
+// tags past every term tag. `val` names the node holding what they need.
 
-#define F_MAT  64  // (mat □)         val: app node [mat, arg]
-#define F_ARED 65  // ((f ~> □) x)    val: app node [red, x]; red [f, g]
-#define F_RMAT 66  // ((f ~> mat) □)  val: app node [red, arg]; red [f, mat]
-#define F_RUSE 67  // ((f ~> use) □)  val: as F_RMAT, with a USE
-#define F_OP2R 68  // (#n op □)       ext: op; val: op2 node [#n, y]
-#define F_EQLR 69  // (a === □)       val: eql node [a, b]
+#define F_MAT  64  // a match, for its argument         val: app [mat, arg]
+#define F_ARED 65  // f ~> g applied to x, for g        val: app [red, x]; red [f, g]
+#define F_RMAT 66  // (f ~> match) x, for x             val: app [red, x]; red [f, mat]
+#define F_RUSE 67  // (f ~> λ{u}) x, for x              val: as F_RMAT, with a USE
+#define F_OP2R 68  // #n op y, for y                    ext: op; val: op2 [#n, y]
+#define F_EQLR 69  // a === b, for b                    val: eql [a, b]
 
 // Words one interaction may allocate at most (APP-RED-MAT-CTR on a C16
 // needs 68). APPLY makes sure the arena has this much before each step,
@@ -478,18 +480,18 @@ FN u32 wnf_inert(THR Wnf *w, Term t) {
   return 1;
 }
 
-// Labels of the DUPs the core makes itself, counted down from the top of the
-// label space (HVM4's parser counts its automatic labels up from 0x800000,
-// and programs name small ones). The count lives in heap word 0, which no
-// term uses, so every thread, lane and pass shares it; taking one is a
-// compare-and-swap (it retries only when another thread took one meanwhile).
+// Labels of the DUPs the core makes itself: LAB_OWN and up (term.h),
+// taken from the top down and cycling through that range. The count lives
+// in heap word 0, which no term uses, so every thread, lane and pass shares
+// it; taking one is a compare-and-swap (retried only when another thread
+// took one meanwhile).
 #define WNF_LAB_COUNT 0
 FN u32 wnf_fresh_lab(THR Wnf *w) {
   Term old = HEAP_LD(w, WNF_LAB_COUNT);
   for (;;) {
     Term was = HEAP_CAS(w, WNF_LAB_COUNT, old, old + 1);
     if (was == old) {
-      return (u32)(EXT_MASK - (old & EXT_MASK));
+      return (u32)(EXT_MASK - old % (EXT_MASK + 1 - LAB_OWN));
     }
     old = was;
   }
@@ -877,13 +879,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
     for (;;) {
       u32 loc = VAL(next);
       switch (TAG(next)) {
-        case APP:
-        case OP2:
-        case EQL:
-        case AND:
-        case OR:
-        case DSU:
-        case DDU: {
+        case APP: case OP2: case EQL: case AND: case OR: case DSU: case DDU: {
           if (sp == cap) {
             st = WNF_STACK;
             break;
