@@ -70,15 +70,7 @@ static void cs_grow(u32 need) {
 // Children cnf visits; 0 for leaves and for what it never enters.
 static u32 cnf_arity(Term t) {
   u32 tag = TAG(t);
-  if (IS_CTR(tag)) return CTR_ARITY(tag);
-  switch (tag) {
-    case APP: case DRY: case MAT: case SWI: case OP2:
-    case EQL: case AND: case OR:  case DUP: return 2;
-    case USE: case UNS: return 1;
-    case DSU: case DDU: return 3;
-    case PRI: return PRIM_ARITY(EXT(t));
-    default:  return 0;
-  }
+  return tag == LAM || tag == INC || tag == SUP || tag == RED ? 0 : term_arity(t);
 }
 
 // Rebuilds a node whose child `sup` is a SUP as SUP(node0, node1): node0

@@ -201,19 +201,6 @@ static void need(Src *s, const char *w) {
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_init(char c)  { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-// A name as a nick.
-static u32 name(Src *s) {
-  blank(s);
-  if (!is_init(cur(s))) err_expected(s, "name");
-  u32 k = 0;
-  while (nick_digit((u8)cur(s)) >= 0) {
-    k = ((k << 6) + (u32)nick_digit((u8)cur(s))) & EXT_MASK;
-    step(s);
-  }
-  blank(s);
-  return k;
-}
-
 // A full name (references, primitives): start and length in the source.
 static u32 name_span(Src *s, u32 *len) {
   blank(s);
@@ -222,6 +209,13 @@ static u32 name_span(Src *s, u32 *len) {
   while (nick_digit((u8)cur(s)) >= 0) step(s);
   *len = s->at - at;
   return at;
+}
+
+// A name as a nick (variables, labels, constructors).
+static u32 name(Src *s) {
+  u32 len, at = name_span(s, &len);
+  blank(s);
+  return nick_of(s->txt + at, len);
 }
 
 static u32 utf8(Src *s) {
@@ -294,21 +288,6 @@ static Term ctr0(u32 nick)          { return TERM(C00, nick, 0); }
 static Term ctr1(u32 nick, Term a)  { return node1(C00 + 1, nick, a); }
 static Term ctr2(u32 nick, Term a, Term b) { return node2(C00 + 2, nick, a, b); }
 
-// Children of a scratch word (node words only).
-static u32 arity(Term t) {
-  u32 tg = TAG(t);
-  if (IS_CTR(tg)) return CTR_ARITY(tg);
-  switch (tg) {
-    case LAM: case USE: case INC: case UNS:               return 1;
-    case APP: case SUP: case DUP: case DRY: case MAT:
-    case SWI: case OP2: case EQL: case AND: case OR:
-    case RED:                                              return 2;
-    case DSU: case DDU:                                    return 3;
-    case PRI: return EXT(t) < PRIM_COUNT ? PRIM_ARITY(EXT(t)) : 0;
-    default:                                               return 0;
-  }
-}
-
 // Binders
 // =======
 
@@ -344,7 +323,7 @@ static Term copy_term(Term t) {
       B[VAL(x)].uses[EXT(x) == 1]++;
       continue;
     }
-    u32 ar = arity(x);
+    u32 ar = term_arity(x);
     if (ar == 0) continue;
     u32 nw = salloc(ar);
     for (u32 i = 0; i < ar; i++) {
@@ -416,7 +395,7 @@ static void rename_dups(void) {
       }
       continue;
     }
-    for (u32 i = arity(x); i > 0; i--) walk_push(&k, TERM(0, 0, VAL(x) + i - 1));
+    for (u32 i = term_arity(x); i > 0; i--) walk_push(&k, TERM(0, 0, VAL(x) + i - 1));
   }
 }
 

@@ -158,23 +158,23 @@ static void dup_open(FILE *f, u32 n, u32 lab) {
   out_c('=', f);
 }
 
-// A Unicode code point as UTF-8 (no escaping).
-static void print_utf8(FILE *f, u32 c) {
+u32 utf8_encode(u32 c, char b[4]) {
+  static const u8 lead[5] = {0, 0, 0xC0, 0xE0, 0xF0};
   if (c < 0x80) {
-    out_c((int)c, f);
-  } else if (c < 0x800) {
-    out_c((int)(0xC0 | (c >> 6)), f);
-    out_c((int)(0x80 | (c & 0x3F)), f);
-  } else if (c < 0x10000) {
-    out_c((int)(0xE0 | (c >> 12)), f);
-    out_c((int)(0x80 | ((c >> 6) & 0x3F)), f);
-    out_c((int)(0x80 | (c & 0x3F)), f);
-  } else {
-    out_c((int)(0xF0 | (c >> 18)), f);
-    out_c((int)(0x80 | ((c >> 12) & 0x3F)), f);
-    out_c((int)(0x80 | ((c >> 6) & 0x3F)), f);
-    out_c((int)(0x80 | (c & 0x3F)), f);
+    b[0] = (char)c;
+    return 1;
   }
+  u32 n = c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+  for (u32 i = n - 1; i > 0; i--, c >>= 6) b[i] = (char)(0x80 | (c & 0x3F));
+  b[0] = (char)(lead[n] | c);
+  return n;
+}
+
+// A code point as UTF-8, unescaped.
+static void print_utf8(FILE *f, u32 c) {
+  char b[4];
+  u32  n = utf8_encode(c, b);
+  for (u32 i = 0; i < n; i++) out_c((u8)b[i], f);
 }
 
 // Can code point c appear in a char (quote '\'') or string (quote '"')?

@@ -78,20 +78,6 @@ static int seen_add(Wnf *w, u32 loc, u16 ep) {
 // Visiting a slot
 // ===============
 
-// Children a normal form has; the normalizer visits each.
-static u32 snf_arity(Term t) {
-  u32 tag = TAG(t);
-  if (IS_CTR(tag)) return CTR_ARITY(tag);
-  switch (tag) {
-    case LAM: case USE: case INC: case UNS: return 1;
-    case APP: case SUP: case DRY: case MAT: case SWI: case OP2: case RED:
-    case EQL: case AND: case OR:  case DUP: return 2;
-    case DSU: case DDU: return 3;
-    case PRI: return PRIM_ARITY(EXT(t));
-    default:  return 0;
-  }
-}
-
 static int is_whnf(u32 tag) {
   switch (tag) {
     case RED: case NAM: case BJV: case BJ0: case BJ1: case DRY: case ERA:
@@ -149,7 +135,7 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
         loc = VAL(t);
         continue;
       }
-      u32 ari = snf_arity(t);
+      u32 ari = term_arity(t);
       if (ari == 0) break;
       for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1);
       loc = VAL(t);
@@ -290,7 +276,7 @@ static void run_task(Wnf *w, u64 task) {
       job_dup(job, VAL(v));
       break;
     }
-    u32 ari = snf_arity(v);
+    u32 ari = term_arity(v);
     if (ari == 0) break;
     for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
     loc = VAL(v);

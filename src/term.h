@@ -1,6 +1,6 @@
 // term.h: the 64-bit term word, its tags and the names that read it.
 //
-// Portable dialect (docs/design.md §1): compiled as C11, as CUDA device code
+// Portable dialect (docs/architecture.md): compiled as C11, as CUDA device code
 // and as Metal. No libc, fixed-width integers only.
 //
 // Layout (HVM4 docs/hvm4/memory.md):  SUB(1) | TAG(7) | EXT(24) | VAL(32)
@@ -134,13 +134,11 @@ typedef u64 Term;
 #define OP_NOT 16   // infix, ignores its left operand
 #define OP_COUNT 17
 
-// Special words
-// =============
+// Primitives (EXT of PRI)
+// =======================
+// The arithmetic ones take two arguments and mean exactly the OP2 of the
+// same operator.
 
-// Left in a DUP expression slot by the task that holds it (try_take).
-// A word no term can be: tag 127 is never assigned.
-// Primitives (EXT of PRI). Arity in PRIM_ARITY. The arithmetic ones take
-// two arguments and mean exactly the OP2 of the same operator.
 #define PRIM_LOG  0   // %log(str): host prints, yields #Nil
 #define PRIM_GNF  1   // %gnf(t): strong normal form on the device
 #define PRIM_NF   2   // %nf(t): strong normal form on the CPU pool
@@ -149,16 +147,45 @@ typedef u64 Term;
 #define PRIM_COUNT (PRIM_OP + OP_COUNT)
 #define PRIM_ARITY(id) ((id) < PRIM_OP ? 1u : 2u)
 
-#define BUSY TERM(0x7F, 0xFFFFFF, 0xFFFFFFFF)
+// Nodes
+// =====
 
-#endif
-
-// Tags whose VAL is a heap location (a node or a binder slot). Book
+// Tags whose VAL is a heap location (a node or a binder slot): book
 // templates are relocated by adding an offset to exactly these words.
-#define LOC_TAGS \
+// Constructors C01..C16 (tags C00+1..C16) are the 16 bits above C00.
+#define LOC_MASK \
   ((1ull<<APP)|(1ull<<VAR)|(1ull<<LAM)|(1ull<<DP0)|(1ull<<DP1)|(1ull<<SUP)| \
    (1ull<<DUP)|(1ull<<DRY)|(1ull<<MAT)|(1ull<<SWI)|(1ull<<USE)|(1ull<<OP2)| \
    (1ull<<EQL)|(1ull<<AND)|(1ull<<OR)|(1ull<<RED)|(1ull<<INC)|(1ull<<DSU)| \
-   (1ull<<DDU)|(1ull<<UNS)|(1ull<<PRI))
-#define HAS_LOC(tag) \
-  (((tag) > C00 && (tag) <= C16) || ((tag) < 64 && ((LOC_TAGS >> (tag)) & 1)))
+   (1ull<<DDU)|(1ull<<UNS)|(1ull<<PRI)|(0xFFFFull << (C00 + 1)))
+#define HAS_LOC(tag) ((tag) < 64 && ((LOC_MASK >> (tag)) & 1))
+
+// The words of t's node: every child a walk over the whole term visits
+// (the parser's copies, the strong normal form, the device's lanes). VAR
+// and DP0/DP1 point at a binder's slot, not a node of their own: 0.
+FN u32 term_arity(Term t) {
+  u32 tag = TAG(t);
+  if (IS_CTR(tag)) return CTR_ARITY(tag);
+  switch (tag) {
+    case LAM: case USE: case INC: case UNS:
+      return 1;
+    case APP: case SUP: case DUP: case DRY: case MAT: case SWI:
+    case OP2: case EQL: case AND: case OR:  case RED:
+      return 2;
+    case DSU: case DDU:
+      return 3;
+    case PRI:
+      return EXT(t) < PRIM_COUNT ? PRIM_ARITY(EXT(t)) : 0;
+    default:
+      return 0;
+  }
+}
+
+// Special words
+// =============
+
+// Left in a DUP expression slot by the task that holds it (try_take).
+// A word no term can be: tag 127 is never assigned.
+#define BUSY TERM(0x7F, 0xFFFFFF, 0xFFFFFFFF)
+
+#endif
