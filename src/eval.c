@@ -73,10 +73,6 @@ static const char *RULE_NAMES[R_FIXED] = {
   [R_WNF_UNS]         = "WNF-UNS",
 };
 
-static int is_nam_tag(u32 t) {
-  return t == NAM || t == BJV || t == BJ0 || t == BJ1;
-}
-
 // DUP of a value: named by the value's tag.
 static const char *dup_name(u32 t) {
   switch (t) {
@@ -84,7 +80,7 @@ static const char *dup_name(u32 t) {
     case LAM: return "DUP-LAM";
     case DRY: return "DUP-DRY";
     case RED: return "DUP-RED";
-    default:  return is_nam_tag(t) ? "DUP-NAM" : "DUP-NOD";
+    default:  return wnf_is_nam(t) ? "DUP-NAM" : "DUP-NOD";
   }
 }
 
@@ -96,7 +92,7 @@ static const char *eql_name(u32 a, u32 b) {
   if (IS_CTR(a) && IS_CTR(b))                   return "EQL-CTR-MIS";
   if ((a == MAT || a == SWI) && (b == MAT || b == SWI)) return "EQL-MAT-MIS";
   if (a == USE && b == USE)                     return "EQL-USE";
-  if (is_nam_tag(a) && is_nam_tag(b))           return "-";
+  if (wnf_is_nam(a) && wnf_is_nam(b))           return "-";
   if (a == DRY && b == DRY)                     return "EQL-DRY";
   return "EQL-NOT";
 }
