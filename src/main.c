@@ -128,7 +128,9 @@ static int run(int argc, char **argv) {
   }
   names_init();
 
+  if (gpu_requested()) gpu_prepare();   // the device's buffers, made meanwhile
   if (parse_file(c.file) != 0) return 1;
+  if (!gpu_requested() && parse_used(PRIM_GNF)) gpu_prepare();
 
   u32 main_id = table_find("main", 4);
   if (main_id == ~0u || main_id >= BOOK_CAP || BOOK[main_id] == 0) {
@@ -150,11 +152,10 @@ static int run(int argc, char **argv) {
 
   int gpu = gpu_requested();
   if (c.collapse) {
-    if (gpu) gpu_snf_at(root);
+    if (gpu) gpu_snf_bounded(root);   // the collapser goes on either way
     eval_collapse(root, c.limit);
   } else {
-    if (gpu) gpu_snf_at(root);
-    else     eval_snf_at(root);
+    if (!gpu || gpu_snf_at(root)) eval_snf_at(root);  // CPU finishes
     if (!EVAL.silent && !EVAL.debug) {
       print_term(stdout, HEAP[root]);
       putchar('\n');

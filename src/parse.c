@@ -77,6 +77,7 @@ static uintptr_t STACK_LO;            // lowest safe stack address
 static char  **SEEN;                  // files already parsed
 static u32     SEEN_LEN;
 
+static u8      USED[PRIM_COUNT];      // primitives the program calls
 static Term   *ARGS;                  // pending constructor fields
 static u32     ARGS_LEN, ARGS_CAP;
 static int     RENAMES;               // auto-dups wait for rename_dups
@@ -899,6 +900,7 @@ static NOINLINE Term parse_pri(Src *s) {
   u32 id = prim_id(s->txt + at, len);
   blank(s);
   if (id == ~0u) err_expected(s, "known primitive");
+  USED[id] = 1;
   if (cur(s) != '(') err_expected(s, "primitive application");
   need(s, "(");
   u32  ar = PRIM_ARITY(id);
@@ -1189,6 +1191,7 @@ static int run(const char *file, const char *src) {
 
 void parse_reset(void) {
   FRESH_LAB = 0x800000;
+  memset(USED, 0, sizeof USED);
   for (u32 i = 0; i < SEEN_LEN; i++) free(SEEN[i]);
   SEEN_LEN = 0;
 }
@@ -1206,4 +1209,8 @@ int parse_file(const char *path) {
   free(abs);
   free(src);
   return rc;
+}
+
+int parse_used(u32 prim) {
+  return prim < PRIM_COUNT && USED[prim];
 }

@@ -84,7 +84,8 @@ FN void lane_stop(DEV PassCtl *ctl, u32 why, u32 loc, u32 err, u32 pri) {
 FN int lane_leaf(Term t) {
   u32 tag = TAG(t);
   return !IS_SUB(t) && (tag == NUM || tag == ERA || tag == ANY ||
-         tag == NAM || tag == BJV || tag == BJ0 || tag == BJ1);
+         tag == NAM || tag == BJV || tag == BJ0 || tag == BJ1 ||
+         tag == C00);
 }
 
 // Claims a stuck DUP's expression slot for normalization: 1 for the first
@@ -105,10 +106,13 @@ FN void lane_entry(Lane *L, const PassArgs *a, DEV u32 *seen,
   u32 dpx   = ENT_IS_DPX(e) ? 1u : 0u;
   u32 tries = ENT_TRIES(e);
   u64 start = w->itrs;
+  u64 slots = 0;   // slots visited: a walk that needs no interaction (a
+                   // book reference unfolding) still spends budget
   for (;;) {
     u64 dflag = dpx ? ENT_DPX : 0ull;
     u32 left  = a->cap - L->cnt;
-    u64 spent = w->itrs - start;
+    u64 spent = w->itrs - start + slots;
+    slots++;
     // No room to push every child, or no budget to go on: retry later.
     if (left < rem + LANE_KIDS || spent >= a->budget) {
       lane_push(L, dflag | ENT_T(own, loc, tries));

@@ -86,7 +86,7 @@ static void run_child(const char *src, RunConf c) {
     GPU.region_shift = c.shift;
     GPU.budget       = c.budget;
     GPU.threads      = c.threads;
-    gpu_snf_at(root);
+    if (gpu_snf_at(root)) eval_snf_at(root);   // the CPU finishes
   } else {
     eval_snf_at(root);
   }
