@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "eval.h"
+#include "collapse.h"
+#include "snf.h"
 #include "heap.h"
 #include "print.h"
 
@@ -1093,7 +1095,7 @@ static void collapse_par(Wnf *w, u32 root) {
     }
   }
   atomic_store(&SPEC_ON, 1);
-  snf_pool_hold(1);
+  snf_pool_hold(collapse_help);
   chunk_add(level_room(0), root, 0);
   level_filled(0);
   while (PRINTED < LIMIT && FULL) {
@@ -1125,11 +1127,11 @@ static void collapse_par(Wnf *w, u32 root) {
   // be long), and only a later collapse waits for that (collapse_join).
   atomic_store(&SPEC_ON, 0);
   eval_stop_ahead(1);
-  snf_pool_hold(0);
+  snf_pool_hold(NULL);
   STOPPED = 1;
 }
 
-void eval_collapse(u32 loc, long long limit) {
+void collapse_print(u32 loc, long long limit) {
   if (limit == 0) return;
   LIMIT   = limit < 0 ? ~0ull : (u64)limit;
   PRINTED = 0;

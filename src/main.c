@@ -12,6 +12,8 @@
 #include <time.h>
 #include <pthread.h>
 #include "eval.h"
+#include "snf.h"
+#include "collapse.h"
 #include "heap.h"
 #include "names.h"
 #include "parse.h"
@@ -139,6 +141,7 @@ static int run(int argc, char **argv) {
   }
 
   eval_init();
+  snf_init();
 
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -153,9 +156,9 @@ static int run(int argc, char **argv) {
   int gpu = gpu_requested();
   if (c.collapse) {
     if (gpu) gpu_snf_bounded(root);   // the collapser goes on either way
-    eval_collapse(root, c.limit);
+    collapse_print(root, c.limit);
   } else {
-    if (!gpu || gpu_snf_at(root)) eval_snf_at(root);  // CPU finishes
+    if (!gpu || gpu_snf_at(root)) snf_at(root);  // CPU finishes
     if (!EVAL.silent && !EVAL.debug) {
       print_term(stdout, HEAP[root]);
       putchar('\n');

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "eval.h"
+#include "snf.h"
 #include "heap.h"
 #include "names.h"
 #include "print.h"
@@ -145,7 +146,7 @@ static Term prim_log(Wnf *w, Term pri) {
 static Term prim_nf(Wnf *w, Term pri, int dev) {
   u32 slot = eval_alloc(w, 1);
   HEAP[slot] = HEAP[VAL(pri)];
-  if (!dev || snf_pool_busy() || gpu_snf_at(slot)) eval_snf_at(slot);
+  if (!dev || snf_pool_busy() || gpu_snf_at(slot)) snf_at(slot);
   return HEAP[slot];
 }
 
