@@ -12,6 +12,8 @@
 #include <time.h>
 #include <pthread.h>
 #include "eval.h"
+#include "snf.h"
+#include "collapse.h"
 #include "heap.h"
 #include "names.h"
 #include "parse.h"
@@ -158,32 +160,6 @@ static Cli parse_args(int argc, char **argv) {
   return c;
 }
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, len = 0;
-  char  *buf = malloc(cap);
-  for (;;) {
-    if (!buf) {
-      fclose(f);
-      return NULL;
-    }
-    size_t n = fread(buf + len, 1, cap - len - 1, f);
-    len += n;
-    if (len + 1 < cap) break;
-    cap *= 2;
-    buf = realloc(buf, cap);
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return NULL;
-  }
-  buf[len] = '\0';
-  return buf;
-}
-
 // Address space reserved besides the heap and its seen set: this thread's
 // stack, a WNF stack and a pool stack per thread, the -T collapse's levels
 // (collapse.c), the book, and a margin for code and malloc.
@@ -210,18 +186,9 @@ static int run(int argc, char **argv) {
   }
   names_init();
 
-  char *src = read_file(c.file);
-  if (!src) {
-    fprintf(stderr, "Error: could not open '%s'\n", c.file);
-    return 1;
-  }
-  if (gpu_requested() || strstr(src, "%gnf")) gpu_prepare();
-  char *abs = realpath(c.file, NULL);   // HVM4 names files by full path
-  if (parse_text(abs ? abs : c.file, src) != 0) {
-    return 1;
-  }
-  free(abs);
-  free(src);
+  if (gpu_requested()) gpu_prepare();   // the device's buffers, made meanwhile
+  if (parse_file(c.file) != 0) return 1;
+  if (!gpu_requested() && parse_used(PRIM_GNF)) gpu_prepare();
 
   u32 main_id = table_find("main", 4);
   if (main_id == ~0u || main_id >= BOOK_CAP || BOOK[main_id] == 0) {
@@ -230,6 +197,7 @@ static int run(int argc, char **argv) {
   }
 
   eval_init();
+  snf_init();
 
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -244,9 +212,9 @@ static int run(int argc, char **argv) {
   int gpu = gpu_requested();
   if (c.collapse) {
     if (gpu) gpu_snf_bounded(root);   // the collapser goes on either way
-    eval_collapse(root, c.limit);
+    collapse_print(root, c.limit);
   } else {
-    if (!gpu || gpu_snf_at(root)) eval_snf_at(root);  // CPU finishes
+    if (!gpu || gpu_snf_at(root)) snf_at(root);  // CPU finishes
     if (!EVAL.silent && !EVAL.debug) {
       print_term(stdout, HEAP[root]);
       putchar('\n');

@@ -203,6 +203,13 @@ else
   record build hvm4g 0 "make failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/build.log")"
   tail -n 20 "$TMP/build.log"
 fi
+# `make CFLAGS=...` replaces the user's flags only: every compile (a dry run
+# here) still has the project's own (-std=gnu11 -Isrc ...).
+if make -s -n -B CFLAGS=-O0 build/src/heap.o 2>&1 | grep -q -- '-std=gnu11.*-Isrc'; then
+  record build make-cflags 1
+else
+  record build make-cflags 0 "make CFLAGS=-O0 drops the required flags"
+fi
 BIN=${HVM4G_BIN:-$ROOT/hvm4g}
 
 # --- phase: unit ------------------------------------------------------------

@@ -66,7 +66,7 @@ FN u32 compact_span(Term t) {
   if (tag == VAR || tag == DP0 || tag == DP1) {
     return 1;
   }
-  return lane_kids(t);
+  return term_arity(t);
 }
 
 // 1: `t` points into what the device allocated.

@@ -9,6 +9,7 @@
 #include "dev.h"
 #include "../heap.h"
 #include "../eval.h"
+#include "../names.h"
 
 GpuConf GPU = {
   .requested    = 0,
@@ -311,18 +312,6 @@ static const char *stop_name(u32 s) {
     case STOP_UNSCOPED: return "unscoped binders ran (the CPU checks the result)";
     default:         return "unknown";
   }
-}
-
-static const char *prim_name(u32 p) {
-  static const char *ops[] = {
-    "add", "sub", "mul", "div", "mod", "and", "or", "xor", "lsh", "rsh",
-    "not", "eq", "ne", "lt", "le", "gt", "ge",
-  };
-  if (p == PRIM_LOG) return "log";
-  if (p == PRIM_GNF) return "gnf";
-  if (p == PRIM_NF)  return "nf";
-  if (p >= PRIM_OP && p < PRIM_COUNT) return ops[p - PRIM_OP];
-  return "?";
 }
 
 void gpu_print_stats(FILE *out) {

@@ -80,29 +80,6 @@ FN void lane_stop(DEV PassCtl *ctl, u32 why, u32 loc, u32 err, u32 pri) {
   }
 }
 
-// Children of a WNF that its strong normal form still has to visit, as a
-// count of consecutive slots from VAL(t) (0: none). DP0/DP1 are handled by
-// the caller (their slot is shared).
-FN u32 lane_kids(Term t) {
-  u32 tag = TAG(t);
-  if (IS_CTR(tag)) {
-    return CTR_ARITY(tag);
-  }
-  switch (tag) {
-    case LAM: case USE: case INC: case UNS:
-      return 1;
-    case APP: case SUP: case DRY: case MAT: case SWI: case OP2:
-    case EQL: case AND: case OR:  case RED: case DUP:
-      return 2;
-    case DSU: case DDU:
-      return 3;
-    case PRI:
-      return EXT(t) < PRIM_COUNT ? PRIM_ARITY(EXT(t)) : 0;
-    default:
-      return 0;
-  }
-}
-
 // A word already in strong normal form with nothing under it: its slot
 // needs no entry (WNF would return it unchanged).
 FN int lane_leaf(Term t) {
@@ -210,7 +187,7 @@ FN void lane_entry(Lane *L, const PassArgs *a, DEV u32 *seen,
       tries = 0;
       continue;
     }
-    u32 n    = lane_kids(r);
+    u32 n    = term_arity(r);
     u32 base = VAL(r);
     u32 last = 0;
     u32 has  = 0;
