@@ -25,6 +25,8 @@ typedef struct {
   int  requested;    // -G / --gpu
   int  device;       // DEV_*
   u32  dup_mode;     // DUP_OWNER / DUP_ATOMIC
+  u32  take;         // --take=64|32: DUP take by 64-bit exchange, or by a
+                     // 32-bit exchange on the high half (take32.h)
   u32  region_shift; // --region-shift=N
   u32  lanes;        // --lanes=N (0: backend default)
   u32  block;        // lanes per block (sim: one thread runs a block)
@@ -89,6 +91,9 @@ typedef struct {
 extern const GpuBackend GPU_SIM;
 #ifdef HVM4G_CUDA
 extern const GpuBackend GPU_CUDA;
+#endif
+#ifdef HVM4G_METAL
+extern const GpuBackend GPU_METAL;
 #endif
 
 // pass.c: the host pass loop over a backend. Returns the stop reason
