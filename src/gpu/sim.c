@@ -23,6 +23,7 @@
 #define T32_ST(p, v)        __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define T32_XCHG(p, v)      __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
 #define T32_CAS(p, o, n)    sim_cas32((p), (o), (n))
+#define T32_FENCE()         __atomic_thread_fence(__ATOMIC_ACQ_REL)
 static int SIM_T32 = 0;
 
 #define HEAP_LD(w, loc)        (SIM_T32 ? t32_ld((w)->heap, (loc)) : \
