@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# tests/metal/check.sh BIN: `make metal-check`. BIN is hvm4g built with the
+# Metal backend over the CPU shim (the Metal kernel source compiled as C++,
+# run on CPU threads). Every golden program and tests/gpu program must give
+# the CPU's output and exit status on --device=metal, in both DUP modes, at
+# the default shape and at a racy one (many lanes, tiny regions and
+# budgets). Ends with "N passed, N failed".
+#
+# Environment: JOBS (parallel runs), ONLY=<glob>, TEST_TIMEOUT, VERBOSE=1.
+
+set -u
+BIN=$(realpath "$1")
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+CPU=${CPU_BIN:-$ROOT/hvm4g}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+ONLY=${ONLY:-*}
+export TEST_TIMEOUT=${TEST_TIMEOUT:-60}
+export HVM4G_MTL_THREADS=${HVM4G_MTL_THREADS:-4}
+RES=$(mktemp -d "${TMPDIR:-/tmp}/hvm4g-metal.XXXXXX")
+trap 'rm -rf "$RES"' EXIT
+
+for f in tests/golden/$ONLY.hvm4 tests/gpu/$ONLY.hvm4; do
+  [ -f "$f" ] || continue
+  case "$(basename "$f")" in _*) continue ;; esac
+  printf '%s\n' "$ROOT/$f"
+done > "$RES/list"
+
+par() { xargs -d '\n' -r -P "$JOBS" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
+
+par check cpu "$CPU" {} "$RES" < "$RES/list"
+for dup in owner atomic; do
+  par same "metal-$dup" cpu "$BIN" {} "$RES" --gpu --device=metal "--dup=$dup" < "$RES/list"
+  par same "metal-$dup-racy" cpu "$BIN" {} "$RES" --gpu --device=metal "--dup=$dup" \
+    --lanes=64 --region-shift=8 --budget=16 --arena=64 < "$RES/list"
+done
+
+pass=0; fail=0
+for d in "$RES"/metal-*; do
+  p=$(find "$d" -name '*.pass' | wc -l)
+  f=$(find "$d" -name '*.fail' | wc -l)
+  for fl in $(find "$d" -name '*.fail' | sort); do
+    printf '[FAIL] %s/%s: %s\n' "$(basename "$d")" "$(basename "$fl" .fail)" "$(head -n1 "$fl")"
+  done
+  printf '  %-18s %4d passed, %4d failed\n' "$(basename "$d")" "$p" "$f"
+  pass=$((pass + p)); fail=$((fail + f))
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
