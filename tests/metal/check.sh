@@ -6,7 +6,9 @@
 # the default shape and at a racy one (many lanes, tiny regions and
 # budgets). Ends with "N passed, N failed".
 #
-# Environment: JOBS (parallel runs), ONLY=<glob>, TEST_TIMEOUT, VERBOSE=1.
+# Environment: JOBS (parallel runs), ONLY=<glob>, TEST_TIMEOUT, CPU_BIN
+# (the CPU side, default ./hvm4g), DEVICE (default "--device=metal"; e.g.
+# "--device=cuda --take=32" runs the same scheme on an NVIDIA GPU).
 
 set -u
 BIN=$(realpath "$1")
@@ -15,6 +17,7 @@ ROOT=$PWD
 CPU=${CPU_BIN:-$ROOT/hvm4g}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 ONLY=${ONLY:-*}
+DEVICE=${DEVICE:---device=metal}
 export TEST_TIMEOUT=${TEST_TIMEOUT:-60}
 export HVM4G_MTL_THREADS=${HVM4G_MTL_THREADS:-4}
 RES=$(mktemp -d "${TMPDIR:-/tmp}/hvm4g-metal.XXXXXX")
@@ -30,8 +33,10 @@ par() { xargs -d '\n' -r -P "$JOBS" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
 
 par check cpu "$CPU" {} "$RES" < "$RES/list"
 for dup in owner atomic; do
-  par same "metal-$dup" cpu "$BIN" {} "$RES" --gpu --device=metal "--dup=$dup" < "$RES/list"
-  par same "metal-$dup-racy" cpu "$BIN" {} "$RES" --gpu --device=metal "--dup=$dup" \
+  # shellcheck disable=SC2086  # DEVICE is a word list
+  par same "metal-$dup" cpu "$BIN" {} "$RES" --gpu $DEVICE "--dup=$dup" < "$RES/list"
+  # shellcheck disable=SC2086
+  par same "metal-$dup-racy" cpu "$BIN" {} "$RES" --gpu $DEVICE "--dup=$dup" \
     --lanes=64 --region-shift=8 --budget=16 --arena=64 < "$RES/list"
 done
 
