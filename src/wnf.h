@@ -94,7 +94,7 @@
 #define WNF_NUM(n) TERM(NUM, 0, (u32)(n))
 
 // HAS_LOC as a single mask test (constructors C01..C16 are tags 33..48).
-#define WNF_LOC_MASK     (LOC_TAGS | (0xFFFFull << (C00 + 1)))
+#define WNF_LOC_MASK     (LOC_TAGS | ((u64)0xFFFF << (C00 + 1)))
 #define WNF_HAS_LOC(tag) ((tag) < 64 && ((WNF_LOC_MASK >> (tag)) & 1))
 
 // Adds `off` to the location of a HAS_LOC word (modulo 2^32).

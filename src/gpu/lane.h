@@ -130,7 +130,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
   u32 tries = ENT_TRIES(e);
   u64 start = w->itrs;
   for (;;) {
-    u64 dflag = dpx ? ENT_DPX : 0ull;
+    u64 dflag = dpx ? ENT_DPX : (u64)0;
     u32 left  = a->cap - L->cnt;
     u64 spent = w->itrs - start;
     // No room to push every child, or no budget to go on: retry later.

@@ -188,7 +188,7 @@ kernel void k_scan(device u32    *part [[buffer(MB_PART)]],
     part[i] = (u32)at;
     at     += s;
   }
-  res->total = at > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)at;
+  res->total = at > 0xFFFFFFFFu ? 0xFFFFFFFFu : (u32)at;
 }
 
 // Thread t: the offsets of its segments.
