@@ -31,6 +31,18 @@ done > "$RES/list"
 
 par() { xargs -d '\n' -r -P "$JOBS" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
 
+# MSL has no long long (nor unsigned long long): the kernel source and every
+# header it includes must not name the type or write a literal of it.
+lint=0
+CXX=${MTL_CXX:-$(command -v clang++ || command -v g++)}
+deps=$("$CXX" -std=c++17 -Itests/metal -MM -x c++ src/gpu/metal_kern.metal 2>&1 |
+       tr ' \\' '\n\n' | grep -E '^src/.*\.(h|metal)$')
+if [ -z "$deps" ]; then
+  echo "[FAIL] lint: could not list the kernel's headers"; lint=1
+elif grep -nE '\b(0[xX][0-9A-Fa-f]+|[0-9]+)[uU]?(ll|LL)[uU]?\b|long long' $deps; then
+  echo "[FAIL] lint: long long in the Metal kernel's sources (above)"; lint=1
+fi
+
 par check cpu "$CPU" {} "$RES" < "$RES/list"
 for dup in owner atomic; do
   # shellcheck disable=SC2086  # DEVICE is a word list
@@ -50,5 +62,6 @@ for d in "$RES"/metal-*; do
   printf '  %-18s %4d passed, %4d failed\n' "$(basename "$d")" "$p" "$f"
   pass=$((pass + p)); fail=$((fail + f))
 done
+if [ "$lint" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
