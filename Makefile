@@ -42,7 +42,7 @@ METAL   ?= $(shell xcrun -sdk macosx -f metal 2>/dev/null)
 ifneq ($(METAL),)
 CFLAGS  += -DHVM4G_METAL
 OBJS    += $(BUILD)/src/gpu/metal_dev.o $(BUILD)/metal_lib.o
-LDLIBS  += -framework Metal -framework Foundation
+LDLIBS  += -framework Metal -framework Foundation -lobjc
 endif
 endif
 
@@ -64,7 +64,7 @@ $(BUILD)/%.o: %.m $(HDRS)
 # metal_kern.metal -> AIR -> metallib -> a C array (metal_dev.m loads it).
 $(BUILD)/hvm4g.metallib: src/gpu/metal_kern.metal $(HDRS)
 	@mkdir -p $(BUILD)
-	xcrun -sdk macosx metal -std=metal3.2 -O2 -c -o $(BUILD)/metal_kern.air $<
+	xcrun -sdk macosx metal -std=metal3.2 -mmacosx-version-min=15.0 -O2 -c -o $(BUILD)/metal_kern.air $<
 	xcrun -sdk macosx metallib -o $@ $(BUILD)/metal_kern.air
 
 $(BUILD)/metal_lib.c: $(BUILD)/hvm4g.metallib
