@@ -76,6 +76,7 @@ static int mt_open(u64 root, char *err, unsigned errlen) {
   u64 top   = gpu_top();
   u32 bc    = gpu_book_cnt();
   GPU.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
+  GPU_STATS.backend = md_name();
   M.fault   = 0;
   M.lanes   = GPU.lanes ? GPU.lanes : md_lanes();
   M.stack   = GPU.stack ? GPU.stack : 4096;
