@@ -255,7 +255,8 @@ fi
 
 # The Metal kernel source compiled as C++ against an MSL shim and run on
 # CPU threads (`make metal-check` has more shapes; docs/metal.md): many
-# lanes, tiny regions and budgets, so the 32-bit DUP take races.
+# lanes, tiny regions and budgets, and a yield before one atomic access in
+# 256, so the 32-bit DUP take races.
 if [ "${SKIP_METAL:-0}" != 1 ] && [ -z "${HVM4G_BIN:-}" ]; then
   add_phase metal-build
   if make -s build-metal/hvm4g-mtl > "$TMP/metal-build.log" 2>&1; then
@@ -263,6 +264,7 @@ if [ "${SKIP_METAL:-0}" != 1 ] && [ -z "${HVM4G_BIN:-}" ]; then
     golden_list > "$TMP/metal.list"
     for dup in owner atomic; do
       add_phase "metal-$dup"
+      HVM4G_MTL_YIELD=256 \
       par same "metal-$dup" cpu "$ROOT/build-metal/hvm4g-mtl" {} "$RES" --gpu \
         --device=metal "--dup=$dup" --lanes=64 --region-shift=8 --budget=16 \
         < "$TMP/metal.list"

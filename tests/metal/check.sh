@@ -4,7 +4,9 @@
 # run on CPU threads). Every golden program and tests/gpu program must give
 # the CPU's output and exit status on --device=metal, in both DUP modes, at
 # the default shape and at a racy one (many lanes, tiny regions and
-# budgets). Ends with "N passed, N failed".
+# budgets; on the shim, a yield before one atomic access in 256, so that a
+# broken 32-bit take shows: HVM4G_MTL_YIELD). Ends with "N passed, N
+# failed".
 #
 # Environment: JOBS (parallel runs), ONLY=<glob>, TEST_TIMEOUT, CPU_BIN
 # (the CPU side, default ./hvm4g), DEVICE (default "--device=metal"; e.g.
@@ -48,6 +50,7 @@ for dup in owner atomic; do
   # shellcheck disable=SC2086  # DEVICE is a word list
   par same "metal-$dup" cpu "$BIN" {} "$RES" --gpu $DEVICE "--dup=$dup" < "$RES/list"
   # shellcheck disable=SC2086
+  HVM4G_MTL_YIELD=256 \
   par same "metal-$dup-racy" cpu "$BIN" {} "$RES" --gpu $DEVICE "--dup=$dup" \
     --lanes=64 --region-shift=8 --budget=16 --arena=64 < "$RES/list"
 done

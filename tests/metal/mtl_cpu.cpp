@@ -6,7 +6,8 @@
 //
 // The step kernel's grid is spread over HVM4G_MTL_THREADS threads (default
 // 4; lanes t, t+T, ...), so lanes race on DUP slots as GPU threads do; the
-// other kernels are small and run on the calling thread.
+// other kernels are small and run on the calling thread. HVM4G_MTL_YIELD=N
+// yields before one atomic access in N (metal_stdlib), widening races.
 
 #include <pthread.h>
 #include <stdio.h>
@@ -27,7 +28,10 @@ static u32 env_u32(const char *name, u32 dflt) {
   return v && *v ? (u32)strtoul(v, NULL, 10) : dflt;
 }
 
+uint metal::SHIM_YIELD = 0;
+
 extern "C" int md_init(char *err, unsigned errlen) {
+  metal::SHIM_YIELD = env_u32("HVM4G_MTL_YIELD", 0);
   return 0;
 }
 
