@@ -36,6 +36,18 @@ endif
 endif
 NVFLAGS ?= -O3 -arch=sm_90 -Isrc -lineinfo
 
+# The Metal backend is compiled on macOS wherever `xcrun metal` exists
+# (Xcode's Metal toolchain): the kernels become a metallib embedded in the
+# binary. docs/metal.md.
+ifeq ($(shell uname -s),Darwin)
+METAL   ?= $(shell xcrun -sdk macosx -f metal 2>/dev/null)
+ifneq ($(METAL),)
+CFLAGS  += -DHVM4G_METAL
+OBJS    += $(BUILD)/src/gpu/metal_dev.o $(BUILD)/metal_lib.o
+LDLIBS  += -framework Metal -framework Foundation -lobjc
+endif
+endif
+
 hvm4g: $(OBJS)
 	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
@@ -47,6 +59,23 @@ $(BUILD)/%.o: %.cu $(HDRS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c -o $@ $<
 
+$(BUILD)/%.o: %.m $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fobjc-arc -c -o $@ $<
+
+# metal_kern.metal -> AIR -> metallib -> a C array (metal_dev.m loads it).
+$(BUILD)/hvm4g.metallib: src/gpu/metal_kern.metal $(HDRS)
+	@mkdir -p $(BUILD)
+	xcrun -sdk macosx metal -std=metal3.2 -mmacosx-version-min=15.0 -O2 -c -o $(BUILD)/metal_kern.air $<
+	xcrun -sdk macosx metallib -o $@ $(BUILD)/metal_kern.air
+
+$(BUILD)/metal_lib.c: $(BUILD)/hvm4g.metallib
+	{ echo 'const unsigned char HVM4G_METALLIB[] = {'; xxd -i < $<; \
+	  echo '};'; echo 'const unsigned long HVM4G_METALLIB_LEN = sizeof HVM4G_METALLIB;'; } > $@
+
+$(BUILD)/metal_lib.o: $(BUILD)/metal_lib.c
+	$(CC) -c -o $@ $<
+
 test: hvm4g
 	bash tests/run.sh
 
@@ -57,8 +86,8 @@ clean:
 
 # Sanitizer build (tests/run.sh uses it): ./build-asan/hvm4g.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
-$(BUILD)/hvm4g: $(OBJS)
-	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
+$(BUILD)/hvm4g: $(OBJS) $(MTL_EXTRA)
+	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(MTL_EXTRA) $(LDLIBS)
 
 asan:
 	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan build-asan/hvm4g
@@ -78,3 +107,27 @@ fuzz: asan
 	  --out fuzz-findings $(if $(HVM4_REF_TESTS),--ref-tests $(HVM4_REF_TESTS))
 
 .PHONY: fuzz
+
+# Linux check of the Metal backend: the kernel source compiled as C++
+# against an MSL shim (tests/metal/metal_stdlib), run on CPU threads by
+# ./build-metal/hvm4g-mtl (--device=metal), against the CPU on every golden
+# and tests/gpu program in both DUP modes. docs/metal.md.
+MTL_CXX ?= $(shell command -v clang++ 2>/dev/null || command -v g++ 2>/dev/null)
+MTL_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter \
+  -Wno-unused-function -Wno-attributes -Wno-unknown-attributes \
+  -Wno-unknown-warning-option -fno-exceptions -fno-rtti -Itests/metal
+
+build-metal/mtl_cpu.o: tests/metal/mtl_cpu.cpp tests/metal/metal_stdlib \
+                       src/gpu/metal_kern.metal $(HDRS)
+	@mkdir -p $(dir $@)
+	$(MTL_CXX) $(MTL_CXXFLAGS) -c -o $@ $<
+
+build-metal/hvm4g-mtl: build-metal/mtl_cpu.o
+	CFLAGS='-O2 -g -DHVM4G_METAL' $(MAKE) -s BUILD=build-metal NVCC= METAL= \
+	  build-metal/hvm4g MTL_EXTRA=build-metal/mtl_cpu.o
+	cp build-metal/hvm4g $@
+
+metal-check: build-metal/hvm4g-mtl hvm4g
+	bash tests/metal/check.sh build-metal/hvm4g-mtl
+
+.PHONY: metal-check build-metal/hvm4g-mtl

@@ -43,10 +43,10 @@ typedef u64 Term;
 #define SUB_SHIFT 63
 #define TAG_SHIFT 56
 #define EXT_SHIFT 32
-#define TAG_MASK  0x7Full
-#define EXT_MASK  0xFFFFFFull
-#define VAL_MASK  0xFFFFFFFFull
-#define SUB_BIT   (1ull << SUB_SHIFT)
+#define TAG_MASK  ((u64)0x7F)
+#define EXT_MASK  ((u64)0xFFFFFF)
+#define VAL_MASK  ((u64)0xFFFFFFFF)
+#define SUB_BIT   ((u64)1 << SUB_SHIFT)
 
 #define TERM(tag, ext, val) \
   ((((Term)(tag) & TAG_MASK) << TAG_SHIFT) | \
@@ -154,10 +154,10 @@ typedef u64 Term;
 // templates are relocated by adding an offset to exactly these words.
 // Constructors C01..C16 (tags C00+1..C16) are the 16 bits above C00.
 #define LOC_MASK \
-  ((1ull<<APP)|(1ull<<VAR)|(1ull<<LAM)|(1ull<<DP0)|(1ull<<DP1)|(1ull<<SUP)| \
-   (1ull<<DUP)|(1ull<<DRY)|(1ull<<MAT)|(1ull<<SWI)|(1ull<<USE)|(1ull<<OP2)| \
-   (1ull<<EQL)|(1ull<<AND)|(1ull<<OR)|(1ull<<RED)|(1ull<<INC)|(1ull<<DSU)| \
-   (1ull<<DDU)|(1ull<<UNS)|(1ull<<PRI)|(0xFFFFull << (C00 + 1)))
+  (((u64)1<<APP)|((u64)1<<VAR)|((u64)1<<LAM)|((u64)1<<DP0)|((u64)1<<DP1)|((u64)1<<SUP)| \
+   ((u64)1<<DUP)|((u64)1<<DRY)|((u64)1<<MAT)|((u64)1<<SWI)|((u64)1<<USE)|((u64)1<<OP2)| \
+   ((u64)1<<EQL)|((u64)1<<AND)|((u64)1<<OR)|((u64)1<<RED)|((u64)1<<INC)|((u64)1<<DSU)| \
+   ((u64)1<<DDU)|((u64)1<<UNS)|((u64)1<<PRI)|((u64)0xFFFF << (C00 + 1)))
 #define HAS_LOC(tag) ((tag) < 64 && ((LOC_MASK >> (tag)) & 1))
 
 // The words of t's node: every child a walk over the whole term visits

@@ -9,12 +9,14 @@
 #              on the CPU
 #   sim-owner  the same on the simulated device (--dup=owner): output must
 #   sim-atomic equal the CPU run's (--dup=atomic likewise)
+#   metal-*    the Metal kernels on CPU threads (build-metal/hvm4g-mtl):
+#              output must equal the CPU run's, both DUP modes
 #   ref-*      the reference's tests, when HVM4_REF_TESTS is set
 #   asan-*     an ASan+UBSan build re-runs unit and cpu (SKIP_ASAN=1 skips)
 #   tsan-thread  a thread-sanitizer build runs the thread_* programs (-T)
 #
 # Environment: HVM4G_BIN (test this binary instead of building ./hvm4g), JOBS (parallel runs, default nproc), TEST_TIMEOUT (seconds
-# per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, HVM4_REF_TESTS,
+# per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, SKIP_METAL=1, HVM4_REF_TESTS,
 # ONLY=<glob> (golden names to run, e.g. ONLY='dup_*'), VERBOSE=1.
 
 set -u
@@ -309,6 +311,30 @@ if [ "${SKIP_SIM:-0}" != 1 ]; then
   par same sim-owner cpu "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/golden.list"
   add_phase sim-atomic
   par same sim-atomic cpu "$BIN" {} "$RES" --gpu --device=sim --dup=atomic --handoff=0 < "$TMP/golden.list"
+fi
+
+# --- phases: metal-owner, metal-atomic ------------------------------------
+
+# The Metal kernel source compiled as C++ against an MSL shim and run on
+# CPU threads (`make metal-check` has more shapes; docs/metal.md): many
+# lanes, tiny regions and budgets, and a yield before one atomic access in
+# 256, so the 32-bit DUP take races.
+if [ "${SKIP_METAL:-0}" != 1 ] && [ -z "${HVM4G_BIN:-}" ]; then
+  add_phase metal-build
+  if make -s build-metal/hvm4g-mtl > "$TMP/metal-build.log" 2>&1; then
+    record metal-build hvm4g-mtl 1
+    golden_list > "$TMP/metal.list"
+    for dup in owner atomic; do
+      add_phase "metal-$dup"
+      HVM4G_MTL_YIELD=256 \
+      par same "metal-$dup" cpu "$ROOT/build-metal/hvm4g-mtl" {} "$RES" --gpu \
+        --device=metal "--dup=$dup" --lanes=64 --region-shift=8 --budget=16 \
+        < "$TMP/metal.list"
+    done
+  else
+    record metal-build hvm4g-mtl 0 "make build-metal/hvm4g-mtl failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/metal-build.log")"
+    tail -n 20 "$TMP/metal-build.log"
+  fi
 fi
 
 # --- phases: the reference's tests ------------------------------------------

@@ -89,10 +89,27 @@ __device__ inline int cu_refill(Wnf *w, u32 n) {
   return 1;
 }
 
-#define HEAP_LD(w, loc)        (*(volatile Term *)&(w)->heap[(loc)])
-#define HEAP_ST(w, loc, t)     cu_st(&(w)->heap[(loc)], (t))
-#define HEAP_XCHG(w, loc, t)   cu_xchg(&(w)->heap[(loc)], (t))
-#define HEAP_CAS(w, loc, o, n) cu_cas(&(w)->heap[(loc)], (o), (n))
+// --take=32 (D_TAKE32): Apple's scheme, every word as two 32-bit halves
+// and DUP slots taken on the high half (take32.h), as a cross-check of it
+// on real hardware.
+__constant__ int D_TAKE32;
+
+#define T32              unsigned int
+#define T32_LD(p)        (*(volatile unsigned int *)(p))
+#define T32_ST(p, v)     (*(volatile unsigned int *)(p) = (v))
+#define T32_XCHG(p, v)   atomicExch((p), (v))
+#define T32_CAS(p, o, n) atomicCAS((p), (o), (n))
+#define T32_FENCE()      __threadfence()
+#include "take32.h"
+
+#define HEAP_LD(w, loc)        (D_TAKE32 ? t32_ld((w)->heap, (loc)) : \
+  *(volatile Term *)&(w)->heap[(loc)])
+#define HEAP_ST(w, loc, t)     (D_TAKE32 ? t32_st((w)->heap, (loc), (t)) : \
+  cu_st(&(w)->heap[(loc)], (t)))
+#define HEAP_XCHG(w, loc, t)   (D_TAKE32 ? t32_xchg((w)->heap, (loc), (t)) : \
+  cu_xchg(&(w)->heap[(loc)], (t)))
+#define HEAP_CAS(w, loc, o, n) (D_TAKE32 ? t32_cas((w)->heap, (loc), (o), (n)) : \
+  cu_cas(&(w)->heap[(loc)], (o), (n)))
 #define HEAP_REFILL(w, n)      cu_refill((w), (n))
 
 #define GPU_ADD64(p, v)    atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
@@ -558,6 +575,8 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   CK(cudaMemcpyToSymbol(D_CAP, &dcap, sizeof dcap), "cap");
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
   CK(cudaMemcpyToSymbol(D_ALIGN, &align, sizeof align), "align");
+  int take32 = GPU.take == 32;
+  CK(cudaMemcpyToSymbol(D_TAKE32, &take32, sizeof take32), "take");
   CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
   if (cu_grow((void **)&C.in, &C.in_cap, 1, sizeof(u64))) {
     snprintf(err, errlen, "frontier: out of device memory");

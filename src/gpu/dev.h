@@ -25,6 +25,8 @@ typedef struct {
   int  requested;    // -G / --gpu
   int  device;       // DEV_*
   u32  dup_mode;     // DUP_OWNER / DUP_ATOMIC
+  u32  take;         // --take=64|32: DUP take by 64-bit exchange, or by a
+                     // 32-bit exchange on the high half (take32.h)
   u32  region_shift; // --region-shift=N
   int  shift_set;    // given on the command line (else the backend may
                      // lower it so that lanes * region fits the heap)
@@ -122,8 +124,15 @@ typedef struct {
 } GpuBackend;
 
 extern const GpuBackend GPU_SIM;
+// sim.c: the simulator's packing for a backend that copies its whole heap
+// back (its roots, mark, close and abandon then serve): call before the
+// run; 0, or -1 with a message.
+int sim_pack_open(char *err, unsigned errlen);
 #ifdef HVM4G_CUDA
 extern const GpuBackend GPU_CUDA;
+#endif
+#ifdef HVM4G_METAL
+extern const GpuBackend GPU_METAL;
 #endif
 
 // pass.c: the host pass loop over a backend, then the packing of the live

@@ -15,6 +15,7 @@ GpuConf GPU = {
   .requested    = 0,
   .device       = DEV_AUTO,
   .dup_mode     = DUP_OWNER,
+  .take         = 64,
   .region_shift = 12,
   .lanes        = 0,
   .block        = 32,
@@ -105,9 +106,12 @@ int gpu_flag(int argc, char **argv, int i) {
       }
       GPU.device = DEV_CUDA;
     } else if (strcmp(v, "metal") == 0) {
-#ifdef __APPLE__
-      die("--device=metal: the Metal backend is not built yet; use "
-          "--device=sim", NULL);
+#if defined(HVM4G_METAL)
+      GPU.device = DEV_METAL;
+#elif defined(__APPLE__)
+      die("--device=metal: this binary was built without the Metal backend "
+          "(no `xcrun metal` at build time: install Xcode and its Metal "
+          "toolchain, then rebuild); use --device=sim", NULL);
 #else
       die("--device=metal: Metal is not available on this platform "
           "(Apple GPUs only); use --device=sim or --device=cuda", NULL);
@@ -123,6 +127,12 @@ int gpu_flag(int argc, char **argv, int i) {
     if      (strcmp(v, "owner")  == 0) GPU.dup_mode = DUP_OWNER;
     else if (strcmp(v, "atomic") == 0) GPU.dup_mode = DUP_ATOMIC;
     else die("--dup expects owner or atomic, got ", v);
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--take", &used))) {
+    if      (strcmp(v, "64") == 0) GPU.take = 64;
+    else if (strcmp(v, "32") == 0) GPU.take = 32;
+    else die("--take expects 64 or 32, got ", v);
     return used;
   }
   if ((v = opt_val(argc, argv, i, "--trace", &used))) {
@@ -242,10 +252,22 @@ static const GpuBackend *backend(void) {
       return &GPU_CUDA;
     }
 #endif
+#ifdef HVM4G_METAL
+    case DEV_METAL: {
+      if (!GPU_METAL.avail()) {
+        die("--device=metal: no usable Metal device on this machine; use "
+            "--device=sim", NULL);
+      }
+      return &GPU_METAL;
+    }
+#endif
     default: break;
   }
 #ifdef HVM4G_CUDA
   if (cuda_usable()) return &GPU_CUDA;
+#endif
+#if defined(HVM4G_METAL) && defined(__APPLE__)
+  if (GPU_METAL.avail()) return &GPU_METAL;
 #endif
   return &GPU_SIM;
 }
@@ -318,9 +340,9 @@ void gpu_print_stats(FILE *out) {
   GpuStats *s = &GPU_STATS;
   if (!s->runs) return;
   double ips = s->dev_s > 0 ? (double)s->itrs / s->dev_s : 0.0;
-  fprintf(out, "- Device: %s, %u lanes, dup=%s, region=2^%u words, "
-          "budget=%u\n", s->backend ? s->backend : "?", s->lanes,
-          GPU.dup_mode == DUP_OWNER ? "owner" : "atomic",
+  fprintf(out, "- Device: %s, %u lanes, dup=%s, take=%u, region=2^%u "
+          "words, budget=%u\n", s->backend ? s->backend : "?", s->lanes,
+          GPU.dup_mode == DUP_OWNER ? "owner" : "atomic", GPU.take,
           s->shift, GPU.budget);
   fprintf(out, "- Device runs: %llu\n", (unsigned long long)s->runs);
   fprintf(out, "- Device itrs: %llu\n", (unsigned long long)s->itrs);

@@ -20,7 +20,7 @@
 //                       reduces it, as a DP0/DP1 elsewhere may take it.
 // Owners need 24 bits: region_shift >= 8.
 
-#define ENT_DPX         (1ull << 63)
+#define ENT_DPX         ((u64)1 << 63)
 #define ENT_OWN_MASK    0xFFFFFFu
 #define ENT_TRIES_MAX   127u
 #define ENT(own, loc)   ((((u64)(own) & ENT_OWN_MASK) << 32) | (u64)(u32)(loc))

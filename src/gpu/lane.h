@@ -1,6 +1,7 @@
 // lane.h: one device lane's share of a pass (portable dialect).
 //
-// Compiled by every device backend (sim.c as C11, cuda.cu as CUDA). The
+// Compiled by every device backend (sim.c as C11, cuda.cu as CUDA, the
+// Metal kernels as MSL: THR marks pointers to the lane's own data). The
 // backend defines, BEFORE including this file, the HEAP_* primitives of
 // core.h and:
 //   GPU_ADD64(p, v)     atomic add on a u64 counter
@@ -33,9 +34,9 @@ typedef struct {
   u64         local;  // deferrals to the lane's own arena region
 } Lane;
 
-FN void lane_begin(Lane *L, const PassArgs *a, u32 lane, DEV Term *stacks,
-                   DEV u32 *arena, DEV u64 *outs) {
-  Wnf *w          = &L->w;
+FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
+                   DEV Term *stacks, DEV u32 *arena, DEV u64 *outs) {
+  THR Wnf *w      = &L->w;
   w->heap         = a->heap;
   w->book         = a->book;
   w->book_len     = a->book_len;
@@ -66,7 +67,7 @@ FN void lane_begin(Lane *L, const PassArgs *a, u32 lane, DEV Term *stacks,
   L->local        = 0;
 }
 
-FN void lane_push(Lane *L, u64 e) {
+FN void lane_push(THR Lane *L, u64 e) {
   L->out[L->cnt++] = e;
   L->pushes++;
 }
@@ -99,9 +100,9 @@ FN int lane_claim(DEV u32 *seen, u32 loc) {
 // Reduces entry `e` and walks down one child at a time while budget and
 // segment space last. `rem`: entries this lane still has after this one
 // (each needs one free slot, so the segment never overflows).
-FN void lane_entry(Lane *L, const PassArgs *a, DEV u32 *seen,
+FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
                    DEV PassCtl *ctl, u64 e, u32 rem) {
-  Wnf *w    = &L->w;
+  THR Wnf *w = &L->w;
   u32 loc   = ENT_LOC(e);
   u32 own   = ENT_OWN(e);
   u32 dpx   = ENT_IS_DPX(e) ? 1u : 0u;
@@ -110,7 +111,7 @@ FN void lane_entry(Lane *L, const PassArgs *a, DEV u32 *seen,
   u64 slots = 0;   // slots visited: a walk that needs no interaction (a
                    // book reference unfolding) still spends budget
   for (;;) {
-    u64 dflag = dpx ? ENT_DPX : 0ull;
+    u64 dflag = dpx ? ENT_DPX : (u64)0;
     u32 left  = a->cap - L->cnt;
     u64 spent = w->itrs - start + slots;
     slots++;
@@ -213,7 +214,7 @@ FN void lane_entry(Lane *L, const PassArgs *a, DEV u32 *seen,
 }
 
 // Ends the lane's pass: saves its arena and adds its counters.
-FN void lane_end(Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
+FN void lane_end(THR Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
                  DEV PassCtl *ctl) {
   arena[2 * lane + 0] = L->w.next;
   arena[2 * lane + 1] = L->w.end;

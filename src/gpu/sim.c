@@ -18,11 +18,26 @@
 #include "../heap.h"
 #include "dev.h"
 
-// Heap primitives of core.h on the shared host heap.
-#define HEAP_LD(w, loc)        __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE)
-#define HEAP_ST(w, loc, t)     __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELEASE)
-#define HEAP_XCHG(w, loc, t)   __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)
-#define HEAP_CAS(w, loc, o, n) sim_cas(&(w)->heap[(loc)], (o), (n))
+// Heap primitives of core.h on the shared host heap. --take=32 (SIM_T32)
+// runs Apple's scheme instead: every word as two 32-bit halves, DUP slots
+// taken by an exchange on the high half (take32.h), so the many-lane races
+// here check it against the CPU.
+#define T32                 u32
+#define T32_LD(p)           __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define T32_ST(p, v)        __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define T32_XCHG(p, v)      __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
+#define T32_CAS(p, o, n)    sim_cas32((p), (o), (n))
+#define T32_FENCE()         __atomic_thread_fence(__ATOMIC_ACQ_REL)
+static int SIM_T32 = 0;
+
+#define HEAP_LD(w, loc)        (SIM_T32 ? t32_ld((w)->heap, (loc)) : \
+  __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE))
+#define HEAP_ST(w, loc, t)     (SIM_T32 ? t32_st((w)->heap, (loc), (t)) : \
+  __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELEASE))
+#define HEAP_XCHG(w, loc, t)   (SIM_T32 ? t32_xchg((w)->heap, (loc), (t)) : \
+  __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL))
+#define HEAP_CAS(w, loc, o, n) (SIM_T32 ? t32_cas((w)->heap, (loc), (o), (n)) : \
+  sim_cas(&(w)->heap[(loc)], (o), (n)))
 #define HEAP_REFILL(w, n)      sim_refill((w), (n))
 
 #define GPU_ADD64(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
@@ -42,6 +57,8 @@ static inline u32 sim_cas32(u32 *p, u32 o, u32 n) {
   __atomic_compare_exchange_n(p, &o, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   return o;
 }
+
+#include "take32.h"
 
 // A fresh arena from the global top: one atomic per refill, none per node.
 // Owner mode: arenas are whole regions (SIM_ALIGN words, aligned), so each
@@ -156,6 +173,7 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
   S.threads    = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
   SIM_ARENA    = GPU.arena;
   SIM_ALIGN    = GPU.dup_mode == DUP_OWNER ? (1ull << GPU.region_shift) : 0;
+  SIM_T32      = GPU.take == 32;
   S.a.heap         = HEAP;
   S.a.book         = BOOK;
   S.a.book_len     = BOOK_LEN;
@@ -183,6 +201,27 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
   S.in[0] = ENT(loc >> GPU.region_shift, loc);
   S.n     = 1;
   GPU_STATS.shift = GPU.region_shift;
+  return 0;
+}
+
+// For a backend that copies its whole heap back (metal.c): the
+// simulator's packing then runs over the host heap, from a snapshot of
+// [0, top) taken here, before that backend's run.
+int sim_pack_open(char *err, unsigned errlen) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  sim_free();
+  S.lanes   = 128;
+  S.block   = 32;
+  S.threads = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
+  S.top0    = gpu_top();
+  S.out_n   = calloc(S.lanes, sizeof(u32));
+  S.shadow  = zmap(S.top0 * sizeof(Term));
+  if (!S.out_n || !S.shadow || grow(&S.in, &S.in_cap, 1)) {
+    snprintf(err, errlen, "out of host memory for packing");
+    sim_free();
+    return -1;
+  }
+  memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
   return 0;
 }
 
