@@ -172,7 +172,14 @@ static int chain_link(Term t) {
   if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
   Term c = load(VAL(t));
   u32  tc = TAG(c);
-  return c != BUSY && !IS_SUB(c) && (tc == VAR || tc == DP0 || tc == DP1);
+  if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1)) {
+    return 0;
+  }
+  // Only a copy of something still unbound: a variable whose binder has
+  // no SUB yet, or a DUP slot not yet resolved. A bound one (the `f` of
+  // `λ&f.` once applied) reduces at once, in parallel like anything else.
+  Term b = load(VAL(c));
+  return b != BUSY && !IS_SUB(b);
 }
 
 static _Thread_local u32 *CHAIN     = NULL;
