@@ -198,9 +198,11 @@ static void chain_visit(Wnf *w, Term t, u16 ep) {
   u32 n = 0;
   t = spine_head(t);
   while (TAG(t) == DP0 || TAG(t) == DP1) {
-    u32  d = VAL(t);
-    Term c = load(d);
-    if (c == BUSY || IS_SUB(c) ||
+    u32  d  = VAL(t);
+    Term c  = load(d);
+    u32  tc = TAG(c);
+    // only links (a copy of a variable): their slots have nothing to visit
+    if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1) ||
         atomic_load_explicit(&SEEN[d], memory_order_relaxed) == ep) break;
     if (n == CHAIN_CAP) {
       u32  cap = CHAIN_CAP ? CHAIN_CAP * 2 : 256;
