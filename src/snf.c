@@ -179,14 +179,18 @@ static int known_stuck(Term t, u16 ep) {
   return 0;
 }
 
-// Whether t's head is a DP0/DP1 whose DUP copies a variable (a link of a
-// chain), not yet reduced.
+// Whether t's head is a DP0/DP1 whose DUP copies a free variable, or a
+// copy of a copy of one (a link of a chain), not yet reduced. Anything else
+// (a variable bound by now, a value) the pool reduces as usual.
 static int chain_link(Term t) {
   t = spine_head(t);
-  if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
-  Term c = load(VAL(t));
-  u32  tc = TAG(c);
-  return c != BUSY && !IS_SUB(c) && (tc == VAR || tc == DP0 || tc == DP1);
+  for (u32 hops = 0; hops < 3; hops++) {
+    if (TAG(t) == VAR) return hops > 0 && !IS_SUB(load(VAL(t)));
+    if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
+    t = load(VAL(t));
+    if (t == BUSY || IS_SUB(t)) return 0;
+  }
+  return 1;
 }
 
 static _Thread_local u32 *CHAIN     = NULL;
