@@ -12,9 +12,9 @@
 // the others steal from first-in. The asking thread works on the pool until
 // its job has no task left (counted per thread, see "The pool"); a %nf met
 // by a pool thread is a nested job served the same way, so the pool is
-// reused, never grown. A client can hold the pool awake with work for its
-// idle threads (snf_pool_hold): the -C enumeration does, and a thread that
-// finds no task then collapses branches ahead for it (collapse.c).
+// reused, never grown. While a -C enumeration runs, the pool is held awake
+// (snf_pool_hold) and a thread that finds no task collapses branches ahead
+// for it (collapse_help, collapse.c).
 // The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
 // exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
 //
@@ -34,8 +34,6 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include "eval.h"
-#include "snf.h"
-#include "step.h"
 #include "heap.h"
 #include "print.h"
 #include "deque.h"
@@ -80,6 +78,20 @@ static int seen_add(Wnf *w, u32 loc, u16 ep) {
 // Visiting a slot
 // ===============
 
+// Children a normal form has; the normalizer visits each.
+static u32 snf_arity(Term t) {
+  u32 tag = TAG(t);
+  if (IS_CTR(tag)) return CTR_ARITY(tag);
+  switch (tag) {
+    case LAM: case USE: case INC: case UNS: return 1;
+    case APP: case SUP: case DRY: case MAT: case SWI: case OP2: case RED:
+    case EQL: case AND: case OR:  case DUP: return 2;
+    case DSU: case DDU: return 3;
+    case PRI: return PRIM_ARITY(EXT(t));
+    default:  return 0;
+  }
+}
+
 static int is_whnf(u32 tag) {
   switch (tag) {
     case RED: case NAM: case BJV: case BJ0: case BJ1: case DRY: case ERA:
@@ -90,13 +102,15 @@ static int is_whnf(u32 tag) {
   }
 }
 
+static u32  STEP_ROOT = 0;    // -D: the root printed after each step
+static void step_at(Wnf *w, u32 loc);
 
 // HEAP[loc] to WNF, stored back.
 static Term wnf_at(Wnf *w, u32 loc) {
   Term t = __atomic_load_n(&HEAP[loc], __ATOMIC_RELAXED);
   if (is_whnf(TAG(t))) return t;
   if (EVAL.debug) {
-    step_wnf_at(w, loc);
+    step_at(w, loc);
     return HEAP[loc];
   }
   Term r = eval_wnf(w, t);
@@ -165,21 +179,18 @@ static int known_stuck(Term t, u16 ep) {
   return 0;
 }
 
-// Whether t's head is a DP0/DP1 whose DUP copies a variable (a link of a
-// chain), not yet reduced.
+// Whether t's head is a DP0/DP1 whose DUP copies a free variable, or a
+// copy of a copy of one (a link of a chain), not yet reduced. Anything else
+// (a variable bound by now, a value) the pool reduces as usual.
 static int chain_link(Term t) {
   t = spine_head(t);
-  if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
-  Term c = load(VAL(t));
-  u32  tc = TAG(c);
-  if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1)) {
-    return 0;
+  for (u32 hops = 0; hops < 3; hops++) {
+    if (TAG(t) == VAR) return hops > 0 && !IS_SUB(load(VAL(t)));
+    if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
+    t = load(VAL(t));
+    if (t == BUSY || IS_SUB(t)) return 0;
   }
-  // Only a copy of something still unbound: a variable whose binder has
-  // no SUB yet, or a DUP slot not yet resolved. A bound one (the `f` of
-  // `λ&f.` once applied) reduces at once, in parallel like anything else.
-  Term b = load(VAL(c));
-  return b != BUSY && !IS_SUB(b);
+  return 1;
 }
 
 static _Thread_local u32 *CHAIN     = NULL;
@@ -191,9 +202,11 @@ static void chain_visit(Wnf *w, Term t, u16 ep) {
   u32 n = 0;
   t = spine_head(t);
   while (TAG(t) == DP0 || TAG(t) == DP1) {
-    u32  d = VAL(t);
-    Term c = load(d);
-    if (c == BUSY || IS_SUB(c) ||
+    u32  d  = VAL(t);
+    Term c  = load(d);
+    u32  tc = TAG(c);
+    // only links (a copy of a variable): their slots have nothing to visit
+    if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1) ||
         atomic_load_explicit(&SEEN[d], memory_order_relaxed) == ep) break;
     if (n == CHAIN_CAP) {
       u32  cap = CHAIN_CAP ? CHAIN_CAP * 2 : 256;
@@ -226,7 +239,7 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
         loc = VAL(t);
         continue;
       }
-      u32 ari = term_arity(t);
+      u32 ari = snf_arity(t);
       if (ari == 0) break;
       for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1);
       loc = VAL(t);
@@ -381,7 +394,7 @@ static void run_task(Wnf *w, u64 task) {
       job_dup(job, VAL(v));
       break;
     }
-    u32 ari = term_arity(v);
+    u32 ari = snf_arity(v);
     if (ari == 0) break;
     for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
     loc = VAL(v);
@@ -398,21 +411,13 @@ static void idle_wait(u32 *idle) {
   }
 }
 
-// The holder's work for threads with no task (snf_pool_hold); NULL: none.
-static int (*_Atomic IDLE_WORK)(Wnf *w);
-
-static int idle_work(Wnf *w) {
-  int (*f)(Wnf *) = atomic_load_explicit(&IDLE_WORK, memory_order_acquire);
-  return f && f(w);
-}
-
-// Runs one task (or the holder's idle work) if there is one to find.
+// Runs one task (or collapses -C branches ahead) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
   if (find_task(TID, ANY_JOB, &t)) {
     run_task(w, t);
     *idle = 0;
-  } else if (idle_work(w)) {
+  } else if (collapse_help(w)) {
     *idle = 0;
   } else {
     idle_wait(idle);
@@ -490,10 +495,9 @@ static void snf_par(Wnf *w, u32 root) {
   job_free(slot);
 }
 
-void snf_pool_hold(int (*idle)(Wnf *w)) {
+void snf_pool_hold(int on) {
   if (NTHREADS <= 1) return;
-  atomic_store_explicit(&IDLE_WORK, idle, memory_order_release);
-  if (idle) {
+  if (on) {
     pool_wake();
   } else {
     atomic_fetch_sub(&ACTIVE, 1);
@@ -545,11 +549,40 @@ void snf_init(void) {
   pthread_attr_destroy(&attr);
 }
 
-void snf_at(u32 loc) {
+// -D
+// ==
+// Normalizes one interaction at a time (a budget of 1), printing the whole
+// term after each, as HVM4 does.
+
+static void step_at(Wnf *w, u32 loc) {
+  for (;;) {
+    u64 before = w->itrs;
+    w->budget = before + 1;
+    Term r = eval_wnf_named(w, HEAP[loc]);
+    w->budget = ~0ull;
+    HEAP[loc] = r;
+    if (w->itrs == before) return;
+    if (!EVAL.silent && STEP_ROOT) {
+      const char *name = eval_rule_name(w->rule);
+      for (int i = 0; i < 40; i++) putchar('-');
+      if (name) printf(" %s", name);
+      putchar('\n');
+      print_term(stdout, HEAP[STEP_ROOT]);
+      putchar('\n');
+    }
+  }
+}
+
+void eval_snf_at(u32 loc) {
   Wnf *w = eval_self();
-  if (EVAL.debug && step_begin(loc)) {
+  if (EVAL.debug && !STEP_ROOT) {
+    STEP_ROOT = loc;
+    if (!EVAL.silent) {
+      print_term(stdout, HEAP[loc]);
+      putchar('\n');
+    }
     snf_seq(w, loc, epoch_new());
-    step_end();
+    STEP_ROOT = 0;
     return;
   }
   if (NTHREADS > 1) {
