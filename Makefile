@@ -1,7 +1,9 @@
 # hvm4g build. `make` builds ./hvm4g; `make test` runs every test.
 CC      ?= cc
+# CFLAGS is the user's (optimisation, sanitizers: `make CFLAGS=-O0`);
+# HVM4G_CFLAGS holds what the build needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc
+HVM4G_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc
 LDLIBS  += -lpthread -lm
 ifeq ($(origin NVCC),undefined)
 NVCC    := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -17,7 +19,7 @@ HDRS    := $(wildcard src/*.h) $(wildcard src/gpu/*.h)
 CUSRCS  := $(wildcard src/gpu/*.cu)
 ifneq ($(NVCC),)
 ifneq ($(CUSRCS),)
-CFLAGS  += -DHVM4G_CUDA
+HVM4G_CFLAGS += -DHVM4G_CUDA
 OBJS    += $(CUSRCS:%.cu=$(BUILD)/%.o)
 # nvcc may be a wrapper script (CI has /usr/local/bin/nvcc), so ask nvcc
 # itself where its toolkit lives rather than trusting its own directory.
@@ -47,11 +49,11 @@ endif
 endif
 
 hvm4g: $(OBJS)
-	$(CC) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
+	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/%.o: %.cu $(HDRS)
 	@mkdir -p $(dir $@)
@@ -85,7 +87,7 @@ clean:
 # Sanitizer build (tests/run.sh uses it): ./build-asan/hvm4g.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
 $(BUILD)/hvm4g: $(OBJS) $(MTL_EXTRA)
-	$(CC) $(CFLAGS) -o $@ $(OBJS) $(MTL_EXTRA) $(LDLIBS)
+	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(MTL_EXTRA) $(LDLIBS)
 
 asan:
 	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan build-asan/hvm4g
@@ -96,6 +98,15 @@ tsan:
 	CFLAGS='$(TSAN_CFLAGS)' $(MAKE) BUILD=build-tsan NVCC= build-tsan/hvm4g
 
 .PHONY: asan tsan
+
+# The fuzzer (tests/fuzz/README.md) for FUZZ_TIME seconds (default 30 min),
+# from a random seed; `make test` runs a fixed-seed sample.
+FUZZ_TIME ?= 1800
+fuzz: asan
+	python3 tests/fuzz/fuzz.py --bin build-asan/hvm4g --time $(FUZZ_TIME) \
+	  --out fuzz-findings $(if $(HVM4_REF_TESTS),--ref-tests $(HVM4_REF_TESTS))
+
+.PHONY: fuzz
 
 # Linux check of the Metal backend: the kernel source compiled as C++
 # against an MSL shim (tests/metal/metal_stdlib), run on CPU threads by

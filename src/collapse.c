@@ -1,11 +1,12 @@
 // collapse.c: `-C` / `-CN`, the collapsed normal form (HVM4's collapser).
 //
-// cnf(t) reduces t to WNF and lifts the first SUP found in it to the top,
-// without entering the branches: the result is a SUP, an ERA or an INC at the
-// root, or a term with none of them anywhere. On the way it quotes: a LAM's
-// variable becomes BJV(level) and the LAM a quoted LAM (EXT = level), so a
-// DUP of that variable is copied away by DUP-NAM. ERA propagates upward, RED
-// keeps its right side.
+// One collapse step, cnf(t), takes t to WNF and, if a SUP lies anywhere in
+// the result, brings the first one it finds up to the root; it does not go
+// into the two branches that SUP creates. So its answer is a SUP, ERA or INC
+// at the root, or a term free of all three. Lambdas are quoted on the way
+// down (the variable becomes BJV(level), the LAM takes the level in its
+// EXT), which lets DUP-NAM copy a dup of that variable away. An ERA erases
+// the term around it; of a RED only the right side is kept.
 //
 // The enumerator keeps branches in a queue of 64 key buckets, lower keys
 // first, FIFO within a key: a SUP's two sides go in at key+1, an INC (↑)
@@ -27,6 +28,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "eval.h"
+#include "collapse.h"
+#include "snf.h"
 #include "heap.h"
 #include "print.h"
 
@@ -69,15 +72,7 @@ static void cs_grow(u32 need) {
 // Children cnf visits; 0 for leaves and for what it never enters.
 static u32 cnf_arity(Term t) {
   u32 tag = TAG(t);
-  if (IS_CTR(tag)) return CTR_ARITY(tag);
-  switch (tag) {
-    case APP: case DRY: case MAT: case SWI: case OP2:
-    case EQL: case AND: case OR:  case DUP: return 2;
-    case USE: case UNS: return 1;
-    case DSU: case DDU: return 3;
-    case PRI: return PRIM_ARITY(EXT(t));
-    default:  return 0;
-  }
+  return tag == LAM || tag == INC || tag == SUP || tag == RED ? 0 : term_arity(t);
 }
 
 // Rebuilds a node whose child `sup` is a SUP as SUP(node0, node1): node0
@@ -139,6 +134,16 @@ static Term cnf_lam(Wnf *w, u32 level, Term body) {
   }
 }
 
+// Whether a stuck DP0/DP1 of label `lab` is one of the DUPs the core makes
+// to share the argument of a RED between its sides (wnf_red_share, wnf.h:
+// labels counted down from the top of the label space, the count in heap
+// word 0). Such a DUP stands for its value on both sides, and its DP0 only
+// ever sits in a RED's left side, which cnf drops: cnf shares the value.
+static int red_share(u32 lab) {
+  u64 n = __atomic_load_n(&HEAP[0], __ATOMIC_ACQUIRE);
+  return (u64)lab + n > EXT_MASK;
+}
+
 // cnf of `t` at binder depth `depth`.
 static Term cnf(Wnf *w, Term t, u32 depth) {
   u32  base = CS_SP;
@@ -151,6 +156,15 @@ static Term cnf(Wnf *w, Term t, u32 depth) {
     u32 tag = TAG(t);
     if (tag == RED) {
       t = HEAP[VAL(t) + 1];
+      continue;
+    }
+    if ((tag == DP0 || tag == DP1) && red_share(EXT(t))) {
+      // stuck: resolve it to its value (BUSY: another thread has it now)
+      Term v = __atomic_load_n(&HEAP[VAL(t)], __ATOMIC_ACQUIRE);
+      if (v != BUSY && !IS_SUB(v)) {
+        __atomic_compare_exchange_n(&HEAP[VAL(t)], &v, AS_SUB(v), 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+      }
       continue;
     }
     if (tag == LAM) {
@@ -320,6 +334,7 @@ static int branch_use(Term t) {
           printf(" \033[2m#%llu\033[0m", (unsigned long long)eval_itrs());
         }
         putchar('\n');
+        if (ferror(stdout)) eval_out_check();   // an endless -C stops too
       }
       return 0;
     }
@@ -1100,7 +1115,7 @@ static void collapse_par(Wnf *w, u32 root) {
     }
   }
   atomic_store(&SPEC_ON, 1);
-  snf_pool_hold(1);
+  snf_pool_hold(collapse_help);
   chunk_add(level_room(0), root, 0);
   level_filled(0);
   while (PRINTED < LIMIT && FULL) {
@@ -1132,11 +1147,11 @@ static void collapse_par(Wnf *w, u32 root) {
   // be long), and only a later collapse waits for that (collapse_join).
   atomic_store(&SPEC_ON, 0);
   eval_stop_ahead(1);
-  snf_pool_hold(0);
+  snf_pool_hold(NULL);
   STOPPED = 1;
 }
 
-void eval_collapse(u32 loc, long long limit) {
+void collapse_print(u32 loc, long long limit) {
   if (limit == 0) return;
   LIMIT   = limit < 0 ? ~0ull : (u64)limit;
   PRINTED = 0;
@@ -1147,5 +1162,5 @@ void eval_collapse(u32 loc, long long limit) {
     collapse_seq(eval_worker(0));
     q_free();
   }
-  fflush(stdout);
+  eval_out_check();
 }

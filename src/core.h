@@ -63,6 +63,8 @@ typedef struct {
   u32            host_at;  // heap slot holding `host` in the returned term
                            // (0: the returned term is `host` itself)
   u32            rule;     // last interaction run (R_*, rules.h): WNF_RULES builds
+  u32            uns;      // WNF-UNS rules run: an unscoped variable may be
+                           // bound after a lane took it for normal (lane.h)
 } Wnf;
 
 #define REGION_OF(w, loc) ((u32)(loc) >> (w)->region_shift)

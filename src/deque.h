@@ -104,16 +104,22 @@ static inline int dq_take(Deque *q, u64 *x) {
   return ok;
 }
 
-// Any thread: the oldest word, if any; 0 also when another thread won it.
-static inline int dq_steal(Deque *q, u64 *x) {
+// Any thread: the oldest word, if its high half is `hi` (~0u: any word);
+// 0 also when another thread won it.
+static inline int dq_steal_if(Deque *q, u32 hi, u64 *x) {
   int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
   atomic_thread_fence(memory_order_seq_cst);
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
   if (t >= b) return 0;
   Ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
   *x = atomic_load_explicit(RING_AT(r, t), memory_order_relaxed);
+  if (hi != ~0u && (u32)(*x >> 32) != hi) return 0;
   return atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1,
            memory_order_seq_cst, memory_order_relaxed);
+}
+
+static inline int dq_steal(Deque *q, u64 *x) {
+  return dq_steal_if(q, ~0u, x);
 }
 
 #endif

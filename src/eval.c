@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sched.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include "eval.h"
 #include "heap.h"
 #include "names.h"
 #include "cpu.h"
-#include "rules.h"
 
 EvalConf EVAL = { .threads = 1 };
 
@@ -27,84 +27,6 @@ u64 eval_itrs(void) {
   u64 n = 0;
   for (u32 i = 0; i < NWORKERS; i++) n += __atomic_load_n(&WORKERS[i].itrs, __ATOMIC_RELAXED);
   return n;
-}
-
-// -D names
-// ========
-// The names HVM4 prints after each step's separator line.
-
-static const char *RULE_NAMES[R_FIXED] = {
-  [R_APP_LAM]         = "APP-LAM",         [R_APP_SUP]         = "APP-SUP",
-  [R_APP_ERA]         = "APP-ERA",         [R_APP_INC]         = "APP-INC",
-  [R_APP_MAT_SUP]     = "APP-MAT-SUP",     [R_MAT_INC]         = "MAT-INC",
-  [R_USE_VAL]         = "USE-VAL",         [R_USE_SUP]         = "USE-SUP",
-  [R_USE_ERA]         = "USE-ERA",         [R_USE_INC]         = "USE-INC",
-  [R_APP_MAT_CTR_MAT] = "APP-MAT-CTR-MAT", [R_APP_MAT_CTR_MIS] = "APP-MAT-CTR-MIS",
-  [R_APP_MAT_NUM_MAT] = "APP-MAT-NUM-MAT", [R_APP_MAT_NUM_MIS] = "APP-MAT-NUM-MIS",
-  [R_DUP_SUP]         = "DUP-SUP",         [R_OP2_NUM_NUM]     = "OP2-NUM-NUM",
-  [R_OP2_SUP]         = "OP2-SUP",         [R_OP2_ERA]         = "OP2-ERA",
-  [R_OP2_INC_X]       = "OP2-INC-X",       [R_OP2_NUM_SUP]     = "OP2-NUM-SUP",
-  [R_OP2_NUM_ERA]     = "OP2-NUM-ERA",     [R_OP2_INC_Y]       = "OP2-INC-Y",
-  [R_EQL_ERA_L]       = "EQL-ERA-L",       [R_EQL_ANY]         = "1",
-  [R_EQL_SUP_L]       = "EQL-SUP-L",       [R_EQL_INC_L]       = "EQL-INC-L",
-  [R_EQL_ERA_R]       = "EQL-ERA-R",       [R_EQL_SUP_R]       = "EQL-SUP-R",
-  [R_EQL_INC_R]       = "EQL-INC-R",
-  [R_AND_ZER]         = "AND-ZER",         [R_AND_ONE]         = "AND-ONE",
-  [R_OR_ZER]          = "OR-ZER",          [R_OR_ONE]          = "OR-ONE",
-  [R_AND_ERA]         = "AND-ERA",         [R_OR_ERA]          = "OR-ERA",
-  [R_AND_SUP]         = "AND-SUP",         [R_OR_SUP]          = "OR-SUP",
-  [R_AND_INC]         = "AND-INC",         [R_OR_INC]          = "OR-INC",
-  [R_DSU_NUM]         = "DSU-NUM",         [R_DDU_NUM]         = "DDU-NUM",
-  [R_DSU_SUP]         = "DSU-SUP",         [R_DDU_SUP]         = "DDU-SUP",
-  [R_DSU_ERA]         = "DSU-ERA",         [R_DDU_ERA]         = "DDU-ERA",
-  [R_DSU_INC]         = "DSU-INC",         [R_DDU_INC]         = "DDU-INC",
-  [R_APP_RED_ERA]     = "APP-RED-ERA",     [R_APP_RED_SUP]     = "APP-RED-SUP",
-  [R_APP_RED_INC]     = "APP-RED-INC",     [R_APP_RED_LAM]     = "APP-RED-LAM",
-  [R_APP_RED_RED]     = "APP-RED-RED",     [R_APP_RED_NAM]     = "APP-RED-NAM",
-  [R_APP_RED_DRY]     = "APP-RED-DRY",     [R_APP_RED_CTR]     = "APP-RED-CTR",
-  [R_APP_RED_MAT_ERA] = "APP-RED-MAT-ERA", [R_APP_RED_MAT_SUP] = "APP-RED-MAT-SUP",
-  [R_APP_RED_MAT_INC] = "APP-RED-MAT-INC",
-  [R_APP_RED_MAT_CTR_MAT] = "APP-RED-MAT-CTR-MAT",
-  [R_APP_RED_MAT_CTR_MIS] = "APP-RED-MAT-CTR-MIS",
-  [R_APP_RED_MAT_NUM_MAT] = "APP-RED-MAT-NUM-MAT",
-  [R_APP_RED_MAT_NUM_MIS] = "APP-RED-MAT-NUM-MIS",
-  [R_APP_RED_USE_ERA] = "APP-RED-USE-ERA", [R_APP_RED_USE_SUP] = "APP-RED-USE-SUP",
-  [R_APP_RED_USE_INC] = "APP-RED-USE-INC", [R_APP_RED_USE_VAL] = "APP-RED-USE-VAL",
-  [R_WNF_UNS]         = "WNF-UNS",
-};
-
-static int is_nam_tag(u32 t) {
-  return t == NAM || t == BJV || t == BJ0 || t == BJ1;
-}
-
-// DUP of a value: named by the value's tag.
-static const char *dup_name(u32 t) {
-  switch (t) {
-    case SUP: return "DUP-SUP";
-    case LAM: return "DUP-LAM";
-    case DRY: return "DUP-DRY";
-    case RED: return "DUP-RED";
-    default:  return is_nam_tag(t) ? "DUP-NAM" : "DUP-NOD";
-  }
-}
-
-// (a === b) of two values: named by both tags.
-static const char *eql_name(u32 a, u32 b) {
-  if (a == ANY || b == ANY)                     return "1";
-  if (a == NUM && b == NUM)                     return "EQL-NUM";
-  if (a == LAM && b == LAM)                     return "EQL-LAM";
-  if (IS_CTR(a) && IS_CTR(b))                   return "EQL-CTR-MIS";
-  if ((a == MAT || a == SWI) && (b == MAT || b == SWI)) return "EQL-MAT-MIS";
-  if (a == USE && b == USE)                     return "EQL-USE";
-  if (is_nam_tag(a) && is_nam_tag(b))           return "-";
-  if (a == DRY && b == DRY)                     return "EQL-DRY";
-  return "EQL-NOT";
-}
-
-const char *eval_rule_name(u32 rule) {
-  if (rule >= R_EQL) return eql_name((rule - R_EQL) >> 7, (rule - R_EQL) & 0x7F);
-  if (rule >= R_DUP) return dup_name(rule - R_DUP);
-  return rule < R_FIXED ? RULE_NAMES[rule] : NULL;
 }
 
 // Errors
@@ -139,6 +61,10 @@ void eval_nest(int d) {
   NEST += d;
 }
 
+int eval_holding(void) {
+  return HOLDS != NULL;
+}
+
 static void die_with(const char *msg, int plain) {
   if (CATCH && CATCH->nest == NEST) {
     EvalCatch *c = CATCH;
@@ -158,6 +84,13 @@ static void die_with(const char *msg, int plain) {
 
 void eval_die(const char *msg) {
   die_with(msg, 0);
+}
+
+void eval_out_check(void) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "Error: cannot write the output\n");
+    _exit(1);   // exit() would flush stdout again
+  }
 }
 
 static void die_plain(const char *msg) {
@@ -219,7 +152,6 @@ void eval_init(void) {
     w->book_cnt = table_count();
     w->dup_mode = n > 1 ? DUP_SHARED : DUP_SOLO;
   }
-  snf_init();
 }
 
 static const char *err_msg(u32 err) {

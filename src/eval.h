@@ -20,14 +20,15 @@ extern EvalConf EVAL;
 void eval_init(void);                // after heap_init and parse
 Term eval_wnf(Wnf *w, Term t);       // WNF with host services; exits on error
 Term eval_wnf_named(Wnf *w, Term t); // eval_wnf setting Wnf.rule (for -D)
-void eval_snf_at(u32 loc);           // strong normal form of HEAP[loc], in place
-void eval_collapse(u32 loc, long long limit); // -C / -CN: print each branch
 u64  eval_itrs(void);                // interactions so far, all threads
 Wnf *eval_worker(u32 tid);           // the evaluator of CPU thread tid
-const char *eval_rule_name(u32 rule); // HVM4's name of interaction Wnf.rule
 
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);
+
+// Flushes stdout; if it failed (a full disk, a closed pipe), says so and
+// exits non-zero.
+void eval_out_check(void);
 
 // Errors in speculative work (-C branches collapsed ahead under -T) are caught, so that
 // they surface only if the single-thread order reaches that work. A frame
@@ -49,6 +50,7 @@ EvalCatch *eval_catch_push(EvalCatch *c);  // returns the frame it hides
 void       eval_catch_pop(EvalCatch *up);
 void       eval_rethrow(const EvalCatch *c); // prints c's error, exits
 void       eval_nest(int d);              // the pool's nesting (snf.c)
+int        eval_holding(void);            // this thread holds a host slot BUSY
 
 // Work done ahead (-C branches under -T): eval_ahead(1) marks this thread's next
 // reductions as such; eval_stop_ahead(1) makes every such reduction, on any
@@ -65,15 +67,8 @@ u32  eval_alloc(Wnf *w, u32 n);       // n fresh heap words from w's arena
 int  eval_refill(Wnf *w, u32 n);      // new arena of >= n words; 0 if none
 Term prim_host(Wnf *w, Term pri);     // result of a host primitive (%log..)
 Term eval_wnf_run_rules(Wnf *w, Term t); // wnf_run setting Wnf.rule (step.c)
-void snf_init(void);                  // after the workers exist
-int  snf_pool_busy(void);             // other CPU threads may be reducing
 Wnf *eval_self(void);                 // the calling CPU thread's evaluator
 
-// Keeps the -T pool awake (on = 1) until released (on = 0): its idle
-// threads then call collapse_help, which collapses -C branches ahead of the
-// calling thread (1 if it found one to take).
-void snf_pool_hold(int on);
-int  collapse_help(Wnf *w);
 
 #if defined(__x86_64__)
 #define cpu_relax() __asm__ __volatile__("pause")

@@ -22,7 +22,7 @@ extern u32 *BOOK_LEN;   // book id -> template length in words
 extern u32  BOOK_CAP;   // entries in BOOK/BOOK_LEN (= 2^24, one per id)
 
 int  heap_init(u64 words);   // 0 on success; prints nothing
-u64  heap_default_words(void); // min(2^32, 3/4 of physical memory) words
+u64  heap_default_words(u64 other); // what fits this machine (heap.c); other: bytes reserved besides
 void heap_free(void);
 u32  heap_alloc(u32 n);      // host bump allocation; 0 when exhausted
 u64  heap_used(void);        // words in use (HEAP_TOP)

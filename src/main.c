@@ -12,15 +12,38 @@
 #include <time.h>
 #include <pthread.h>
 #include "eval.h"
+#include "snf.h"
+#include "collapse.h"
 #include "heap.h"
 #include "names.h"
 #include "parse.h"
 #include "print.h"
 #include "gpu/gpu.h"
 
+#define VERSION "0.1.0"
+
+#define MAIN_STACK ((u64)1 << 30)   // the program's thread (see the top)
+
 #define USAGE \
   "Usage: hvm4g <file.hvm4> [-s] [-S] [-D] [-C[N]] [-T<N>] [--heap=SIZE]\n" \
   "             [-G|--gpu] [device flags]\n"
+
+// --help: USAGE and what each flag does (README.md has the same tables).
+#define HELP \
+  "Runs an HVM4 program: prints the normal form of @main.\n" \
+  "\n" \
+  "  -s             statistics: interactions, time, interactions per second\n" \
+  "  -S             silent: print only the interaction count\n" \
+  "  -C, -CN        collapse: one line per superposition branch (at most N)\n" \
+  "  -T N, -TN      N threads (1..1024); the output is the -T1 output\n" \
+  "  -D             print each reduction step (one thread, not with -C)\n" \
+  "  --heap=SIZE    heap in 64-bit words, suffix K/M/G, 1K..4G\n" \
+  "  -M SIZE        the same (default: what fits in this machine's memory)\n" \
+  "  -G, --gpu      normal form on the device\n" \
+  "  --device=sim|cuda|metal, --dup=owner|atomic, --trace FILE and the\n" \
+  "  tuning flags of docs/gpu.md: the device\n" \
+  "  --help         this text\n" \
+  "  --version      the version\n"
 
 typedef struct {
   const char *file;
@@ -36,13 +59,32 @@ static void fail(const char *msg, const char *arg) {
   exit(1);
 }
 
+// A whole string of digits, at most max (no sign, spaces or wrap-around,
+// which strtol would take); 0 if it is not one.
+static int parse_count(const char *s, u64 max, u64 *out) {
+  u64 n = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    n = n * 10 + (u64)(*p - '0');
+    if (n > max) return 0;
+  }
+  *out = n;
+  return p != s && *p == '\0';
+}
+
 static u32 parse_threads(const char *s) {
-  char *end = NULL;
-  long  n   = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || n < 1 || n > 1024) {
+  u64 n = 0;
+  if (!parse_count(s, 1024, &n) || n < 1) {
     fail("bad thread count '%s' (expected 1..1024)", s);
   }
   return (u32)n;
+}
+
+// -CN: at most 2^62 lines.
+static long long parse_limit(const char *a) {
+  u64 n = 0;
+  if (!parse_count(a + 2, 1ull << 62, &n)) fail("bad collapse limit '%s' (0..2^62)", a);
+  return (long long)n;
 }
 
 static u64 parse_heap(const char *s) {
@@ -61,6 +103,14 @@ static Cli parse_args(int argc, char **argv) {
     int used = gpu_flag(argc, argv, i);
     if (used > 0) {
       i += used - 1;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(USAGE "\n" HELP, stdout);
+      eval_out_check();
+      exit(0);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("hvm4g %s\n", VERSION);
+      eval_out_check();
+      exit(0);
     } else if (strcmp(a, "-s") == 0) {
       EVAL.stats = 1;
     } else if (strcmp(a, "-S") == 0) {
@@ -69,11 +119,7 @@ static Cli parse_args(int argc, char **argv) {
       EVAL.debug = 1;
     } else if (strncmp(a, "-C", 2) == 0) {
       c.collapse = 1;
-      if (a[2] != '\0') {
-        char *end = NULL;
-        c.limit = strtoll(a + 2, &end, 10);
-        if (*end != '\0' || c.limit < 0) fail("bad collapse limit '%s'", a);
-      }
+      if (a[2] != '\0') c.limit = parse_limit(a);
     } else if (strncmp(a, "-T", 2) == 0) {
       if (a[2] != '\0') {
         EVAL.threads = parse_threads(a + 2);
@@ -104,6 +150,9 @@ static Cli parse_args(int argc, char **argv) {
   if (EVAL.debug && c.collapse) {
     fail("-D is not supported with -C%s", "");
   }
+  if (EVAL.debug && gpu_requested()) {
+    fail("-D prints the CPU's steps; it cannot be combined with --gpu%s", "");
+  }
   if (EVAL.debug && EVAL.threads > 1) {
     fprintf(stderr, "Warning: -D forces single-threaded mode\n");
     EVAL.threads = 1;
@@ -111,30 +160,13 @@ static Cli parse_args(int argc, char **argv) {
   return c;
 }
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, len = 0;
-  char  *buf = malloc(cap);
-  for (;;) {
-    if (!buf) {
-      fclose(f);
-      return NULL;
-    }
-    size_t n = fread(buf + len, 1, cap - len - 1, f);
-    len += n;
-    if (len + 1 < cap) break;
-    cap *= 2;
-    buf = realloc(buf, cap);
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return NULL;
-  }
-  buf[len] = '\0';
-  return buf;
+// Address space reserved besides the heap and its seen set: this thread's
+// stack, a WNF stack and a pool stack per thread, the -T collapse's levels
+// (collapse.c), the book, and a margin for code and malloc.
+static u64 reserved_besides(u32 threads) {
+  u64 per    = ((u64)1 << 30) + ((u64)64 << 20);
+  u64 levels = threads > 1 ? (u64)512 << 20 : 0;
+  return MAIN_STACK + (u64)threads * per + levels + ((u64)1 << 27) + ((u64)256 << 20);
 }
 
 static double seconds_since(struct timespec t0) {
@@ -146,7 +178,7 @@ static double seconds_since(struct timespec t0) {
 static int run(int argc, char **argv) {
   Cli c = parse_args(argc, argv);
 
-  if (c.heap == 0) c.heap = heap_default_words();
+  if (c.heap == 0) c.heap = heap_default_words(reserved_besides(EVAL.threads));
   if (heap_init(c.heap) != 0) {
     fprintf(stderr, "Error: cannot reserve a heap of %llu words\n",
             (unsigned long long)c.heap);
@@ -154,17 +186,9 @@ static int run(int argc, char **argv) {
   }
   names_init();
 
-  char *src = read_file(c.file);
-  if (!src) {
-    fprintf(stderr, "Error: could not open '%s'\n", c.file);
-    return 1;
-  }
-  char *abs = realpath(c.file, NULL);   // HVM4 names files by full path
-  if (parse_text(abs ? abs : c.file, src) != 0) {
-    return 1;
-  }
-  free(abs);
-  free(src);
+  if (gpu_requested()) gpu_prepare();   // the device's buffers, made meanwhile
+  if (parse_file(c.file) != 0) return 1;
+  if (!gpu_requested() && parse_used(PRIM_GNF)) gpu_prepare();
 
   u32 main_id = table_find("main", 4);
   if (main_id == ~0u || main_id >= BOOK_CAP || BOOK[main_id] == 0) {
@@ -173,6 +197,7 @@ static int run(int argc, char **argv) {
   }
 
   eval_init();
+  snf_init();
 
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -186,11 +211,10 @@ static int run(int argc, char **argv) {
 
   int gpu = gpu_requested();
   if (c.collapse) {
-    if (gpu) gpu_snf_at(root);
-    eval_collapse(root, c.limit);
+    if (gpu) gpu_snf_bounded(root);   // the collapser goes on either way
+    collapse_print(root, c.limit);
   } else {
-    if (gpu) gpu_snf_at(root);
-    else     eval_snf_at(root);
+    if (!gpu || gpu_snf_at(root)) snf_at(root);  // CPU finishes
     if (!EVAL.silent && !EVAL.debug) {
       print_term(stdout, HEAP[root]);
       putchar('\n');
@@ -213,7 +237,8 @@ static int run(int argc, char **argv) {
   } else if (EVAL.silent) {
     printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
   }
-  fflush(stdout);
+  eval_out_check();
+  if (gpu_finish() != 0) return 1;
   return 0;
 }
 
@@ -234,7 +259,7 @@ int main(int argc, char **argv) {
   pthread_attr_t attr;
   pthread_t      th;
   pthread_attr_init(&attr);
-  if (pthread_attr_setstacksize(&attr, (size_t)1 << 30) != 0 ||
+  if (pthread_attr_setstacksize(&attr, (size_t)MAIN_STACK) != 0 ||
       pthread_create(&th, &attr, main_thread, &m) != 0) {
     // no big thread: run here
     return run(argc, argv);

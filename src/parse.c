@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,15 +49,19 @@ typedef struct {
   u32 seen[2];   // occurrences renamed so far (rename_dups)
 } Bind;
 
-// Parser state
-// ============
+// Cursor
+// ======
 
+// Where the parser stands in one source text. Line and column are kept as
+// the cursor moves, for messages.
 typedef struct {
-  const char *file;
-  const char *src;
-  u32         pos, len;
-  u32         line, col;
-} PState;
+  const char *txt;    // the text ..
+  u32         end;    // .. and its length in bytes
+  u32         at;     // the next byte
+  u32         row;    // its line (from 1) ..
+  u32         col;    // .. and column (from 1, in bytes)
+  const char *path;   // the file, for messages and relative includes
+} Src;
 
 static Term   *W;          // scratch words of the current definition
 static u32     W_LEN, W_CAP;
@@ -67,10 +72,12 @@ static u32     SCOPE_LEN, SCOPE_CAP;
 static u32     FRESH_LAB = 0x800000;  // auto labels, as HVM4 numbers them
 static int     FORK_SIDE = -1;        // -1 outside forks, else the branch
 static jmp_buf FAIL;
+static Src    *CUR;                  // the text being read, for messages
 static uintptr_t STACK_LO;            // lowest safe stack address
 static char  **SEEN;                  // files already parsed
 static u32     SEEN_LEN;
 
+static u8      USED[PRIM_COUNT];      // primitives the program calls
 static Term   *ARGS;                  // pending constructor fields
 static u32     ARGS_LEN, ARGS_CAP;
 static int     RENAMES;               // auto-dups wait for rename_dups
@@ -84,39 +91,48 @@ static void oom(void) {
   die();
 }
 
-static void *grow(void *p, u32 *cap, u32 need, size_t sz) {
+// Room for `need` items of `sz` bytes in *p (capacity *cap), doubling. The
+// capacity stays a u32: a need past that is out of memory, never a wrap.
+static void *grow(void *p, u32 *cap, u64 need, size_t sz) {
   if (need <= *cap) return p;
-  u32 c = *cap ? *cap : 256;
-  while (c < need) c *= 2;
+  if (need > UINT32_MAX) oom();
+  u64 c = *cap ? *cap : 256;
+  while (c < need) c <<= 1;
+  if (c > UINT32_MAX) c = UINT32_MAX;
   void *q = realloc(p, (size_t)c * sz);
   if (!q) oom();
-  *cap = c;
+  *cap = (u32)c;
   return q;
 }
 
 // Errors
 // ======
 
-static void err_head(PState *s) {
-  fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m (%s:%u:%u)\n", s->file, s->line, s->col);
+static void err_head(Src *s) {
+  fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m (%s:%u:%u)\n", s->path, s->row, s->col);
 }
 
-static void err_expected(PState *s, const char *exp) {
+static void err_expected(Src *s, const char *exp) {
   err_head(s);
   fprintf(stderr, "- expected: %s\n", exp);
-  char c = s->pos < s->len ? s->src[s->pos] : 0;
+  char c = s->at < s->end ? s->txt[s->at] : 0;
   if (c == 0) fprintf(stderr, "- detected: EOF\n");
   else        fprintf(stderr, "- detected: '%c'\n", c);
   die();
 }
 
-static void err_msg(PState *s, const char *msg) {
+static void err_msg(Src *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   err_head(s);
-  fprintf(stderr, "- %s\n", msg);
+  fputs("- ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
   die();
 }
 
-static void err_affine(PState *s, u32 nick, int side, u32 uses) {
+static void err_affine(Src *s, u32 nick, int side, u32 uses) {
   char nm[8];
   nick_str(nick, nm);
   err_head(s);
@@ -129,96 +145,100 @@ static void err_affine(PState *s, u32 nick, int side, u32 uses) {
 // Lexing
 // ======
 
-static char peek_at(PState *s, u32 k) {
-  return s->pos + k < s->len ? s->src[s->pos + k] : 0;
+// The byte k places ahead of the cursor; 0 past the end.
+static char ch(Src *s, u32 k) {
+  u64 i = (u64)s->at + k;
+  return i < s->end ? s->txt[i] : 0;
 }
 
-static char peek(PState *s) { return peek_at(s, 0); }
+static char cur(Src *s) { return ch(s, 0); }
 
-static void advance(PState *s) {
-  if (s->pos >= s->len) return;
-  if (s->src[s->pos] == '\n') { s->line++; s->col = 1; }
-  else                        { s->col++; }
-  s->pos++;
+static void step(Src *s) {
+  if (s->at == s->end) return;
+  int nl = s->txt[s->at++] == '\n';
+  s->row += nl;
+  s->col  = nl ? 1 : s->col + 1;
 }
 
-static int starts(PState *s, const char *str) {
-  for (u32 i = 0; str[i]; i++) {
-    if (peek_at(s, i) != str[i]) return 0;
-  }
+static void steps(Src *s, u32 n) {
+  while (n-- > 0) step(s);
+}
+
+// Does the text at the cursor begin with w?
+static int ahead(Src *s, const char *w) {
+  u32 k = 0;
+  while (w[k] && ch(s, k) == w[k]) k++;
+  return w[k] == 0;
+}
+
+// Steps over w when the text begins with it.
+static int take(Src *s, const char *w) {
+  if (!ahead(s, w)) return 0;
+  steps(s, (u32)strlen(w));
   return 1;
 }
 
-static int match(PState *s, const char *str) {
-  if (!starts(s, str)) return 0;
-  while (*str++) advance(s);
-  return 1;
-}
-
-static void skip(PState *s) {
-  while (s->pos < s->len) {
-    char c = peek(s);
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') { advance(s); continue; }
-    if (c == '/' && peek_at(s, 1) == '/') {
-      while (s->pos < s->len && peek(s) != '\n') advance(s);
-      continue;
+// Steps over white space and `//` comments.
+static void blank(Src *s) {
+  for (;;) {
+    char c = cur(s);
+    if (c == '/' && ch(s, 1) == '/') {
+      while (s->at < s->end && cur(s) != '\n') step(s);
+    } else if (c != 0 && strchr(" \t\r\n", c)) {
+      step(s);
+    } else {
+      return;
     }
-    break;
   }
 }
 
-static void consume(PState *s, const char *str) {
-  skip(s);
-  if (!match(s, str)) err_expected(s, str);
-  skip(s);
+// w, with blanks either side, or a parse error.
+static void need(Src *s, const char *w) {
+  blank(s);
+  if (!take(s, w)) err_expected(s, w);
+  blank(s);
 }
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_init(char c)  { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-// A name as a nick.
-static u32 name(PState *s) {
-  skip(s);
-  if (!is_init(peek(s))) err_expected(s, "name");
-  u32 k = 0;
-  while (nick_digit((u8)peek(s)) >= 0) {
-    k = ((k << 6) + (u32)nick_digit((u8)peek(s))) & EXT_MASK;
-    advance(s);
-  }
-  skip(s);
-  return k;
-}
-
 // A full name (references, primitives): start and length in the source.
-static u32 name_span(PState *s, u32 *len) {
-  skip(s);
-  if (!is_init(peek(s))) err_expected(s, "name");
-  u32 at = s->pos;
-  while (nick_digit((u8)peek(s)) >= 0) advance(s);
-  *len = s->pos - at;
+static u32 name_span(Src *s, u32 *len) {
+  blank(s);
+  if (!is_init(cur(s))) err_expected(s, "name");
+  u32 at = s->at;
+  while (nick_digit((u8)cur(s)) >= 0) step(s);
+  *len = s->at - at;
   return at;
 }
 
-static u32 utf8(PState *s) {
-  u8 b0 = (u8)peek(s);
-  advance(s);
+// A name as a nick (variables, labels, constructors).
+static u32 name(Src *s) {
+  u32 len, at = name_span(s, &len);
+  blank(s);
+  return nick_of(s->txt + at, len);
+}
+
+static u32 utf8(Src *s) {
+  u8 b0 = (u8)cur(s);
+  step(s);
   u32 n = (b0 & 0xE0) == 0xC0 ? 1 : (b0 & 0xF0) == 0xE0 ? 2 : (b0 & 0xF8) == 0xF0 ? 3 : 0;
-  if (n == 0 || s->pos + n - 1 >= s->len) return b0;
+  if (n == 0 || s->at + n - 1 >= s->end) return b0;
   u32 c = b0 & (0x3F >> n);
   for (u32 i = 0; i < n; i++) {
-    c = (c << 6) | ((u8)peek(s) & 0x3F);
-    advance(s);
+    c = (c << 6) | ((u8)cur(s) & 0x3F);
+    step(s);
   }
   return c;
 }
 
-static u32 char_esc(PState *s) {
-  if (peek(s) == 0) err_expected(s, "character");
-  if (peek(s) != '\\') return utf8(s);
-  advance(s);
-  if (s->pos >= s->len) err_expected(s, "character");
-  char c = peek(s);
-  advance(s);
+static u32 char_esc(Src *s) {
+  if (cur(s) == 0) err_expected(s, "character");
+  if (cur(s) != '\\') return utf8(s);
+  step(s);
+  if (s->at >= s->end) err_expected(s, "character");
+  char c = cur(s);
+  step(s);
   switch (c) {
     case 'n': return '\n';
     case 't': return '\t';
@@ -228,21 +248,26 @@ static u32 char_esc(PState *s) {
   }
 }
 
-static u32 char_lit(PState *s) {
-  advance(s);
+static u32 char_lit(Src *s) {
+  step(s);
   u32 c = char_esc(s);
-  if (peek(s) != '\'') err_expected(s, "'");
-  advance(s);
+  if (cur(s) != '\'') err_expected(s, "'");
+  step(s);
   return c;
 }
 
 // Scratch terms
 // =============
 
+// n zeroed words of scratch. The scratch becomes a template in the heap,
+// so a definition that outgrows the heap's free room stops here, before
+// its memory is spent (a nat literal or a string as large as the heap).
 static u32 salloc(u32 n) {
-  W = grow(W, &W_CAP, W_LEN + n, sizeof(Term));
+  u64 need = (u64)W_LEN + n;
+  if (need > HEAP_WORDS - heap_used()) err_msg(CUR, "heap exhausted while loading the program");
+  W = grow(W, &W_CAP, need, sizeof(Term));
   u32 at = W_LEN;
-  for (u32 i = 0; i < n; i++) W[at + i] = 0;
+  memset(W + at, 0, (size_t)n * sizeof(Term));
   W_LEN += n;
   return at;
 }
@@ -264,39 +289,24 @@ static Term ctr0(u32 nick)          { return TERM(C00, nick, 0); }
 static Term ctr1(u32 nick, Term a)  { return node1(C00 + 1, nick, a); }
 static Term ctr2(u32 nick, Term a, Term b) { return node2(C00 + 2, nick, a, b); }
 
-// Children of a scratch word (node words only).
-static u32 arity(Term t) {
-  u32 tg = TAG(t);
-  if (IS_CTR(tg)) return CTR_ARITY(tg);
-  switch (tg) {
-    case LAM: case USE: case INC: case UNS:               return 1;
-    case APP: case SUP: case DUP: case DRY: case MAT:
-    case SWI: case OP2: case EQL: case AND: case OR:
-    case RED:                                              return 2;
-    case DSU: case DDU:                                    return 3;
-    case PRI: return EXT(t) < PRIM_COUNT ? PRIM_ARITY(EXT(t)) : 0;
-    default:                                               return 0;
-  }
-}
-
 // Binders
 // =======
 
 static u32 bind_new(u32 nick, u8 kind, u32 lab, u8 forked, u8 cloned) {
-  B = grow(B, &B_CAP, B_LEN + 1, sizeof(Bind));
+  B = grow(B, &B_CAP, (u64)B_LEN + 1, sizeof(Bind));
   B[B_LEN] = (Bind){nick, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
   return B_LEN++;
 }
 
 static void scope_push(u32 b) {
-  SCOPE = grow(SCOPE, &SCOPE_CAP, SCOPE_LEN + 1, sizeof(u32));
+  SCOPE = grow(SCOPE, &SCOPE_CAP, (u64)SCOPE_LEN + 1, sizeof(u32));
   SCOPE[SCOPE_LEN++] = b;
 }
 
 static void scope_pop(void) { SCOPE_LEN--; }
 
 static void walk_push(u32 *n, Term t) {
-  WALK = grow(WALK, &WALK_CAP, *n + 1, sizeof(Term));
+  WALK = grow(WALK, &WALK_CAP, (u64)*n + 1, sizeof(Term));
   WALK[(*n)++] = t;
 }
 
@@ -314,7 +324,7 @@ static Term copy_term(Term t) {
       B[VAL(x)].uses[EXT(x) == 1]++;
       continue;
     }
-    u32 ar = arity(x);
+    u32 ar = term_arity(x);
     if (ar == 0) continue;
     u32 nw = salloc(ar);
     for (u32 i = 0; i < ar; i++) {
@@ -324,6 +334,15 @@ static Term copy_term(Term t) {
     W[at] = TERM(TAG(x), EXT(x), nw);
   }
   return W[root];
+}
+
+// n automatic labels, counted up from 0x800000 as HVM4 numbers them; they
+// must stay below the runtime's own (LAB_OWN).
+static u32 fresh_labs(u32 n) {
+  if ((u64)FRESH_LAB + n > LAB_OWN) err_msg(CUR, "too many automatic labels");
+  u32 lab = FRESH_LAB;
+  FRESH_LAB += n;
+  return lab;
 }
 
 // Auto-dup: the `uses` occurrences of (binder b, side) in body, in preorder
@@ -337,8 +356,7 @@ static Term copy_term(Term t) {
 static Term auto_dup(Term body, u32 b, u32 side, u32 uses) {
   if (uses <= 1) return body;
   u32 n   = uses - 1;
-  u32 lab = FRESH_LAB;
-  FRESH_LAB += n;
+  u32 lab = fresh_labs(n);
   u32 si  = side == 1;
   u32 als = bind_new(B[b].nick, B[b].kind, B[b].lab, 0, 0);
   B[als].loc[0] = B[b].loc[0];
@@ -378,106 +396,111 @@ static void rename_dups(void) {
       }
       continue;
     }
-    for (u32 i = arity(x); i > 0; i--) walk_push(&k, TERM(0, 0, VAL(x) + i - 1));
+    for (u32 i = term_arity(x); i > 0; i--) walk_push(&k, TERM(0, 0, VAL(x) + i - 1));
   }
 }
 
 // Terms
 // =====
 
-static Term parse_term(PState *s);
-static Term parse_atom(PState *s);
-static Term parse_lam(PState *s);
+static Term parse_term(Src *s);
+static Term parse_atom(Src *s);
+static Term parse_lam(Src *s);
+static Term lam_rest(Src *s);
 
-static void guard(PState *s) {
+static void guard(Src *s) {
   char here;
   if ((uintptr_t)&here < STACK_LO) err_msg(s, "term nested too deeply");
 }
 
-static int op_prec(int op) {
-  switch (op) {
-    case OP_OR:                                   return 1;
-    case OP_AND:                                  return 2;
-    case OP_EQ:  case OP_NE:                      return 3;
-    case OP_LT:  case OP_LE: case OP_GT: case OP_GE: return 4;
-    case OP_LSH: case OP_RSH:                     return 5;
-    case OP_ADD: case OP_SUB:                     return 6;
-    case OP_MUL: case OP_DIV: case OP_MOD:        return 7;
-    case OP_XOR:                                  return 8;
-    default:                                      return 0;
+// Infix operators
+// ===============
+// Each symbol takes the term on its left when the level being read is at
+// most `lhs`, and reads its right operand at level `rhs`. Arithmetic and
+// comparisons climb the precedence levels (1 `||` .. 8 `^`; `~` only at
+// level 0); `~>`, `<>`, `===`, `.&.` and `.|.` take their left side at any
+// level (LOOSE). The longest symbol at the cursor wins (`===` over `==`,
+// `~>` over `~`, `<>` over `<`).
+
+#define LOOSE 9      // above every level an operand is read at
+#define CONS  0xFF   // `<>`: a #CON cell, not a node tag of its own
+
+typedef struct {
+  const char *sym;
+  u8          tag;   // OP2, EQL, AND, OR, RED or CONS
+  u8          op;    // OP2's operator
+  u8          lhs;
+  u8          rhs;
+} Infix;
+
+static const Infix INFIX[] = {
+  {"||",  OP2, OP_OR,  1, 2}, {"&&",  OP2, OP_AND, 2, 3},
+  {"==",  OP2, OP_EQ,  3, 4}, {"!=",  OP2, OP_NE,  3, 4},
+  {"<",   OP2, OP_LT,  4, 5}, {"<=",  OP2, OP_LE,  4, 5},
+  {">",   OP2, OP_GT,  4, 5}, {">=",  OP2, OP_GE,  4, 5},
+  {"<<",  OP2, OP_LSH, 5, 6}, {">>",  OP2, OP_RSH, 5, 6},
+  {"+",   OP2, OP_ADD, 6, 7}, {"-",   OP2, OP_SUB, 6, 7},
+  {"*",   OP2, OP_MUL, 7, 8}, {"/",   OP2, OP_DIV, 7, 8},
+  {"%",   OP2, OP_MOD, 7, 8}, {"^",   OP2, OP_XOR, 8, 9},
+  {"~",   OP2, OP_NOT, 0, 1},
+  {"===", EQL, 0, LOOSE, 4},  {".&.", AND, 0, LOOSE, 2},
+  {".|.", OR,  0, LOOSE, 1},  {"~>",  RED, 0, LOOSE, 0},
+  {"<>",  CONS, 0, LOOSE, 0},
+};
+
+// The infix symbol at the cursor (after blanks), or NULL.
+static const Infix *infix_at(Src *s) {
+  blank(s);
+  const Infix *best = NULL;
+  size_t       blen = 0;
+  for (size_t i = 0; i < sizeof INFIX / sizeof INFIX[0]; i++) {
+    size_t n = strlen(INFIX[i].sym);
+    if (n > blen && ahead(s, INFIX[i].sym)) { best = &INFIX[i]; blen = n; }
   }
+  return best;
 }
 
-// The infix operator at the cursor (-1 if none) and its length.
-static int op_peek(PState *s, u32 *len) {
-  skip(s);
-  char c = peek(s), d = peek_at(s, 1);
-  *len = 2;
-  if (c == '=' && d == '=') return OP_EQ;
-  if (c == '!' && d == '=') return OP_NE;
-  if (c == '<' && d == '=') return OP_LE;
-  if (c == '>' && d == '=') return OP_GE;
-  if (c == '<' && d == '<') return OP_LSH;
-  if (c == '>' && d == '>') return OP_RSH;
-  if (c == '&' && d == '&') return OP_AND;
-  if (c == '|' && d == '|') return OP_OR;
-  *len = 1;
-  switch (c) {
-    case '+': return OP_ADD;
-    case '-': return OP_SUB;
-    case '*': return OP_MUL;
-    case '/': return OP_DIV;
-    case '%': return OP_MOD;
-    case '^': return OP_XOR;
-    case '~': return OP_NOT;
-    case '<': return OP_LT;
-    case '>': return OP_GT;
+// `f(a, b, ..)` after f: one APP per argument; commas are optional.
+static Term parse_call(Src *s, Term f) {
+  need(s, "(");
+  while (cur(s) != ')') {
+    f = node2(APP, 0, f, parse_term(s));
+    blank(s);
+    take(s, ",");
+    blank(s);
   }
-  return -1;
+  need(s, ")");
+  return f;
 }
 
-// Postfix calls and infix operators after `f`, binding at least min_prec.
-static Term parse_post(PState *s, Term f, int min_prec) {
+// Calls and infix operators after `f`, at level `lvl` (see INFIX).
+static Term parse_post(Src *s, Term f, int lvl) {
   for (;;) {
-    skip(s);
-    if (match(s, "~>"))  { f = node2(RED, 0, f, parse_term(s)); continue; }
-    if (match(s, "<>"))  { f = ctr2(NICK_CON, f, parse_term(s)); continue; }
-    if (match(s, "===")) { f = node2(EQL, 0, f, parse_post(s, parse_atom(s), 4)); continue; }
-    if (match(s, ".&.")) { f = node2(AND, 0, f, parse_post(s, parse_atom(s), 2)); continue; }
-    if (match(s, ".|.")) { f = node2(OR,  0, f, parse_post(s, parse_atom(s), 1)); continue; }
-    u32 len;
-    int op = op_peek(s, &len);
-    if (op >= 0 && op_prec(op) >= min_prec) {
-      while (len--) advance(s);
-      Term rhs = parse_post(s, parse_atom(s), op_prec(op) + 1);
-      f = node2(OP2, (u32)op, f, rhs);
-      continue;
-    }
-    if (peek(s) != '(') return f;
-    consume(s, "(");
-    if (peek(s) == ')') { consume(s, ")"); continue; }
-    for (;;) {
-      f = node2(APP, 0, f, parse_term(s));
-      skip(s);
-      match(s, ",");
-      skip(s);
-      if (peek(s) == ')') { consume(s, ")"); break; }
+    const Infix *op = infix_at(s);
+    if (op && op->lhs >= lvl) {
+      steps(s, (u32)strlen(op->sym));
+      Term rhs = parse_post(s, parse_atom(s), op->rhs);
+      f = op->tag == CONS ? ctr2(NICK_CON, f, rhs) : node2(op->tag, op->op, f, rhs);
+    } else if (cur(s) == '(') {
+      f = parse_call(s, f);
+    } else {
+      return f;
     }
   }
 }
 
-static Term parse_term(PState *s) {
+static Term parse_term(Src *s) {
   guard(s);
   return parse_post(s, parse_atom(s), 0);
 }
 
 // Variables: `x`, `x₀`, `x₁`.
-static NOINLINE Term parse_var(PState *s) {
-  skip(s);
+static NOINLINE Term parse_var(Src *s) {
+  blank(s);
   u32 nick = name(s);
-  skip(s);
-  int side = match(s, "₀") ? 0 : match(s, "₁") ? 1 : -1;
-  skip(s);
+  blank(s);
+  int side = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
+  blank(s);
   int skipped = 0;
   for (u32 i = SCOPE_LEN; i > 0; i--) {
     Bind *b = &B[SCOPE[i - 1]];
@@ -505,7 +528,7 @@ static NOINLINE Term parse_var(PState *s) {
 }
 
 // Closes a lambda-like binder: checks affinity or inserts auto-dups.
-static Term close_lam(PState *s, u32 b, Term body) {
+static Term close_lam(Src *s, u32 b, Term body) {
   u32 uses = B[b].uses[0];
   if (B[b].cloned) return auto_dup(body, b, SIDE_ANY, uses);
   if (uses > 1) err_affine(s, B[b].nick, -1, uses);
@@ -514,7 +537,7 @@ static Term close_lam(PState *s, u32 b, Term body) {
 
 // Closes a dup binder: checks affinity or inserts auto-dups, side `first`
 // first (a static dup: side 1, as HVM4 numbers the labels; a dynamic one: 0).
-static Term close_dup_sides(PState *s, u32 b, Term body, u32 first) {
+static Term close_dup_sides(Src *s, u32 b, Term body, u32 first) {
   u32 u0 = B[b].uses[0], u1 = B[b].uses[1];
   if (B[b].cloned) {
     body = auto_dup(body, b, first, first ? u1 : u0);
@@ -525,499 +548,470 @@ static Term close_dup_sides(PState *s, u32 b, Term body, u32 first) {
   return body;
 }
 
-static Term close_dup(PState *s, u32 b, Term body) {
-  return close_dup_sides(s, b, body, 1);
-}
-
-static Term close_dyn(PState *s, u32 b, Term body) {
-  return close_dup_sides(s, b, body, 0);
-}
-
 static Term lam_at(u32 loc, Term body, u32 uses) {
   W[loc] = body;
   return TERM(LAM, uses == 0 ? LAM_ERA : 0, loc);
 }
 
-// `λ{...}`: erasure, use, or a match/switch chain. After `λ`.
-static NOINLINE Term parse_lam_block(PState *s) {
-  consume(s, "{");
-  skip(s);
-  if (peek(s) == '}') { consume(s, "}"); return TERM(ERA, 0, 0); }
-  u32  head  = salloc(1);   // slot holding the chain's first case
-  u32  tip   = head;
-  int  cases = 0;
-  W[head] = TERM(NUM, 0, 0);
-  for (;;) {
-    skip(s);
-    u8     tag = 0;
-    u32    ext = 0;
-    PState sav = *s;
-    if (peek(s) == '\'') {
-      ext = char_lit(s);
-      skip(s);
-      tag = SWI;
-    } else if (is_digit(peek(s))) {
-      while (is_digit(peek(s))) { ext = ext * 10 + (u32)(peek(s) - '0'); advance(s); }
-      skip(s);
-      if (peek(s) == ':') {
-        tag = SWI;
-      } else if (peek(s) == 'n') {
-        if (ext == 0 && peek_at(s, 1) != '+') {
-          advance(s); tag = MAT; ext = NICK_ZER;
-        } else if (ext == 1 && peek_at(s, 1) == '+') {
-          advance(s); advance(s); tag = MAT; ext = NICK_SUC;
-        }
-      }
-    } else if (peek(s) == '#') {
-      advance(s);
-      ext = name(s);
-      tag = MAT;
-    } else if (peek(s) == '[' && peek_at(s, 1) == ']') {
-      advance(s); advance(s); tag = MAT; ext = NICK_NIL;
-    } else if (peek(s) == '<' && peek_at(s, 1) == '>') {
-      advance(s); advance(s); tag = MAT; ext = NICK_CON;
-    }
-    if (tag) {
-      skip(s);
-      consume(s, ":");
-      Term val = parse_term(s);
-      skip(s);
-      match(s, ";");
-      Term cas = node2(tag, ext & EXT_MASK, val, TERM(NUM, 0, 0));
-      W[tip] = cas;
-      tip    = VAL(cas) + 1;
-      cases  = 1;
-      continue;
-    }
-    *s = sav;
-    if (!cases) {
-      Term f = parse_term(s);
-      skip(s);
-      consume(s, "}");
-      return node1(USE, 0, f);
-    }
-    if (peek(s) == '}') { consume(s, "}"); return W[head]; }
-    if (peek(s) == '_') {
-      advance(s);
-      skip(s);
-      consume(s, ":");
-    }
-    Term dflt = parse_term(s);
-    W[tip] = dflt;
-    skip(s);
-    consume(s, "}");
-    return W[head];
-  }
+// λnick.body, the body read by lam_rest (more binders) or parse_term.
+static Term lam_scope(Src *s, u32 nick, u8 cloned, int more) {
+  u32 b   = bind_new(nick, B_LAM, 0, 0, cloned);
+  u32 loc = salloc(1);
+  B[b].loc[0] = loc;
+  scope_push(b);
+  Term body = more ? lam_rest(s) : parse_term(s);
+  scope_pop();
+  u32 uses = B[b].uses[0];
+  return lam_at(loc, close_lam(s, b, body), uses);
 }
 
-// `λ...` after the `λ`: binders, then `.body` or `,more`.
+// Labels and dups
+// ===============
+
+// A label after `&`: a name, `(term)` for a dynamic one, or nothing when
+// one of the bytes in `fresh` follows, which takes the next automatic one.
+typedef struct {
+  int  dyn;
+  u32  lab;    // static label
+  Term term;   // dynamic label's term
+} Label;
+
+static Label read_label(Src *s, const char *fresh) {
+  Label l = {0, 0, 0};
+  blank(s);
+  char c = cur(s);
+  if (c == '(') {
+    need(s, "(");
+    l.dyn  = 1;
+    l.term = parse_term(s);
+    need(s, ")");
+  } else if (c != 0 && strchr(fresh, c)) {
+    l.lab = fresh_labs(1);
+  } else {
+    l.lab = name(s);
+    if (l.lab >= LAB_OWN) {
+      char nm[8];
+      nick_str(l.lab, nm);
+      err_msg(s, "label '%s' is reserved: labels whose last four characters start with '$' belong to the runtime", nm);
+    }
+  }
+  blank(s);
+  return l;
+}
+
+// A dup binder under label l, with its two words: a DUP node's [expr, body]
+// or, for a dynamic label, the two lambda slots that bind x₀ and x₁.
+static u32 dup_bind(u32 nick, const Label *l, u8 forked, u8 cloned) {
+  u32 dn = salloc(2);
+  u32 b  = bind_new(nick, l->dyn ? B_DYN : B_DUP, l->lab, forked, cloned);
+  B[b].loc[0] = dn;
+  B[b].loc[1] = dn + 1;
+  return b;
+}
+
+// The term that binds dup b to `val` in `body` (already closed): a DUP node,
+// or DDU(label, val, λx₀.λx₁.body) for a dynamic label.
+static Term dup_of(u32 b, const Label *l, Term val, Term body) {
+  u32 dn = B[b].loc[0];
+  if (!l->dyn) {
+    W[dn]     = val;
+    W[dn + 1] = body;
+    return TERM(DUP, l->lab, dn);
+  }
+  Term x1   = lam_at(dn + 1, body, B[b].uses[1]);
+  Term k[3] = {l->term, val, lam_at(dn, x1, B[b].uses[0])};
+  return node(DDU, 0, 3, k);
+}
+
+// Lambdas
+// =======
+
+// The key of a match case (`#K`, `[]`, `<>`, `0n`, `1n+`, a number or a
+// char, each before `:`) read into *tag and *ext; 0 when the text at the
+// cursor is no key (the caller puts the cursor back).
+static int case_key(Src *s, u8 *tag, u32 *ext) {
+  char c = cur(s);
+  *tag = MAT;
+  if (c == '#')       { step(s); *ext = name(s); return 1; }
+  if (take(s, "[]"))  { *ext = NICK_NIL; return 1; }
+  if (take(s, "<>"))  { *ext = NICK_CON; return 1; }
+  if (c == '\'')      { *tag = SWI; *ext = char_lit(s); blank(s); return 1; }
+  if (!is_digit(c)) return 0;
+  u32 num = 0;
+  for (; is_digit(cur(s)); step(s)) num = num * 10 + (u32)(cur(s) - '0');
+  blank(s);
+  if (cur(s) == ':') { *tag = SWI; *ext = num; return 1; }
+  if (cur(s) != 'n') return 0;
+  int plus = ch(s, 1) == '+';
+  if (num == 0 && !plus) { step(s);     *ext = NICK_ZER; return 1; }
+  if (num == 1 && plus)  { steps(s, 2); *ext = NICK_SUC; return 1; }
+  return 0;
+}
+
+// `λ{...}` after the `λ`: `λ{}` erases, `λ{f}` is a use, and cases
+// `key: term;` chain into MAT/SWI nodes, each case's miss slot holding the
+// next case, then the default (`_:` optional) or NUM 0 for none.
+static NOINLINE Term parse_lam_block(Src *s) {
+  need(s, "{");
+  if (cur(s) == '}') {
+    need(s, "}");
+    return TERM(ERA, 0, 0);
+  }
+  u32 head = salloc(1), tip = head, cases = 0;
+  W[head] = TERM(NUM, 0, 0);
+  for (;; cases++) {
+    blank(s);
+    Src back = *s;
+    u8  tag;
+    u32 ext;
+    if (!case_key(s, &tag, &ext)) {
+      *s = back;
+      break;
+    }
+    need(s, ":");
+    Term hit = parse_term(s);
+    blank(s);
+    take(s, ";");
+    Term cas = node2(tag, ext & EXT_MASK, hit, TERM(NUM, 0, 0));
+    W[tip] = cas;
+    tip    = VAL(cas) + 1;
+  }
+  if (cases == 0) {
+    Term f = parse_term(s);
+    need(s, "}");
+    return node1(USE, 0, f);
+  }
+  if (cur(s) != '}') {
+    if (take(s, "_")) need(s, ":");
+    Term dflt = parse_term(s);
+    W[tip] = dflt;
+  }
+  need(s, "}");
+  return W[head];
+}
+
 // After a binder: `, y...` continues a multi-argument lambda, `. body` ends it.
-static Term lam_rest(PState *s) {
-  if (match(s, ",")) return parse_lam(s);
-  consume(s, ".");
+static Term lam_rest(Src *s) {
+  if (take(s, ",")) return parse_lam(s);
+  need(s, ".");
   return parse_term(s);
 }
 
-static NOINLINE Term parse_lam(PState *s) {
-  guard(s);
-  skip(s);
-  if (peek(s) == '{') return parse_lam_block(s);
-  u8  cloned = (u8)match(s, "&");
-  u32 nick   = name(s);
-  skip(s);
-  if (peek(s) != '&') {
-    u32 b   = bind_new(nick, B_LAM, 0, 0, cloned);
-    u32 loc = salloc(1);
-    B[b].loc[0] = loc;
-    scope_push(b);
-    Term body = lam_rest(s);
-    scope_pop();
-    u32 uses = B[b].uses[0];
-    return lam_at(loc, close_lam(s, b, body), uses);
-  }
-  // Inline dup: λx&L. λx&. λx&(lab).
-  advance(s);
-  skip(s);
-  int  dyn = peek(s) == '(';
-  Term lab_term = 0;
-  u32  lab = 0;
-  if (dyn) {
-    consume(s, "(");
-    lab_term = parse_term(s);
-    consume(s, ")");
-  } else if (peek(s) == ',' || peek(s) == '.') {
-    lab = FRESH_LAB++ & EXT_MASK;
-  } else {
-    lab = name(s);
-  }
-  skip(s);
-  u32 lam = bind_new(nick, B_LAM, 0, 0, 0);   // the lambda's own variable
-  u32 loc = salloc(1);
-  B[lam].loc[0] = loc;
-  B[lam].uses[0] = 1;
-  Term var = TERM(OCC, SIDE_ANY, lam);
-  u32 b = bind_new(nick, dyn ? B_DYN : B_DUP, lab, 0, cloned);
-  u32 dn = salloc(2);   // DUP node, or the two inner LAM slots
-  B[b].loc[0] = dn;
-  B[b].loc[1] = dn + 1;
+// `λx&L.`, `λx&.` and `λx&(e).` after the second `&`: the lambda's
+// variable goes straight into a dup, λv.!x&L = v; body.
+static NOINLINE Term parse_lam_dup(Src *s, u32 nick, u8 cloned) {
+  Label l   = read_label(s, ",.");
+  u32   loc = salloc(1);
+  u32   v   = bind_new(nick, B_LAM, 0, 0, 0);
+  B[v].loc[0]  = loc;
+  B[v].uses[0] = 1;
+  u32 b = dup_bind(nick, &l, 0, cloned);
   scope_push(b);
   Term body = lam_rest(s);
   scope_pop();
-  u32 u0 = B[b].uses[0], u1 = B[b].uses[1];
-  if (dyn) {
-    body = close_dyn(s, b, body);
-    Term l1 = lam_at(dn + 1, body, u1);
-    Term l0 = lam_at(dn, l1, u0);
-    Term k[3] = {lab_term, var, l0};
-    return lam_at(loc, node(DDU, 0, 3, k), 1);
-  }
-  body = close_dup(s, b, body);
-  W[dn]     = var;
-  W[dn + 1] = body;
-  return lam_at(loc, TERM(DUP, lab, dn), 1);
+  body = close_dup_sides(s, b, body, !l.dyn);
+  return lam_at(loc, dup_of(b, &l, TERM(OCC, SIDE_ANY, v), body), 1);
 }
 
-// Fork `&L λx,y{A;B}` / `&(lab) λx,y{A;B}`, after the `λ`.
-static NOINLINE Term parse_fork(PState *s, int dyn, Term lab_term, u32 lab) {
+static NOINLINE Term parse_lam(Src *s) {
+  guard(s);
+  blank(s);
+  if (cur(s) == '{') return parse_lam_block(s);
+  u8  cloned = (u8)take(s, "&");
+  u32 nick   = name(s);
+  if (take(s, "&")) return parse_lam_dup(s, nick, cloned);
+  return lam_scope(s, nick, cloned, 1);
+}
+
+// Superpositions and forks
+// ========================
+
+// `&L λx,y{A;B}` and `&(e) λx,y{A;B}` after the `λ`: each variable is
+// duplicated under the label and the body is the superposition of A and B,
+// where a bare `x` stands for x₀ in A and x₁ in B.
+static NOINLINE Term parse_fork(Src *s, const Label *l) {
   if (FORK_SIDE != -1) err_msg(s, "nested forks are not allowed");
-  u32 nicks[MAX_FLD];
-  u32 n = 0;
-  nicks[n++] = name(s);
-  skip(s);
-  while (peek(s) != '{') {
-    match(s, ",");
-    skip(s);
-    if (peek(s) == '{') break;
+  u32 nicks[MAX_FLD], n = 0;
+  do {
     if (n == MAX_FLD) err_expected(s, "at most 16 fork variables");
     nicks[n++] = name(s);
-    skip(s);
-  }
-  consume(s, "{");
+    take(s, ",");
+    blank(s);
+  } while (cur(s) != '{');
+  need(s, "{");
   u32 bs[MAX_FLD], lams[MAX_FLD];
   for (u32 i = 0; i < n; i++) {
     lams[i] = salloc(1);
-    bs[i]   = bind_new(nicks[i], dyn ? B_DYN : B_DUP, lab, 1, 0);
-    u32 dn  = salloc(2);
-    B[bs[i]].loc[0] = dn;
-    B[bs[i]].loc[1] = dn + 1;
+    bs[i]   = dup_bind(nicks[i], l, 1, 0);
     scope_push(bs[i]);
   }
-  if (match(s, "&₀")) { skip(s); consume(s, ":"); }
-  FORK_SIDE = 0;
-  Term left = parse_term(s);
-  skip(s);
-  match(s, ";");
-  skip(s);
-  u32 mid0[MAX_FLD];   // x₀ uses so far (the left branch)
-  for (u32 i = 0; i < n; i++) mid0[i] = B[bs[i]].uses[0];
-  if (match(s, "&₁")) { skip(s); consume(s, ":"); }
-  FORK_SIDE = 1;
-  Term right = parse_term(s);
-  FORK_SIDE = -1;
-  skip(s);
-  match(s, ";");
-  consume(s, "}");
+  Term br[2];
+  u32  left[MAX_FLD];   // x₀ uses in the left branch
+  for (int k = 0; k < 2; k++) {
+    if (take(s, k ? "&₁" : "&₀")) need(s, ":");
+    FORK_SIDE = k;
+    br[k] = parse_term(s);
+    FORK_SIDE = -1;
+    blank(s);
+    take(s, ";");
+    blank(s);
+    for (u32 i = 0; i < n && k == 0; i++) left[i] = B[bs[i]].uses[0];
+  }
+  need(s, "}");
   for (u32 i = 0; i < n; i++) scope_pop();
-  // HVM4 checks fork variables at levels off by one from where it binds
-  // them: for static labels the check never fires; for dynamic ones it
-  // counts x₀ in the right branch and reports it as x₁. Kept as is, so the
-  // same programs are accepted and rejected.
-  for (u32 i = 0; i < n && dyn; i++) {
-    u32 u = B[bs[i]].uses[0] - mid0[i];
+  // HVM4 counts fork variables one binder off from where it binds them:
+  // with a static label its check never fires; with a dynamic one it counts
+  // x₀ in the right branch and calls it x₁. Kept: the same programs are
+  // accepted and rejected.
+  for (u32 i = 0; i < n && l->dyn; i++) {
+    u32 u = B[bs[i]].uses[0] - left[i];
     if (u > 1) err_affine(s, nicks[i], 1, u);
   }
-  Term body;
-  if (dyn) {
-    Term k[3] = {lab_term, left, right};
-    body = node(DSU, 0, 3, k);
-  } else {
-    body = node2(SUP, lab, left, right);
-  }
-  for (u32 i = n; i > 0; i--) {
-    u32  b   = bs[i - 1];
-    u32  dn  = B[b].loc[0];
-    Term var = TERM(OCC, SIDE_ANY, bind_new(nicks[i - 1], B_LAM, 0, 0, 0));
-    B[B_LEN - 1].loc[0] = lams[i - 1];
-    if (dyn) {
-      Term l1 = lam_at(dn + 1, body, B[b].uses[1]);
-      Term l0 = lam_at(dn, l1, B[b].uses[0]);
-      Term k[3] = {copy_term(lab_term), var, l0};
-      body = lam_at(lams[i - 1], node(DDU, 0, 3, k), 1);
-    } else {
-      W[dn]     = var;
-      W[dn + 1] = body;
-      body = lam_at(lams[i - 1], TERM(DUP, lab, dn), 1);
-    }
+  Term k[3] = {l->term, br[0], br[1]};
+  Term body = l->dyn ? node(DSU, 0, 3, k) : node2(SUP, l->lab, br[0], br[1]);
+  for (u32 i = n; i-- > 0;) {
+    u32 v = bind_new(nicks[i], B_LAM, 0, 0, 0);
+    B[v].loc[0] = lams[i];
+    Label li = *l;
+    if (li.dyn) li.term = copy_term(l->term);
+    body = lam_at(lams[i], dup_of(bs[i], &li, TERM(OCC, SIDE_ANY, v), body), 1);
   }
   return body;
 }
 
-// `&...` after the `&`: erasure, sup, dynamic sup, fork.
-static NOINLINE Term parse_sup(PState *s) {
-  skip(s);
-  if (peek(s) == '{') {
-    consume(s, "{");
-    consume(s, "}");
+// `&...` after the `&`: `&{}` (erasure), `&L{a,b}`, `&(e){a,b}`, or a fork.
+static NOINLINE Term parse_sup(Src *s) {
+  blank(s);
+  if (cur(s) == '{') {
+    need(s, "{");
+    need(s, "}");
     return TERM(ERA, 0, 0);
   }
-  int  dyn = peek(s) == '(';
-  Term lab_term = 0;
-  u32  lab = 0;
-  if (dyn) {
-    consume(s, "(");
-    lab_term = parse_term(s);
-    consume(s, ")");
-  } else {
-    lab = name(s);
+  Label l = read_label(s, "");
+  if (take(s, "λ")) return parse_fork(s, &l);
+  need(s, "{");
+  Term k[3] = {l.term, 0, 0};
+  for (int i = 1; i <= 2; i++) {
+    k[i] = parse_term(s);
+    blank(s);
+    take(s, ",");
   }
-  skip(s);
-  if (match(s, "λ")) return parse_fork(s, dyn, lab_term, lab);
-  consume(s, "{");
-  Term a = parse_term(s);
-  skip(s);
-  match(s, ",");
-  Term b = parse_term(s);
-  skip(s);
-  match(s, ",");
-  consume(s, "}");
-  if (dyn) {
-    Term k[3] = {lab_term, a, b};
-    return node(DSU, 0, 3, k);
-  }
-  return node2(SUP, lab, a, b);
+  need(s, "}");
+  return l.dyn ? node(DSU, 0, 3, k) : node2(SUP, l.lab, k[1], k[2]);
 }
 
-// `!...` after the `!`: lets, dups, unscoped lambdas.
-static NOINLINE Term parse_bang(PState *s) {
-  skip(s);
-  int strict = match(s, "!");
-  skip(s);
-  u8 cloned = 0;
-  if (peek(s) == '&') { advance(s); skip(s); cloned = 1; }
-  u32 nick = name(s);
-  skip(s);
-  if (peek(s) == '=') {
-    advance(s);
-    skip(s);
-    // `! f = λ v ; body`: unscoped lambda (HVM4 commits to reading a name
-    // after the λ, so `! f = λ{..}` is an error there too).
-    PState sav = *s;
-    if (match(s, "λ")) {
-      skip(s);
-      u32 vnick = name(s);
-      skip(s);
-      if (match(s, ";")) {
-        skip(s);
-        u32 bf = bind_new(nick, B_LAM, 0, 0, 0);
-        u32 bv = bind_new(vnick, B_LAM, 0, 0, 0);
-        u32 lf = salloc(1), lv = salloc(1);
-        B[bf].loc[0] = lf;
-        B[bv].loc[0] = lv;
-        scope_push(bf);
-        scope_push(bv);
-        Term body = parse_term(s);
-        scope_pop();
-        scope_pop();
-        if (B[bf].uses[0] > 1) err_affine(s, nick, -1, B[bf].uses[0]);
-        if (B[bv].uses[0] > 1) err_affine(s, vnick, -1, B[bv].uses[0]);
-        Term v = lam_at(lv, body, B[bv].uses[0]);
-        Term f = lam_at(lf, v, B[bf].uses[0]);
-        return node1(UNS, 0, f);
-      }
-      *s = sav;
+// Bindings
+// ========
+
+// `!f = λv; body` after the `;`: an unscoped lambda pair, each affine.
+static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
+  u32 b[2] = {bind_new(fnick, B_LAM, 0, 0, 0), bind_new(vnick, B_LAM, 0, 0, 0)};
+  u32 at   = salloc(2);
+  for (u32 i = 0; i < 2; i++) {
+    B[b[i]].loc[0] = at + i;
+    scope_push(b[i]);
+  }
+  Term t = parse_term(s);
+  scope_pop();
+  scope_pop();
+  for (u32 i = 0; i < 2; i++) {
+    if (B[b[i]].uses[0] > 1) err_affine(s, B[b[i]].nick, -1, B[b[i]].uses[0]);
+  }
+  for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, B[b[i]].uses[0]);
+  return node1(UNS, 0, t);
+}
+
+// `!x = v; body` after the `=`: (λx.body)(v), with `!!` (strict) λ{λx.body}.
+// `!f = λv; body` is an unscoped lambda instead; as in HVM4 a name must
+// follow that λ, so `!f = λ{..}` is an error.
+static NOINLINE Term parse_let(Src *s, u32 nick, int strict, u8 cloned) {
+  blank(s);
+  Src probe = *s;
+  if (take(&probe, "λ")) {
+    u32 vnick = name(&probe);
+    if (take(&probe, ";")) {
+      *s = probe;
+      return parse_uns(s, nick, vnick);
     }
-    Term val = parse_term(s);
-    skip(s);
-    match(s, ";");
-    u32 b   = bind_new(nick, B_LAM, 0, 0, cloned);
-    u32 loc = salloc(1);
-    B[b].loc[0] = loc;
-    scope_push(b);
-    Term body = parse_term(s);
-    scope_pop();
-    u32 uses = B[b].uses[0];
-    Term lam = lam_at(loc, close_lam(s, b, body), uses);
-    if (strict) lam = node1(USE, 0, lam);
-    return node2(APP, 0, lam, val);
   }
-  consume(s, "&");
-  skip(s);
-  if (peek(s) == '(') {
-    consume(s, "(");
-    Term lab_term = parse_term(s);
-    consume(s, ")");
-    consume(s, "=");
-    Term val = parse_term(s);
-    skip(s);
-    match(s, ";");
-    skip(s);
-    u32 b  = bind_new(nick, B_DYN, 0, 0, cloned);
-    u32 ls = salloc(2);
-    B[b].loc[0] = ls;
-    B[b].loc[1] = ls + 1;
-    scope_push(b);
-    Term body = parse_term(s);
-    scope_pop();
-    u32 u0 = B[b].uses[0], u1 = B[b].uses[1];
-    body = close_dyn(s, b, body);
-    Term l1 = lam_at(ls + 1, body, u1);
-    Term l0 = lam_at(ls, l1, u0);
-    Term k[3] = {lab_term, val, l0};
-    return node(DDU, 0, 3, k);
-  }
-  u32 lab = peek(s) == '=' ? (FRESH_LAB++ & EXT_MASK) : name(s);
-  u32 dn  = salloc(2);
-  consume(s, "=");
-  Term val = parse_term(s);   // (W may move: never W[i] = f() directly)
-  W[dn] = val;
-  skip(s);
-  match(s, ";");
-  skip(s);
-  u32 b = bind_new(nick, B_DUP, lab, 0, cloned);
-  B[b].loc[0] = dn;
+  Term val = parse_term(s);
+  blank(s);
+  take(s, ";");
+  Term lam = lam_scope(s, nick, cloned, 0);
+  if (strict) lam = node1(USE, 0, lam);
+  return node2(APP, 0, lam, val);
+}
+
+// `!x&L = v; body`, `!x& = v; body` or `!x&(e) = v; body` after the `&`.
+static NOINLINE Term parse_dup(Src *s, u32 nick, u8 cloned) {
+  Label l = read_label(s, "=");
+  u32   b = dup_bind(nick, &l, 0, cloned);
+  need(s, "=");
+  Term val = parse_term(s);
+  blank(s);
+  take(s, ";");
   scope_push(b);
   Term body = parse_term(s);
   scope_pop();
-  body = close_dup(s, b, body);
-  W[dn + 1] = body;
-  return TERM(DUP, lab, dn);
+  body = close_dup_sides(s, b, body, !l.dyn);
+  return dup_of(b, &l, val, body);
 }
 
-static NOINLINE Term parse_ctr(PState *s) {
+// `!...` after the `!`: a let (`!!` strict, `!&x` cloned), an unscoped
+// lambda, or a dup.
+static NOINLINE Term parse_bang(Src *s) {
+  blank(s);
+  int strict = take(s, "!");
+  blank(s);
+  u8  cloned = (u8)take(s, "&");
+  u32 nick   = name(s);
+  if (take(s, "=")) return parse_let(s, nick, strict, cloned);
+  need(s, "&");
+  return parse_dup(s, nick, cloned);
+}
+
+static NOINLINE Term parse_ctr(Src *s) {
   u32 nick = name(s);
   u32 n = 0;
-  skip(s);
-  if (match(s, "{")) {
+  blank(s);
+  if (take(s, "{")) {
     // Fields wait on ARGS (not in this frame: nesting depth costs stack).
     u32 base = ARGS_LEN;
-    skip(s);
-    while (peek(s) != '}') {
+    blank(s);
+    while (cur(s) != '}') {
       if (n == MAX_FLD) err_expected(s, "at most 16 constructor fields");
       Term fld = parse_term(s);
-      ARGS = grow(ARGS, &ARGS_CAP, ARGS_LEN + 1, sizeof(Term));
+      ARGS = grow(ARGS, &ARGS_CAP, (u64)ARGS_LEN + 1, sizeof(Term));
       ARGS[ARGS_LEN++] = fld;
       n++;
-      skip(s);
-      match(s, ",");
-      skip(s);
+      blank(s);
+      take(s, ",");
+      blank(s);
     }
-    consume(s, "}");
+    need(s, "}");
     ARGS_LEN = base;
     if (n > 0) return node((u8)(C00 + n), nick, n, ARGS + base);
   }
   return ctr0(nick);
 }
 
-static NOINLINE Term parse_pri(PState *s) {
+static NOINLINE Term parse_pri(Src *s) {
   u32 len, at = name_span(s, &len);
-  u32 id = prim_id(s->src + at, len);
-  skip(s);
+  u32 id = prim_id(s->txt + at, len);
+  blank(s);
   if (id == ~0u) err_expected(s, "known primitive");
-  if (peek(s) != '(') err_expected(s, "primitive application");
-  consume(s, "(");
+  USED[id] = 1;
+  if (cur(s) != '(') err_expected(s, "primitive application");
+  need(s, "(");
   u32  ar = PRIM_ARITY(id);
   Term args[2];
   for (u32 i = 0; i < ar; i++) {
-    skip(s);
-    if (peek(s) == ')') err_expected(s, "argument");
+    blank(s);
+    if (cur(s) == ')') err_expected(s, "argument");
     args[i] = parse_term(s);
-    skip(s);
-    match(s, ",");
+    blank(s);
+    take(s, ",");
   }
-  skip(s);
-  if (peek(s) != ')') err_expected(s, "end of argument list");
-  consume(s, ")");
+  blank(s);
+  if (cur(s) != ')') err_expected(s, "end of argument list");
+  need(s, ")");
   return node(PRI, id, ar, args);
 }
 
-static NOINLINE Term parse_list(PState *s) {
-  advance(s);
-  skip(s);
-  if (peek(s) == ']') { advance(s); return ctr0(NICK_NIL); }
+static NOINLINE Term parse_list(Src *s) {
+  step(s);
+  blank(s);
+  if (cur(s) == ']') { step(s); return ctr0(NICK_NIL); }
   // Elements chain as they come: each Con's tail slot is filled next.
   u32 head = salloc(1), tip = head;
-  while (peek(s) != ']') {
+  while (cur(s) != ']') {
     Term el  = parse_term(s);
     Term con = ctr2(NICK_CON, el, 0);
     W[tip] = con;
     tip    = VAL(con) + 1;
-    skip(s);
-    match(s, ",");
-    skip(s);
+    blank(s);
+    take(s, ",");
+    blank(s);
   }
-  consume(s, "]");
+  need(s, "]");
   W[tip] = ctr0(NICK_NIL);
   return W[head];
 }
 
-static NOINLINE Term parse_str(PState *s) {
-  char fence = peek(s);
-  advance(s);
+static NOINLINE Term parse_str(Src *s) {
+  char fence = cur(s);
+  step(s);
   u32 head = salloc(1), tip = head;
-  while (peek(s) != fence) {
+  while (cur(s) != fence) {
     u32  c   = char_esc(s);
     Term con = ctr2(NICK_CON, ctr1(NICK_CHR, TERM(NUM, 0, c)), 0);
     W[tip] = con;
     tip    = VAL(con) + 1;
   }
-  advance(s);
+  step(s);
   W[tip] = ctr0(NICK_NIL);
   return W[head];
 }
 
-// `3n`, `2n+x`, or a number. HVM4 backs out of a non-nat by resetting only
-// the position, so columns on that line run ahead by the digits; kept, so
-// error locations match.
-static NOINLINE Term parse_number(PState *s) {
-  u32 sav = s->pos, n = 0;
-  while (is_digit(peek(s))) { n = n * 10 + (u32)(peek(s) - '0'); advance(s); }
-  if (peek(s) == 'n') {
-    advance(s);
-    Term t = match(s, "+") ? parse_term(s) : ctr0(NICK_ZER);
-    for (u32 i = 0; i < n; i++) t = ctr1(NICK_SUC, t);
-    return t;
+// Digits: a u32 (wrapping, as HVM4 reads it), or before `n` a nat: `3n` is
+// #SUC{#SUC{#SUC{#ZER}}} and `2n+t` two #SUCs over t. Each #SUC is a word,
+// so a nat beyond the heap's free room is refused before it is built.
+static NOINLINE Term parse_number(Src *s) {
+  u32 k = 0, num = 0;
+  u64 big = 0;
+  for (char c; is_digit(c = ch(s, k)); k++) {
+    num = num * 10 + (u32)(c - '0');
+    if (big <= UINT32_MAX) big = big * 10 + (u64)(c - '0');
   }
-  s->pos = sav;
-  n = 0;
-  while (is_digit(peek(s))) { n = n * 10 + (u32)(peek(s) - '0'); advance(s); }
-  skip(s);
-  return TERM(NUM, 0, n);
+  steps(s, k);
+  if (!take(s, "n")) {
+    s->col += k;   // HVM4 reads a number's digits twice, moving its column twice
+    blank(s);
+    return TERM(NUM, 0, num);
+  }
+  if (big > HEAP_WORDS - heap_used()) {
+    err_msg(s, "nat literal %.*sn is larger than the heap's %llu free words (--heap)", (int)k,
+            s->txt + s->at - k - 1, (unsigned long long)(HEAP_WORDS - heap_used()));
+  }
+  Term t = take(s, "+") ? parse_term(s) : ctr0(NICK_ZER);
+  for (u64 i = 0; i < big; i++) t = ctr1(NICK_SUC, t);
+  return t;
 }
 
-static Term parse_atom(PState *s) {
+static Term parse_atom(Src *s) {
   guard(s);
-  skip(s);
-  if (match(s, "λ")) return parse_lam(s);
-  if (match(s, "!")) return parse_bang(s);
-  if (match(s, "&")) return parse_sup(s);
-  if (match(s, "#")) return parse_ctr(s);
-  if (match(s, "@")) {
+  blank(s);
+  if (take(s, "λ")) return parse_lam(s);
+  if (take(s, "!")) return parse_bang(s);
+  if (take(s, "&")) return parse_sup(s);
+  if (take(s, "#")) return parse_ctr(s);
+  if (take(s, "@")) {
     u32 len, at = name_span(s, &len);
-    u32 id = table_id(s->src + at, len);
+    u32 id = table_id(s->txt + at, len);
     if (id == ~0u) err_msg(s, "too many definitions");
-    skip(s);
+    blank(s);
     return TERM(REF, id, 0);
   }
-  if (match(s, "%")) return parse_pri(s);
-  if (match(s, "^")) {
-    skip(s);
-    if (peek(s) == '(') {
-      consume(s, "(");
+  if (take(s, "%")) return parse_pri(s);
+  if (take(s, "^")) {
+    blank(s);
+    if (cur(s) == '(') {
+      need(s, "(");
       Term f = parse_term(s);
       Term x = parse_term(s);
-      consume(s, ")");
+      need(s, ")");
       return node2(DRY, 0, f, x);
     }
     return TERM(NAM, name(s), 0);
   }
-  if (match(s, "↑")) return node1(INC, 0, parse_atom(s));
-  if (match(s, "*")) return TERM(ANY, 0, 0);
-  if (match(s, "(")) {
+  if (take(s, "↑")) return node1(INC, 0, parse_atom(s));
+  if (take(s, "*")) return TERM(ANY, 0, 0);
+  if (take(s, "(")) {
     Term t = parse_term(s);
-    consume(s, ")");
+    need(s, ")");
     return t;
   }
-  char c = peek(s);
+  char c = cur(s);
   if (c == '[')              return parse_list(s);
   if (c == '\'')             return ctr1(NICK_CHR, TERM(NUM, 0, char_lit(s)));
   if (c == '"' || c == '`')  return parse_str(s);
@@ -1029,7 +1023,7 @@ static Term parse_atom(PState *s) {
 // ===========
 
 // Copies the scratch into the heap as the template of book entry `id`.
-static void emit(PState *s, u32 id) {
+static void emit(Src *s, u32 id) {
   u32 base = heap_alloc(W_LEN);
   if (base == 0) err_msg(s, "heap exhausted while loading the program");
   for (u32 i = 0; i < W_LEN; i++) {
@@ -1050,25 +1044,40 @@ static void emit(PState *s, u32 id) {
   BOOK_LEN[id] = W_LEN;
 }
 
-static int parse_defs(PState *s);
+static int parse_defs(Src *s);
+
+// Source files are read whole, up to SRC_MAX bytes: a larger one (or an
+// endless one, /dev/zero) is refused before it can take the machine's
+// memory. NULL after a message.
+#define SRC_MAX (256u << 20)
 
 static char *read_file(const char *path, u32 *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0, got;
-  char  *buf = malloc(cap + 1);
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      char *nb = n > 0xFFFFFFF0u ? NULL : realloc(buf, cap * 2 + 1);
-      if (!nb) { free(buf); buf = NULL; break; }
-      buf = nb;
-      cap *= 2;
-    }
+  if (!f) {
+    fprintf(stderr, "Error: could not open '%s'\n", path);
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char  *buf = NULL;
+  int    big = 0;
+  for (;;) {
+    char *nb = realloc(buf, cap + 1);
+    if (!nb) break;
+    buf = nb;
+    n  += fread(buf + n, 1, cap - n, f);
+    if (n < cap) break;
+    if (cap >= SRC_MAX) { big = 1; break; }
+    cap *= 2;
   }
   int bad = ferror(f);
   fclose(f);
-  if (!buf || bad) { free(buf); return NULL; }
+  if (big || bad || !buf) {
+    if (big)       fprintf(stderr, "Error: '%s' is larger than %u MiB, the input size limit\n", path, SRC_MAX >> 20);
+    else if (!buf) fprintf(stderr, "Error: out of memory reading '%s'\n", path);
+    else           fprintf(stderr, "Error: could not read '%s'\n", path);
+    free(buf);
+    return NULL;
+  }
   buf[n] = 0;
   *len = (u32)n;
   return buf;
@@ -1089,23 +1098,26 @@ static int seen(const char *path) {
 
 // Parses `src` (named `file`, which must stay alive) to its end.
 static void parse_src(const char *file, const char *src, u32 len) {
-  PState s = {file, src, 0, len, 1, 1};
+  Src  s   = {.txt = src, .end = len, .at = 0, .row = 1, .col = 1, .path = file};
+  Src *out = CUR;
+  CUR = &s;
   parse_defs(&s);
+  CUR = out;
 }
 
-static void parse_include(PState *s) {
-  skip(s);
-  consume(s, "\"");
-  u32 at = s->pos;
-  while (peek(s) != '"' && s->pos < s->len) advance(s);
-  u32 len = s->pos - at;
-  consume(s, "\"");
-  char *rel = strndup(s->src + at, len);
+static void parse_include(Src *s) {
+  blank(s);
+  need(s, "\"");
+  u32 at = s->at;
+  while (cur(s) != '"' && s->at < s->end) step(s);
+  u32 len = s->at - at;
+  need(s, "\"");
+  char *rel = strndup(s->txt + at, len);
   if (!rel) oom();
   char path[PATH_MAX + 1];
-  const char *slash = strrchr(s->file, '/');
+  const char *slash = strrchr(s->path, '/');
   if (rel[0] == '/' || !slash) snprintf(path, sizeof path, "%s", rel);
-  else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->file), s->file, rel);
+  else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->path), s->path, rel);
   free(rel);
   // Files are known by their real path, so `a/../b.hvm4` and cycles through
   // different spellings are still read once.
@@ -1117,26 +1129,23 @@ static void parse_include(PState *s) {
   if (seen(path)) return;
   u32   n;
   char *src = read_file(path, &n);
-  if (!src) {
-    fprintf(stderr, "Error: could not open '%s'\n", path);
-    die();
-  }
+  if (!src) die();
   (void)n;
   parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
   free(src);
 }
 
-static int parse_defs(PState *s) {
+static int parse_defs(Src *s) {
   for (;;) {
-    skip(s);
-    if (s->pos >= s->len) return 0;
-    if (match(s, "#include")) { parse_include(s); continue; }
-    if (!match(s, "@")) err_expected(s, "definition or #include");
+    blank(s);
+    if (s->at >= s->end) return 0;
+    if (take(s, "#include")) { parse_include(s); continue; }
+    if (!take(s, "@")) err_expected(s, "definition or #include");
     u32 len, at = name_span(s, &len);
-    u32 id = table_id(s->src + at, len);
+    u32 id = table_id(s->txt + at, len);
     if (id == ~0u) err_msg(s, "too many definitions");
-    skip(s);
-    consume(s, "=");
+    blank(s);
+    need(s, "=");
     W_LEN = 0;
     B_LEN = 0;
     ARGS_LEN = 0;
@@ -1172,6 +1181,7 @@ static int run(const char *file, const char *src) {
   stack_limit();
   if (setjmp(FAIL)) {
     FORK_SIDE = -1;
+    CUR       = NULL;
     return 1;
   }
   seen(file);
@@ -1181,6 +1191,7 @@ static int run(const char *file, const char *src) {
 
 void parse_reset(void) {
   FRESH_LAB = 0x800000;
+  memset(USED, 0, sizeof USED);
   for (u32 i = 0; i < SEEN_LEN; i++) free(SEEN[i]);
   SEEN_LEN = 0;
 }
@@ -1192,13 +1203,14 @@ int parse_text(const char *file, const char *src) {
 int parse_file(const char *path) {
   u32   len;
   char *src = read_file(path, &len);
-  if (!src) {
-    fprintf(stderr, "Error: could not open '%s'\n", path);
-    return 1;
-  }
+  if (!src) return 1;
   char *abs = realpath(path, NULL);
   int   rc  = run(abs ? abs : path, src);
   free(abs);
   free(src);
   return rc;
+}
+
+int parse_used(u32 prim) {
+  return prim < PRIM_COUNT && USED[prim];
 }

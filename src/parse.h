@@ -66,4 +66,7 @@ int parse_text(const char *file, const char *src);
 // parses as in a new process (book and names are kept). For tests.
 void parse_reset(void);
 
+// Whether the program read calls primitive `prim` (PRIM_x, term.h).
+int parse_used(u32 prim);
+
 #endif

@@ -12,27 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "eval.h"
+#include "snf.h"
 #include "heap.h"
 #include "names.h"
+#include "print.h"
 #include "gpu/gpu.h"
-
-static void put_utf8(u32 c) {
-  if (c < 0x80) {
-    putchar((int)c);
-  } else if (c < 0x800) {
-    putchar((int)(0xC0 | (c >> 6)));
-    putchar((int)(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    putchar((int)(0xE0 | (c >> 12)));
-    putchar((int)(0x80 | ((c >> 6) & 0x3F)));
-    putchar((int)(0x80 | (c & 0x3F)));
-  } else {
-    putchar((int)((0xF0 | (c >> 18)) & 0xFF));
-    putchar((int)(0x80 | ((c >> 12) & 0x3F)));
-    putchar((int)(0x80 | ((c >> 6) & 0x3F)));
-    putchar((int)(0x80 | (c & 0x3F)));
-  }
-}
 
 static Term ctr(Wnf *w, u32 nick, u32 ari, const Term *args) {
   if (ari == 0) return TERM(C00, nick, 0);
@@ -111,7 +95,8 @@ static void log_print(Wnf *w, Term acc) {
   while (TAG(cur) == C00 + 2 && EXT(cur) == NICK_CON) {
     Term head = eval_wnf(w, HEAP[VAL(cur) + 0]);
     Term code = eval_wnf(w, HEAP[VAL(head)]);
-    put_utf8(VAL(code));
+    char b[4];
+    fwrite(b, 1, utf8_encode(VAL(code), b), stdout);
     cur = eval_wnf(w, HEAP[VAL(cur) + 1]);
   }
   putchar('\n');
@@ -161,8 +146,7 @@ static Term prim_log(Wnf *w, Term pri) {
 static Term prim_nf(Wnf *w, Term pri, int dev) {
   u32 slot = eval_alloc(w, 1);
   HEAP[slot] = HEAP[VAL(pri)];
-  if (dev && !snf_pool_busy()) gpu_snf_at(slot);
-  else                         eval_snf_at(slot);
+  if (!dev || snf_pool_busy() || gpu_snf_at(slot)) snf_at(slot);
   return HEAP[slot];
 }
 

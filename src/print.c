@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include "heap.h"
 #include "names.h"
 #include "print.h"
@@ -107,8 +108,13 @@ static u32 map_get(u32 **m, u32 *cap, u32 *len, u32 key, u32 val) {
   return s[1];
 }
 
+// The name of the LAM at loc: the one it already has, else `name`.
+static u32 lam_name_or(u32 loc, u32 name) {
+  return map_get(&LAMS, &LAMS_CAP, &LAMS_LEN, loc + 1, name);
+}
+
 static u32 lam_name(u32 loc) {
-  return map_get(&LAMS, &LAMS_CAP, &LAMS_LEN, loc + 1, LAMS_LEN + 1);
+  return lam_name_or(loc, LAMS_LEN + 1);
 }
 
 static u32 dup_name(u32 loc, u32 lab) {
@@ -130,32 +136,51 @@ static u32 dup_name(u32 loc, u32 lab) {
 // Text pieces
 // ===========
 
-// 1 -> a, 26 -> z, 27 -> aa; 0 -> _ (a binder not in scope).
+// Binder number n as a name in bijective base 26 over base..base+25: with
+// base 'a', the 26 one-letter names come first, then the 676 two-letter
+// ones, and so on. 0, a binder out of scope, is `_`.
 static void print_alpha(FILE *f, u32 n, char base) {
-  if (n == 0) { out_c('_', f); return; }
-  char buf[16];
-  u32  len = 0;
-  while (n > 0) { n--; buf[len++] = (char)(base + n % 26); n /= 26; }
-  while (len) out_c(buf[--len], f);
+  if (n == 0) {
+    out_c('_', f);
+    return;
+  }
+  u64 first = 1, count = 26;   // names of `len` letters: first .. first+count-1
+  u32 len   = 1;
+  while (n >= first + count) {
+    first += count;
+    count *= 26;
+    len++;
+  }
+  u64 rank = n - first;
+  for (u64 w = count / 26; len > 0; len--, w /= 26) out_c(base + (char)(rank / w % 26), f);
 }
 
-// A Unicode code point as UTF-8 (no escaping).
-static void print_utf8(FILE *f, u32 c) {
+// `!A&L=`, the opening of dup binding number n under label lab.
+static void dup_open(FILE *f, u32 n, u32 lab) {
+  out_c('!', f);
+  print_alpha(f, n, 'A');
+  out_c('&', f);
+  nick_print(f, lab);
+  out_c('=', f);
+}
+
+u32 utf8_encode(u32 c, char b[4]) {
+  static const u8 lead[5] = {0, 0, 0xC0, 0xE0, 0xF0};
   if (c < 0x80) {
-    out_c((int)c, f);
-  } else if (c < 0x800) {
-    out_c((int)(0xC0 | (c >> 6)), f);
-    out_c((int)(0x80 | (c & 0x3F)), f);
-  } else if (c < 0x10000) {
-    out_c((int)(0xE0 | (c >> 12)), f);
-    out_c((int)(0x80 | ((c >> 6) & 0x3F)), f);
-    out_c((int)(0x80 | (c & 0x3F)), f);
-  } else {
-    out_c((int)(0xF0 | (c >> 18)), f);
-    out_c((int)(0x80 | ((c >> 12) & 0x3F)), f);
-    out_c((int)(0x80 | ((c >> 6) & 0x3F)), f);
-    out_c((int)(0x80 | (c & 0x3F)), f);
+    b[0] = (char)c;
+    return 1;
   }
+  u32 n = c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+  for (u32 i = n - 1; i > 0; i--, c >>= 6) b[i] = (char)(0x80 | (c & 0x3F));
+  b[0] = (char)(lead[n] | c);
+  return n;
+}
+
+// A code point as UTF-8, unescaped.
+static void print_utf8(FILE *f, u32 c) {
+  char b[4];
+  u32  n = utf8_encode(c, b);
+  for (u32 i = 0; i < n; i++) out_c((u8)b[i], f);
 }
 
 // Can code point c appear in a char (quote '\'') or string (quote '"')?
@@ -179,11 +204,22 @@ static void print_esc(FILE *f, u32 c, char quote) {
 }
 
 static const char *OP_MID[OP_COUNT] = {
-  " + ", " - ", " * ", " / ", " % ", " && ", " || ", " ^ ", " << ", " >> ",
-  " ~ ", " == ", " != ", " < ", " <= ", " > ", " >= ",
+  [OP_ADD] = " + ",  [OP_SUB] = " - ",  [OP_MUL] = " * ",  [OP_DIV] = " / ",
+  [OP_MOD] = " % ",  [OP_EQ]  = " == ", [OP_NE]  = " != ", [OP_LT]  = " < ",
+  [OP_LE]  = " <= ", [OP_GT]  = " > ",  [OP_GE]  = " >= ", [OP_AND] = " && ",
+  [OP_OR]  = " || ", [OP_XOR] = " ^ ",  [OP_LSH] = " << ", [OP_RSH] = " >> ",
+  [OP_NOT] = " ~ ",
 };
 
-static Term at(u32 loc) { return NO_SUB(HEAP[loc]); }
+// HEAP[loc], once no thread holds it: under -T -C, threads collapsing
+// ahead take the DUP slots this branch shares BUSY for a moment.
+static Term word(u32 loc) {
+  Term t;
+  while ((t = __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE)) == BUSY) sched_yield();
+  return t;
+}
+
+static Term at(u32 loc) { return NO_SUB(word(loc)); }
 
 static int is_ctr(Term t, u32 ar, u32 nick) {
   return TAG(t) == C00 + ar && EXT(t) == nick;
@@ -193,12 +229,23 @@ static int is_chr(Term h, char quote) {
   return is_ctr(h, 1, NICK_CHR) && TAG(at(VAL(h))) == NUM && can_esc(VAL(at(VAL(h))), quote);
 }
 
-static void print_mat_name(FILE *f, u32 nick) {
-  if      (nick == NICK_ZER) out_s("0n", f);
-  else if (nick == NICK_SUC) out_s("1n+", f);
-  else if (nick == NICK_NIL) out_s("[]", f);
-  else if (nick == NICK_CON) out_s("<>", f);
-  else { out_c('#', f); nick_print(f, nick); }
+// A case's key: a number for SWI; for MAT the builtin constructors in their
+// sugar (0n, 1n+, [], <>), any other as #Name.
+static void print_key(FILE *f, Term cas) {
+  if (TAG(cas) == SWI) {
+    out_u(EXT(cas), f);
+    return;
+  }
+  const u32   nick[4] = {NICK_ZER, NICK_SUC, NICK_NIL, NICK_CON};
+  const char *text[4] = {"0n", "1n+", "[]", "<>"};
+  for (u32 i = 0; i < 4; i++) {
+    if (EXT(cas) == nick[i]) {
+      out_s(text[i], f);
+      return;
+    }
+  }
+  out_c('#', f);
+  nick_print(f, EXT(cas));
 }
 
 // Pushes "a0,a1,..,an-1" then `close` for the n words at loc.
@@ -262,8 +309,7 @@ static void print_ctr(FILE *f, Term t, u32 d) {
 // Match/switch cases from t: "case:hit" items then the tail.
 static void print_cases(FILE *f, Term t, u32 d) {
   u32 loc = VAL(t);
-  if (TAG(t) == SWI) out_u(EXT(t), f);
-  else               print_mat_name(f, EXT(t));
+  print_key(f, t);
   out_c(':', f);
   Term next = at(loc + 1);
   u32  nt   = TAG(next);
@@ -282,25 +328,20 @@ static void print_cases(FILE *f, Term t, u32 d) {
   push_t(at(loc), d);
 }
 
-// Function application spines f(a,b,..) (APP and DRY alike).
+// An application spine of APP and DRY nodes as f(a,b,..), a lambda head in
+// parentheses. At most SPINE arguments share one pair of parentheses (the
+// rest print as (..)(..), as HVM4 does). Walking down from the outermost
+// node meets the arguments last first, the order the stack wants them.
+#define SPINE 256
 static void print_app(FILE *f, Term t, u32 d) {
-  Term spine[256];
-  u32  len = 0;
-  while ((TAG(t) == APP || TAG(t) == DRY) && len < 256) {
-    spine[len++] = at(VAL(t) + 1);
+  push_s(")");
+  for (u32 n = 0; (TAG(t) == APP || TAG(t) == DRY) && n < SPINE; n++) {
+    if (n > 0) push_s(",");
+    push_t(at(VAL(t) + 1), d);
     t = at(VAL(t));
   }
-  push_s(")");
-  for (u32 i = 0; i < len; i++) {
-    push_t(spine[i], d);
-    if (i + 1 < len) push_s(",");
-  }
-  if (TAG(t) == LAM) {
-    out_c('(', f);
-    push_s(")(");
-  } else {
-    push_s("(");
-  }
+  if (TAG(t) == LAM) out_c('(', f);
+  push_s(TAG(t) == LAM ? ")(" : "(");
   push_t(t, d);
 }
 
@@ -310,12 +351,14 @@ static void print_one(FILE *f, Term t, u32 d) {
   if (IS_CTR(tg)) { print_ctr(f, t, d); return; }
   switch (tg) {
     case VAR: {
-      if (loc && IS_SUB(HEAP[loc])) { push_t(at(loc), d); return; }
+      if (loc && IS_SUB(word(loc))) { push_t(at(loc), d); return; }
       print_alpha(f, lam_name(loc), 'a');
       return;
     }
     case DP0: case DP1: {
-      if (loc && IS_SUB(HEAP[loc])) { push_t(at(loc), d); return; }
+      // A runtime dup (LAB_OWN) stands for a term HVM4 shares as it is: the
+      // term prints at each use, as there.
+      if (loc && (IS_SUB(word(loc)) || EXT(t) >= LAB_OWN)) { push_t(at(loc), d); return; }
       print_alpha(f, dup_name(loc, EXT(t)), 'A');
       out_s(tg == DP0 ? "₀" : "₁", f);
       return;
@@ -329,7 +372,9 @@ static void print_one(FILE *f, Term t, u32 d) {
     }
     case LAM: {
       out_s("λ", f);
-      print_alpha(f, QUOTED ? d + 1 : lam_name(loc), 'a');
+      // quoted: named by depth; a LAM that -C left as it was (under a ↑
+      // inside the term) keeps that name for its variables
+      print_alpha(f, QUOTED ? lam_name_or(loc, d + 1) : lam_name(loc), 'a');
       out_c('.', f);
       push_t(at(loc), d + 1);
       return;
@@ -343,22 +388,12 @@ static void print_one(FILE *f, Term t, u32 d) {
       return;
     }
     case DUP: {
-      if (QUOTED) {
-        out_c('!', f);
-        print_alpha(f, d + 1, 'A');
-        out_c('&', f);
-        nick_print(f, EXT(t));
-        out_c('=', f);
-        push_t(at(loc + 1), d + 1);
-        push_s(";");
-        push_t(at(loc), d);
-        return;
-      }
+      // a DUP node is left only where -C did not go (under a ↑ inside the
+      // term): its DP0/DP1 name it, as without -C
       dup_name(loc, EXT(t));
       push_t(at(loc + 1), d);
       return;
     }
-    case ALO: out_s("@{..}", f); return;
     case REF: {
       const char *n = table_name(EXT(t));
       out_c('@', f);
@@ -497,11 +532,7 @@ static void run(FILE *f, Term t, int quoted) {
   for (u32 i = 0; i < DUPS_LEN && !FAILED; i++) {
     if (i == 0) out_c(';', f);
     Dup dp = DUPS[i];
-    out_c('!', f);
-    print_alpha(f, dp.name, 'A');
-    out_c('&', f);
-    nick_print(f, dp.lab);
-    out_c('=', f);
+    dup_open(f, dp.name, dp.lab);
     push_t(at(dp.loc), 0);
     drain(f);
     out_c(';', f);

@@ -16,4 +16,8 @@
 void print_term(FILE *f, Term t);
 void print_quoted(FILE *f, Term t);
 
+// Code point c as UTF-8 in b: the byte count (1..4). A value past U+10FFFF
+// keeps the four-byte pattern, each byte cut to 8 bits.
+u32 utf8_encode(u32 c, char b[4]);
+
 #endif

@@ -1,6 +1,6 @@
 // rules.h: ids of the interactions, for -D. Portable (no strings): the core
 // built with WNF_RULES (src/step.c) records the id of the last interaction
-// it ran in Wnf.rule; the host names it (eval_rule_name). Where the rule depends on the value met, the core
+// it ran in Wnf.rule; step.c names it (rule_name). Where the rule depends on the value met, the core
 // stores a group plus the value's tag, decoded on the host, so each site
 // costs one store.
 

@@ -12,9 +12,9 @@
 // the others steal from first-in. The asking thread works on the pool until
 // its job has no task left (counted per thread, see "The pool"); a %nf met
 // by a pool thread is a nested job served the same way, so the pool is
-// reused, never grown. While a -C enumeration runs, the pool is held awake
-// (snf_pool_hold) and a thread that finds no task collapses branches ahead
-// for it (collapse_help, collapse.c).
+// reused, never grown. A client can hold the pool awake with work for its
+// idle threads (snf_pool_hold): the -C enumeration does, and a thread that
+// finds no task then collapses branches ahead for it (collapse.c).
 // The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
 // exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
 //
@@ -34,6 +34,8 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include "eval.h"
+#include "snf.h"
+#include "step.h"
 #include "heap.h"
 #include "print.h"
 #include "deque.h"
@@ -78,20 +80,6 @@ static int seen_add(Wnf *w, u32 loc, u16 ep) {
 // Visiting a slot
 // ===============
 
-// Children a normal form has; the normalizer visits each.
-static u32 snf_arity(Term t) {
-  u32 tag = TAG(t);
-  if (IS_CTR(tag)) return CTR_ARITY(tag);
-  switch (tag) {
-    case LAM: case USE: case INC: case UNS: return 1;
-    case APP: case SUP: case DRY: case MAT: case SWI: case OP2: case RED:
-    case EQL: case AND: case OR:  case DUP: return 2;
-    case DSU: case DDU: return 3;
-    case PRI: return PRIM_ARITY(EXT(t));
-    default:  return 0;
-  }
-}
-
 static int is_whnf(u32 tag) {
   switch (tag) {
     case RED: case NAM: case BJV: case BJ0: case BJ1: case DRY: case ERA:
@@ -102,15 +90,13 @@ static int is_whnf(u32 tag) {
   }
 }
 
-static u32  STEP_ROOT = 0;    // -D: the root printed after each step
-static void step_at(Wnf *w, u32 loc);
 
 // HEAP[loc] to WNF, stored back.
 static Term wnf_at(Wnf *w, u32 loc) {
   Term t = __atomic_load_n(&HEAP[loc], __ATOMIC_RELAXED);
   if (is_whnf(TAG(t))) return t;
   if (EVAL.debug) {
-    step_at(w, loc);
+    step_wnf_at(w, loc);
     return HEAP[loc];
   }
   Term r = eval_wnf(w, t);
@@ -137,19 +123,103 @@ static void ss_push(u32 loc) {
   SS[SS_LEN++] = loc;
 }
 
+// Stuck DUP chains
+// -----------------
+// A λ&f used N times in a lambda that is never applied is a chain of N
+// DUPs, each copying the one below, down to the free variable f. Reducing
+// a use walks the chain down to f: N uses cost O(N^2). Instead, the first
+// use meets the chain bottom up (chain_visit): each DUP slot is then known
+// stuck (known_stuck) and each use costs O(1) (bench/dup_chain.hvm4).
+// Sequential only: under the pool a slot is marked seen before its term is
+// reduced, so the pool leaves chain links to the sequential phase.
+
+static Term load(u32 loc) {
+  return __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE);
+}
+
+// The head of t's application spine.
+static Term spine_head(Term t) {
+  while (TAG(t) == APP) t = load(VAL(t));
+  return t;
+}
+
+// Whether t is known to be stuck in normalization ep without reducing it:
+// its head is a free variable, or a DP0/DP1 of a DUP slot this
+// normalization already reduced to a neutral term (not a value).
+static int known_stuck(Term t, u16 ep) {
+  for (u32 hops = 0; hops < 2; hops++) {
+    t = spine_head(t);
+    u32 tag = TAG(t);
+    if (tag == VAR) {
+      Term c = load(VAL(t));
+      return !IS_SUB(c) && c != BUSY;
+    }
+    if (tag != DP0 && tag != DP1) return 0;
+    Term c = load(VAL(t));
+    if (c == BUSY || IS_SUB(c)) return 0;
+    if (atomic_load_explicit(&SEEN[VAL(t)], memory_order_relaxed) == ep && !is_whnf(TAG(c))) {
+      return 1;
+    }
+    t = c;
+  }
+  return 0;
+}
+
+// Whether t's head is a DP0/DP1 whose DUP copies a variable (a link of a
+// chain), not yet reduced.
+static int chain_link(Term t) {
+  t = spine_head(t);
+  if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
+  Term c = load(VAL(t));
+  u32  tc = TAG(c);
+  return c != BUSY && !IS_SUB(c) && (tc == VAR || tc == DP0 || tc == DP1);
+}
+
+static _Thread_local u32 *CHAIN     = NULL;
+static _Thread_local u32  CHAIN_CAP = 0;
+
+// Visits the unvisited DUP slots below t's head, bottom up, when they form
+// a chain of copies down to a free variable (each then stuck in O(1)).
+static void chain_visit(Wnf *w, Term t, u16 ep) {
+  u32 n = 0;
+  t = spine_head(t);
+  while (TAG(t) == DP0 || TAG(t) == DP1) {
+    u32  d = VAL(t);
+    Term c = load(d);
+    if (c == BUSY || IS_SUB(c) ||
+        atomic_load_explicit(&SEEN[d], memory_order_relaxed) == ep) break;
+    if (n == CHAIN_CAP) {
+      u32  cap = CHAIN_CAP ? CHAIN_CAP * 2 : 256;
+      u32 *nc  = realloc(CHAIN, (size_t)cap * sizeof(u32));
+      if (!nc) return;   // an optimization: not needed to go on
+      CHAIN = nc; CHAIN_CAP = cap;
+    }
+    CHAIN[n++] = d;
+    t = c;
+  }
+  if (n == 0 || !known_stuck(t, ep)) return;
+  while (n > 0) {
+    u32 d = CHAIN[--n];
+    if (!known_stuck(load(d), ep)) return;
+    seen_add(w, d, ep);
+  }
+}
+
 static void snf_seq(Wnf *w, u32 root, u16 ep) {
   u32 base = SS_LEN;
   ss_push(root);
   while (SS_LEN > base) {
     u32 loc = SS[--SS_LEN];
     while (seen_add(w, loc, ep)) {
-      Term t   = wnf_at(w, loc);
+      Term t   = load(loc);
+      chain_visit(w, t, ep);
+      if (!known_stuck(t, ep)) t = wnf_at(w, loc);
       u32  tag = TAG(t);
       if (tag == DP0 || tag == DP1) {
         loc = VAL(t);
         continue;
       }
-      u32 ari = snf_arity(t);
+      u32 ari = term_arity(t);
       if (ari == 0) break;
       for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1);
       loc = VAL(t);
@@ -262,10 +332,18 @@ static _Atomic u32     ACTIVE   = 0;     // jobs in progress
 static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
 
-static int find_task(u32 me, u64 *x) {
-  if (dq_take(&DQ[me], x)) return 1;
+// A task for thread `me`: any task, or with only != ANY_JOB one of job slot
+// `only` (a foreign task met first stays where it was).
+#define ANY_JOB   (~0u)
+#define JOB_OF(x) ((u32)((x) >> 32))
+
+static int find_task(u32 me, u32 only, u64 *x) {
+  if (dq_take(&DQ[me], x)) {
+    if (only == ANY_JOB || JOB_OF(*x) == only) return 1;
+    dq_push(&DQ[me], *x);   // back where it was: no growth, cannot fail
+  }
   for (u32 k = 1; k < NTHREADS; k++) {
-    if (dq_steal(&DQ[(me + k) % NTHREADS], x)) return 1;
+    if (dq_steal_if(&DQ[(me + k) % NTHREADS], only, x)) return 1;
   }
   return 0;
 }
@@ -284,13 +362,19 @@ static void run_task(Wnf *w, u64 task) {
   Job *job  = &JOBS[slot];
   u16  ep   = job->ep;
   while (seen_add(w, loc, ep)) {
+    if (chain_link(load(loc))) {
+      // to the sequential phase, which walks chains once (see above)
+      atomic_store_explicit(&SEEN[loc], 0, memory_order_relaxed);
+      job_dup(job, loc);
+      break;
+    }
     Term v   = wnf_at(w, loc);
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {
       job_dup(job, VAL(v));
       break;
     }
-    u32 ari = snf_arity(v);
+    u32 ari = term_arity(v);
     if (ari == 0) break;
     for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
     loc = VAL(v);
@@ -307,13 +391,21 @@ static void idle_wait(u32 *idle) {
   }
 }
 
-// Runs one task (or collapses -C branches ahead) if there is one to find.
+// The holder's work for threads with no task (snf_pool_hold); NULL: none.
+static int (*_Atomic IDLE_WORK)(Wnf *w);
+
+static int idle_work(Wnf *w) {
+  int (*f)(Wnf *) = atomic_load_explicit(&IDLE_WORK, memory_order_acquire);
+  return f && f(w);
+}
+
+// Runs one task (or the holder's idle work) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
-  if (find_task(TID, &t)) {
+  if (find_task(TID, ANY_JOB, &t)) {
     run_task(w, t);
     *idle = 0;
-  } else if (collapse_help(w)) {
+  } else if (idle_work(w)) {
     *idle = 0;
   } else {
     idle_wait(idle);
@@ -345,14 +437,17 @@ static void pool_wake(void) {
   pthread_mutex_unlock(&IDLE_LOCK);
 }
 
-// Works on the pool until `job` is done; then the job no longer counts as
-// in progress.
-static void job_finish(Wnf *w, Job *job) {
+// Works on the pool until `job` (in slot `slot`) is done; then the job no
+// longer counts as in progress. A thread that holds a host primitive's slot
+// BUSY (a %nf inside a DUP) runs only its own job's tasks meanwhile: a task
+// of an enclosing job may reach that slot and would wait on it forever.
+static void job_finish(Wnf *w, Job *job, u32 slot) {
   u32 idle = 0;
+  u32 only = eval_holding() ? slot : ANY_JOB;
   eval_nest(1);
   for (;;) {
     u64 t;
-    if (find_task(TID, &t)) {
+    if (find_task(TID, only, &t)) {
       run_task(w, t);
       idle = 0;
       continue;
@@ -364,9 +459,9 @@ static void job_finish(Wnf *w, Job *job) {
   atomic_fetch_sub(&ACTIVE, 1);
 }
 
-static void job_wait(Wnf *w, Job *job) {
+static void job_wait(Wnf *w, Job *job, u32 slot) {
   pool_wake();
-  job_finish(w, job);
+  job_finish(w, job, slot);
 }
 
 static void snf_par(Wnf *w, u32 root) {
@@ -379,7 +474,7 @@ static void snf_par(Wnf *w, u32 root) {
   }
   job->ep = ep;
   task_push(job, slot, root);
-  job_wait(w, job);
+  job_wait(w, job, slot);
   // stuck DUPs, alone (see the top of this file)
   for (u32 i = 0; i < job->ndup; i++) {
     u32 d = job->dups[i];
@@ -388,9 +483,10 @@ static void snf_par(Wnf *w, u32 root) {
   job_free(slot);
 }
 
-void snf_pool_hold(int on) {
+void snf_pool_hold(int (*idle)(Wnf *w)) {
   if (NTHREADS <= 1) return;
-  if (on) {
+  atomic_store_explicit(&IDLE_WORK, idle, memory_order_release);
+  if (idle) {
     pool_wake();
   } else {
     atomic_fetch_sub(&ACTIVE, 1);
@@ -442,40 +538,11 @@ void snf_init(void) {
   pthread_attr_destroy(&attr);
 }
 
-// -D
-// ==
-// Normalizes one interaction at a time (a budget of 1), printing the whole
-// term after each, as HVM4 does.
-
-static void step_at(Wnf *w, u32 loc) {
-  for (;;) {
-    u64 before = w->itrs;
-    w->budget = before + 1;
-    Term r = eval_wnf_named(w, HEAP[loc]);
-    w->budget = ~0ull;
-    HEAP[loc] = r;
-    if (w->itrs == before) return;
-    if (!EVAL.silent && STEP_ROOT) {
-      const char *name = eval_rule_name(w->rule);
-      for (int i = 0; i < 40; i++) putchar('-');
-      if (name) printf(" %s", name);
-      putchar('\n');
-      print_term(stdout, HEAP[STEP_ROOT]);
-      putchar('\n');
-    }
-  }
-}
-
-void eval_snf_at(u32 loc) {
+void snf_at(u32 loc) {
   Wnf *w = eval_self();
-  if (EVAL.debug && !STEP_ROOT) {
-    STEP_ROOT = loc;
-    if (!EVAL.silent) {
-      print_term(stdout, HEAP[loc]);
-      putchar('\n');
-    }
+  if (EVAL.debug && step_begin(loc)) {
     snf_seq(w, loc, epoch_new());
-    STEP_ROOT = 0;
+    step_end();
     return;
   }
   if (NTHREADS > 1) {

@@ -1,6 +1,6 @@
 // term.h: the 64-bit term word, its tags and the names that read it.
 //
-// Portable dialect (docs/design.md §1): compiled as C11, as CUDA device code
+// Portable dialect (docs/architecture.md): compiled as C11, as CUDA device code
 // and as Metal. No libc, fixed-width integers only.
 //
 // Layout (HVM4 docs/hvm4/memory.md):  SUB(1) | TAG(7) | EXT(24) | VAL(32)
@@ -60,38 +60,40 @@ typedef u64 Term;
 
 // Tags
 // ====
-// Hot tags first. C00..C16 are contiguous: a constructor's arity is TAG - C00.
+// APP is 0 so that a zeroed word reads as an application at location 0,
+// a node no allocation ever returns. DP0/DP1 and BJ0/BJ1 are adjacent: a
+// side is `tag - DP0`. C00..C16 are contiguous: a constructor's arity is
+// its tag minus C00. The other numbers carry no meaning.
 
 #define APP  0   // node [fun, arg]
-#define VAR  1   // val: lambda body slot (or SUB there)
-#define LAM  2   // ext: level|flags; node [body]
-#define DP0  3   // ext: label; val: dup expr slot
-#define DP1  4   // ext: label; val: dup expr slot
-#define SUP  5   // ext: label; node [a, b]
-#define DUP  6   // ext: label; node [expr, body]
-#define ALO  7   // lazy book instantiation (layout chosen by wnf.h)
-#define REF  8   // ext: book id
-#define NAM  9   // ext: name; stuck head ^name
-#define DRY  10  // node [fun, arg]; stuck application ^(f x)
-#define ERA  11  // erasure &{}
-#define MAT  12  // ext: ctor name; node [hit, miss]
-#define SWI  13  // ext: number; node [zero, succ]
-#define USE  14  // node [fun]
-#define OP2  15  // ext: op code; node [lhs, rhs]
-#define EQL  16  // node [lhs, rhs]  (===)
-#define AND  17  // node [lhs, rhs]  (.&.)
-#define OR   18  // node [lhs, rhs]  (.|.)
-#define RED  19  // node [lhs, rhs]  (~>)
+#define LAM  1   // ext: LAM_ERA flag; node [body]
+#define VAR  2   // val: the lambda's body slot (a SUB once applied)
+#define SUP  3   // ext: label; node [a, b]
+#define DUP  4   // ext: label; node [expr, body]
+#define DP0  5   // ext: label; val: the shared expr slot
+#define DP1  6   // ext: label; val: the shared expr slot
+#define ERA  7   // erasure &{}
+#define NUM  8   // val: u32
+#define REF  9   // ext: book id
+#define MAT  10  // ext: ctor name; node [hit, miss]
+#define SWI  11  // ext: number; node [zero, succ]
+#define USE  12  // node [fun]
+#define OP2  13  // ext: operator; node [lhs, rhs]
+#define EQL  14  // node [lhs, rhs]  (===)
+#define AND  15  // node [lhs, rhs]  (.&.)
+#define OR   16  // node [lhs, rhs]  (.|.)
+#define RED  17  // node [lhs, rhs]  (~>)
+#define NAM  18  // ext: name; the stuck head ^name
+#define DRY  19  // node [fun, arg]; the stuck application ^(f x)
 #define INC  20  // node [term]      (↑)
 #define DSU  21  // node [lab, a, b]
 #define DDU  22  // node [lab, val, body]
 #define UNS  23  // node [body]      (unscoped binding)
 #define ANY  24  // wildcard *
-#define NUM  25  // val: u32
-#define PRI  26  // ext: primitive id; node [arg0..argN-1]
-#define BJV  27  // quoted lambda var; val: de Bruijn level
-#define BJ0  28  // quoted dup var 0; ext: label; val: level
-#define BJ1  29  // quoted dup var 1; ext: label; val: level
+#define PRI  25  // ext: primitive id; node [arg0..argN-1]
+#define BJV  26  // quoted lambda var; val: de Bruijn level
+#define BJ0  27  // quoted dup var 0; ext: label; val: level
+#define BJ1  28  // quoted dup var 1; ext: label; val: level
 #define C00  32  // constructors: ext = name, node [fields]
 #define C16  48
 #define TAG_COUNT 49
@@ -99,38 +101,44 @@ typedef u64 Term;
 #define IS_CTR(tag)   ((tag) >= C00 && (tag) <= C16)
 #define CTR_ARITY(tg) ((tg) - C00)
 
+// Labels from LAB_OWN up are the runtime's own, for the dups it makes
+// itself (wnf_red_share). Spelled as names they are four characters that
+// start with `$`, which the parser refuses, so no program's SUP or DUP
+// carries one.
+#define LAB_OWN 0xFC0000u
+
 // Lambda EXT flags
 #define LAM_ERA 0x800000u   // body never uses the binder
 
 // Operators (EXT of OP2)
 // ======================
+// Comparisons, arithmetic, bitwise; the parser's table gives each its
+// symbol and precedence, the printer's its text.
 
-#define OP_ADD 0
-#define OP_SUB 1
-#define OP_MUL 2
-#define OP_DIV 3
-#define OP_MOD 4
-#define OP_AND 5
-#define OP_OR  6
-#define OP_XOR 7
-#define OP_LSH 8
-#define OP_RSH 9
-#define OP_NOT 10   // infix, ignores its left operand
-#define OP_EQ  11
-#define OP_NE  12
-#define OP_LT  13
-#define OP_LE  14
-#define OP_GT  15
-#define OP_GE  16
+#define OP_EQ  0
+#define OP_NE  1
+#define OP_LT  2
+#define OP_LE  3
+#define OP_GT  4
+#define OP_GE  5
+#define OP_ADD 6
+#define OP_SUB 7
+#define OP_MUL 8
+#define OP_DIV 9
+#define OP_MOD 10
+#define OP_AND 11
+#define OP_OR  12
+#define OP_XOR 13
+#define OP_LSH 14
+#define OP_RSH 15
+#define OP_NOT 16   // infix, ignores its left operand
 #define OP_COUNT 17
 
-// Special words
-// =============
+// Primitives (EXT of PRI)
+// =======================
+// The arithmetic ones take two arguments and mean exactly the OP2 of the
+// same operator.
 
-// Left in a DUP expression slot by the task that holds it (try_take).
-// A word no term can be: tag 127 is never assigned.
-// Primitives (EXT of PRI). Arity in PRIM_ARITY. The arithmetic ones take
-// two arguments and mean exactly the OP2 of the same operator.
 #define PRIM_LOG  0   // %log(str): host prints, yields #Nil
 #define PRIM_GNF  1   // %gnf(t): strong normal form on the device
 #define PRIM_NF   2   // %nf(t): strong normal form on the CPU pool
@@ -139,16 +147,45 @@ typedef u64 Term;
 #define PRIM_COUNT (PRIM_OP + OP_COUNT)
 #define PRIM_ARITY(id) ((id) < PRIM_OP ? 1u : 2u)
 
-#define BUSY TERM(0x7F, 0xFFFFFF, 0xFFFFFFFF)
+// Nodes
+// =====
 
-#endif
-
-// Tags whose VAL is a heap location (a node or a binder slot). Book
+// Tags whose VAL is a heap location (a node or a binder slot): book
 // templates are relocated by adding an offset to exactly these words.
-#define LOC_TAGS \
+// Constructors C01..C16 (tags C00+1..C16) are the 16 bits above C00.
+#define LOC_MASK \
   (((u64)1<<APP)|((u64)1<<VAR)|((u64)1<<LAM)|((u64)1<<DP0)|((u64)1<<DP1)|((u64)1<<SUP)| \
    ((u64)1<<DUP)|((u64)1<<DRY)|((u64)1<<MAT)|((u64)1<<SWI)|((u64)1<<USE)|((u64)1<<OP2)| \
    ((u64)1<<EQL)|((u64)1<<AND)|((u64)1<<OR)|((u64)1<<RED)|((u64)1<<INC)|((u64)1<<DSU)| \
-   ((u64)1<<DDU)|((u64)1<<UNS)|((u64)1<<PRI)|((u64)1<<ALO))
-#define HAS_LOC(tag) \
-  (((tag) > C00 && (tag) <= C16) || ((tag) < 64 && ((LOC_TAGS >> (tag)) & 1)))
+   ((u64)1<<DDU)|((u64)1<<UNS)|((u64)1<<PRI)|((u64)0xFFFF << (C00 + 1)))
+#define HAS_LOC(tag) ((tag) < 64 && ((LOC_MASK >> (tag)) & 1))
+
+// The words of t's node: every child a walk over the whole term visits
+// (the parser's copies, the strong normal form, the device's lanes). VAR
+// and DP0/DP1 point at a binder's slot, not a node of their own: 0.
+FN u32 term_arity(Term t) {
+  u32 tag = TAG(t);
+  if (IS_CTR(tag)) return CTR_ARITY(tag);
+  switch (tag) {
+    case LAM: case USE: case INC: case UNS:
+      return 1;
+    case APP: case SUP: case DUP: case DRY: case MAT: case SWI:
+    case OP2: case EQL: case AND: case OR:  case RED:
+      return 2;
+    case DSU: case DDU:
+      return 3;
+    case PRI:
+      return EXT(t) < PRIM_COUNT ? PRIM_ARITY(EXT(t)) : 0;
+    default:
+      return 0;
+  }
+}
+
+// Special words
+// =============
+
+// Left in a DUP expression slot by the task that holds it (try_take).
+// A word no term can be: tag 127 is never assigned.
+#define BUSY TERM(0x7F, 0xFFFFFF, 0xFFFFFFFF)
+
+#endif

@@ -1,7 +1,7 @@
 // wnf.h: the WNF core. Reduces a term to weak normal form with an explicit
 // stack, every HVM4 interaction, and a rebuild that makes early stops safe.
 //
-// Portable dialect (docs/architecture.md, shared/design/gpu.md §1): no goto,
+// Portable dialect (docs/architecture.md, docs/gpu.md): no goto,
 // recursion, function pointers, VLAs or libc; every heap access through the
 // backend's HEAP_* primitives (core.h); every function FN. (A CUDA backend
 // whose primitives are device-only defines FN as `static __device__ inline`
@@ -64,18 +64,30 @@
 #define THR
 #endif
 
+// The rules every strict position shares, inside wnf_run's frame switch,
+// `tw` being the tag of the value `whnf` just reached: an ERA erases the
+// node waiting on it, a SUP splits that node in two (on_sup builds them),
+// a ↑ moves above it (on_inc). Each counts an interaction and ends the case.
+// A frame whose SUP rule is its own handles SUP before this (on_sup unused).
+#define WNF_LIFT(r_era, r_sup, on_sup, r_inc, on_inc) \
+  if (tw == ERA) { itrs++; WNF_RULE(r_era); whnf = WNF_ERA; continue; }  \
+  if (tw == SUP) { itrs++; WNF_RULE(r_sup); whnf = (on_sup); continue; } \
+  if (tw == INC) { itrs++; WNF_RULE(r_inc); whnf = (on_inc); continue; }
+
 // Frame tags
 // ==========
-// Stack-only tags, above every term tag. Term tags used as frames: APP, OP2,
-// EQL, AND, OR, DSU, DDU (val = their node, reducing field 0) and DP0/DP1
-// (val = the DUP expression slot being reduced).
+// A word on the WNF stack says what waits for the term being reduced. Most
+// are the waiting node itself, under its own tag: APP, OP2, EQL, AND, OR,
+// DSU, DDU (whose field 0 is being reduced) and DP0/DP1 (whose dup
+// expression is). The waits below have no node tag to use, so they take
+// tags past every term tag. `val` names the node holding what they need.
 
-#define F_MAT  64  // (mat □)         val: app node [mat, arg]
-#define F_ARED 65  // ((f ~> □) x)    val: app node [red, x]; red [f, g]
-#define F_RMAT 66  // ((f ~> mat) □)  val: app node [red, arg]; red [f, mat]
-#define F_RUSE 67  // ((f ~> use) □)  val: as F_RMAT, with a USE
-#define F_OP2R 68  // (#n op □)       ext: op; val: op2 node [#n, y]
-#define F_EQLR 69  // (a === □)       val: eql node [a, b]
+#define F_MAT  64  // a match, for its argument         val: app [mat, arg]
+#define F_ARED 65  // f ~> g applied to x, for g        val: app [red, x]; red [f, g]
+#define F_RMAT 66  // (f ~> match) x, for x             val: app [red, x]; red [f, mat]
+#define F_RUSE 67  // (f ~> λ{u}) x, for x              val: as F_RMAT, with a USE
+#define F_OP2R 68  // #n op y, for y                    ext: op; val: op2 [#n, y]
+#define F_EQLR 69  // a === b, for b                    val: eql [a, b]
 
 // Words one interaction may allocate at most (APP-RED-MAT-CTR on a C16
 // needs 68). APPLY makes sure the arena has this much before each step,
@@ -92,10 +104,6 @@
 
 #define WNF_ERA TERM(ERA, 0, 0)
 #define WNF_NUM(n) TERM(NUM, 0, (u32)(n))
-
-// HAS_LOC as a single mask test (constructors C01..C16 are tags 33..48).
-#define WNF_LOC_MASK     (LOC_TAGS | ((u64)0xFFFF << (C00 + 1)))
-#define WNF_HAS_LOC(tag) ((tag) < 64 && ((WNF_LOC_MASK >> (tag)) & 1))
 
 // Adds `off` to the location of a HAS_LOC word (modulo 2^32).
 #define WNF_RELOC(t, off) \
@@ -117,84 +125,6 @@ FN u32 wnf_room(THR Wnf *w, u32 n) {
 FN u32 wnf_bump(THR Wnf *w, u32 n) {
   u32 at  = w->next;
   w->next = at + n;
-  return at;
-}
-
-// Host helpers (collapse, primitives): checked allocation and node makers.
-// Each returns 0 (no location / no term: location 0 is never a node) when
-// the heap is exhausted.
-
-// n fresh words.
-FN u32 wnf_alloc(THR Wnf *w, u32 n) {
-  if (n == 0) {
-    return 0;
-  }
-  return wnf_room(w, n) ? wnf_bump(w, n) : 0u;
-}
-
-// A one-field node `tag{ext}[a]` (LAM, USE, INC, UNS, C01, PRI of arity 1).
-FN Term wnf_new1(THR Wnf *w, u32 tag, u32 ext, Term a) {
-  u32 at = wnf_alloc(w, 1);
-  if (at == 0) return 0;
-  HEAP_ST(w, at, a);
-  return TERM(tag, ext, at);
-}
-
-// A two-field node `tag{ext}[a, b]` (APP, SUP, MAT, OP2, C02, ...).
-FN Term wnf_new2(THR Wnf *w, u32 tag, u32 ext, Term a, Term b) {
-  u32 at = wnf_alloc(w, 2);
-  if (at == 0) return 0;
-  HEAP_ST(w, at + 0, a);
-  HEAP_ST(w, at + 1, b);
-  return TERM(tag, ext, at);
-}
-
-// A three-field node (DSU, DDU, C03).
-FN Term wnf_new3(THR Wnf *w, u32 tag, u32 ext, Term a, Term b, Term c) {
-  u32 at = wnf_alloc(w, 3);
-  if (at == 0) return 0;
-  HEAP_ST(w, at + 0, a);
-  HEAP_ST(w, at + 1, b);
-  HEAP_ST(w, at + 2, c);
-  return TERM(tag, ext, at);
-}
-
-// (f x)
-FN Term wnf_app(THR Wnf *w, Term f, Term x) {
-  return wnf_new2(w, APP, 0, f, x);
-}
-
-// &lab{a, b}
-FN Term wnf_sup(THR Wnf *w, u32 lab, Term a, Term b) {
-  return wnf_new2(w, SUP, lab, a, b);
-}
-
-// A lambda with an empty body slot: returns its location `at`; the binder's
-// variable is TERM(VAR, 0, at), the lambda TERM(LAM, 0, at). Store the body
-// with HEAP_ST(w, at, body) once it is built. 0 when exhausted.
-FN u32 wnf_lam_slot(THR Wnf *w) {
-  return wnf_alloc(w, 1);
-}
-
-// ! x &lab = v: puts v in a fresh expression slot and returns its location
-// `at`; the copies are TERM(DP0, lab, at) and TERM(DP1, lab, at).
-FN u32 wnf_dup_slot(THR Wnf *w, Term v) {
-  u32 at = wnf_alloc(w, 1);
-  if (at != 0) HEAP_ST(w, at, v);
-  return at;
-}
-
-// A constructor #name{...} of arity ari (<= 16): returns the location of its
-// ari fields for the caller to fill, and the term in *out. For ari == 0 the
-// term needs no node (*out = TERM(C00, name, 0)) and 1 is returned.
-// 0 when exhausted.
-FN u32 wnf_ctr_slots(THR Wnf *w, u32 name, u32 ari, THR Term *out) {
-  if (ari == 0) {
-    *out = TERM(C00, name, 0);
-    return 1;
-  }
-  u32 at = wnf_alloc(w, ari);
-  *out = at ? TERM(C00 + ari, name, at) : 0;
   return at;
 }
 
@@ -228,13 +158,9 @@ FN u32 wnf_op(u32 op, u32 a, u32 b) {
 
 // Fields of a node that DUP-NOD copies one by one.
 FN u32 wnf_nod_arity(u32 tag) {
-  if (IS_CTR(tag)) return CTR_ARITY(tag);
-  switch (tag) {
-    case MAT: case SWI: case OP2: return 2;
-    case USE: case INC:           return 1;
-    case DSU: case DDU:           return 3;
-    default:                      return 0;
-  }
+  u32 copied = IS_CTR(tag) || tag == MAT || tag == SWI || tag == OP2 || tag == USE ||
+               tag == INC || tag == DSU || tag == DDU;
+  return copied ? term_arity(TERM(tag, 0, 0)) : 0;
 }
 
 FN u32 wnf_is_nam(u32 tag) {
@@ -478,18 +404,18 @@ FN u32 wnf_inert(THR Wnf *w, Term t) {
   return 1;
 }
 
-// Labels of the DUPs the core makes itself, counted down from the top of the
-// label space (HVM4's parser counts its automatic labels up from 0x800000,
-// and programs name small ones). The count lives in heap word 0, which no
-// term uses, so every thread, lane and pass shares it; taking one is a
-// compare-and-swap (it retries only when another thread took one meanwhile).
+// Labels of the DUPs the core makes itself: LAB_OWN and up (term.h),
+// taken from the top down and cycling through that range. The count lives
+// in heap word 0, which no term uses, so every thread, lane and pass shares
+// it; taking one is a compare-and-swap (retried only when another thread
+// took one meanwhile).
 #define WNF_LAB_COUNT 0
 FN u32 wnf_fresh_lab(THR Wnf *w) {
   Term old = HEAP_LD(w, WNF_LAB_COUNT);
   for (;;) {
     Term was = HEAP_CAS(w, WNF_LAB_COUNT, old, old + 1);
     if (was == old) {
-      return (u32)(EXT_MASK - (old & EXT_MASK));
+      return (u32)(EXT_MASK - old % (EXT_MASK + 1 - LAB_OWN));
     }
     old = was;
   }
@@ -839,12 +765,12 @@ FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
   u32 off = at - (tpl + 1);
   for (u32 i = 1; i < len; i++) {
     Term t = HEAP_LD(w, tpl + i);
-    if (WNF_HAS_LOC(TAG(t))) {
+    if (HAS_LOC(TAG(t))) {
       t = WNF_RELOC(t, off);
     }
     HEAP_ST(w, at + i - 1, t);
   }
-  if (WNF_HAS_LOC(TAG(root))) {
+  if (HAS_LOC(TAG(root))) {
     root = WNF_RELOC(root, off);
   }
   return root;
@@ -877,13 +803,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
     for (;;) {
       u32 loc = VAL(next);
       switch (TAG(next)) {
-        case APP:
-        case OP2:
-        case EQL:
-        case AND:
-        case OR:
-        case DSU:
-        case DDU: {
+        case APP: case OP2: case EQL: case AND: case OR: case DSU: case DDU: {
           if (sp == cap) {
             st = WNF_STACK;
             break;
@@ -984,6 +904,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           itrs++;
+          w->uns++;
           WNF_RULE(R_WNF_UNS);
           u32 n = wnf_bump(w, 6);
           HEAP_ST(w, n + 0, TERM(VAR, 0, n + 1));    // λ$x.y   (body slot n)
@@ -1147,25 +1068,10 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         case F_MAT: {
           Term mat = HEAP_LD(w, fl);
           u32  m   = VAL(mat);
-          if (tw == ERA) {                                  // APP-ERA
-            itrs++;
-            WNF_RULE(TAG(mat) == USE ? R_USE_ERA : R_APP_ERA);
-            whnf = WNF_ERA;
-            continue;
-          }
-          if (tw == SUP) {                                  // APP-MAT-SUP
-            itrs++;
-            WNF_RULE(TAG(mat) == USE ? R_USE_SUP : R_APP_MAT_SUP);
-            whnf = TAG(mat) == USE ? wnf_use_sup(w, fl, mat, whnf)
-                                   : wnf_mat_sup(w, fl, mat, whnf);
-            continue;
-          }
-          if (tw == INC) {                                  // MAT-INC
-            itrs++;
-            WNF_RULE(TAG(mat) == USE ? R_USE_INC : R_MAT_INC);
-            whnf = wnf_inc_up(w, APP, 0, fl, 1, whnf);
-            continue;
-          }
+          WNF_LIFT(TAG(mat) == USE ? R_USE_ERA : R_APP_ERA,                 // APP-ERA, APP-MAT-SUP, MAT-INC
+                   TAG(mat) == USE ? R_USE_SUP : R_APP_MAT_SUP,
+                   TAG(mat) == USE ? wnf_use_sup(w, fl, mat, whnf) : wnf_mat_sup(w, fl, mat, whnf),
+                   TAG(mat) == USE ? R_USE_INC : R_MAT_INC, wnf_inc_up(w, APP, 0, fl, 1, whnf));
           if (tw == RED) {                                  // drop the guard
             stk[sp++] = f;
             next = HEAP_LD(w, VAL(whnf) + 1);
@@ -1241,24 +1147,8 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             next = y;
             break;
           }
-          if (tw == SUP) {                                  // OP2-SUP
-            itrs++;
-            WNF_RULE(R_OP2_SUP);
-            whnf = wnf_bin_sup_l(w, OP2, op, fl, whnf);
-            continue;
-          }
-          if (tw == ERA) {                                  // OP2-ERA
-            itrs++;
-            WNF_RULE(R_OP2_ERA);
-            whnf = WNF_ERA;
-            continue;
-          }
-          if (tw == INC) {                                  // OP2-INC-X
-            itrs++;
-            WNF_RULE(R_OP2_INC_X);
-            whnf = wnf_inc_up(w, OP2, op, fl, 0, whnf);
-            continue;
-          }
+          WNF_LIFT(R_OP2_ERA, R_OP2_SUP, wnf_bin_sup_l(w, OP2, op, fl, whnf),   // OP2-ERA/SUP/INC-X
+                   R_OP2_INC_X, wnf_inc_up(w, OP2, op, fl, 0, whnf));
           HEAP_ST(w, fl, whnf);                             // stuck
           whnf = f;
           continue;
@@ -1273,24 +1163,8 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             whnf = WNF_NUM(wnf_op(op, VAL(HEAP_LD(w, fl)), VAL(whnf)));
             continue;
           }
-          if (tw == SUP) {                                  // OP2-NUM-SUP
-            itrs++;
-            WNF_RULE(R_OP2_NUM_SUP);
-            whnf = wnf_bin_sup_r(w, OP2, op, fl, whnf);
-            continue;
-          }
-          if (tw == ERA) {                                  // OP2-NUM-ERA
-            itrs++;
-            WNF_RULE(R_OP2_NUM_ERA);
-            whnf = WNF_ERA;
-            continue;
-          }
-          if (tw == INC) {                                  // OP2-INC-Y
-            itrs++;
-            WNF_RULE(R_OP2_INC_Y);
-            whnf = wnf_inc_up(w, OP2, op, fl, 1, whnf);
-            continue;
-          }
+          WNF_LIFT(R_OP2_NUM_ERA, R_OP2_NUM_SUP, wnf_bin_sup_r(w, OP2, op, fl, whnf),
+                   R_OP2_INC_Y, wnf_inc_up(w, OP2, op, fl, 1, whnf));   // OP2-NUM-ERA/SUP, OP2-INC-Y
           if (tw == RED) {                                  // drop the guard
             stk[sp++] = f;
             next = HEAP_LD(w, VAL(whnf) + 1);
@@ -1303,28 +1177,12 @@ FN Term wnf_run(THR Wnf *w, Term t) {
 
         // (a === b): a is a value
         case EQL: {
-          if (tw == ERA) {                                  // EQL-ERA-L
-            itrs++;
-            WNF_RULE(R_EQL_ERA_L);
-            whnf = WNF_ERA;
-            continue;
-          }
+          WNF_LIFT(R_EQL_ERA_L, R_EQL_SUP_L, wnf_bin_sup_l(w, EQL, 0, fl, whnf),   // EQL-ERA/SUP/INC-L
+                   R_EQL_INC_L, wnf_inc_up(w, EQL, 0, fl, 0, whnf));
           if (tw == ANY) {                                  // EQL-ANY-L
             itrs++;
             WNF_RULE(R_EQL_ANY);
             whnf = WNF_NUM(1);
-            continue;
-          }
-          if (tw == SUP) {                                  // EQL-SUP-L
-            itrs++;
-            WNF_RULE(R_EQL_SUP_L);
-            whnf = wnf_bin_sup_l(w, EQL, 0, fl, whnf);
-            continue;
-          }
-          if (tw == INC) {                                  // EQL-INC-L
-            itrs++;
-            WNF_RULE(R_EQL_INC_L);
-            whnf = wnf_inc_up(w, EQL, 0, fl, 0, whnf);
             continue;
           }
           HEAP_ST(w, fl, whnf);
@@ -1335,28 +1193,12 @@ FN Term wnf_run(THR Wnf *w, Term t) {
 
         // (a === □): node fl = [a, b], a a value
         case F_EQLR: {
-          if (tw == ERA) {                                  // EQL-ERA-R
-            itrs++;
-            WNF_RULE(R_EQL_ERA_R);
-            whnf = WNF_ERA;
-            continue;
-          }
+          WNF_LIFT(R_EQL_ERA_R, R_EQL_SUP_R, wnf_bin_sup_r(w, EQL, 0, fl, whnf),   // EQL-ERA/SUP/INC-R
+                   R_EQL_INC_R, wnf_inc_up(w, EQL, 0, fl, 1, whnf));
           if (tw == ANY) {                                  // EQL-ANY-R
             itrs++;
             WNF_RULE(R_EQL_ANY);
             whnf = WNF_NUM(1);
-            continue;
-          }
-          if (tw == SUP) {                                  // EQL-SUP-R
-            itrs++;
-            WNF_RULE(R_EQL_SUP_R);
-            whnf = wnf_bin_sup_r(w, EQL, 0, fl, whnf);
-            continue;
-          }
-          if (tw == INC) {                                  // EQL-INC-R
-            itrs++;
-            WNF_RULE(R_EQL_INC_R);
-            whnf = wnf_inc_up(w, EQL, 0, fl, 1, whnf);
             continue;
           }
           itrs++;                                           // EQL-*
@@ -1380,24 +1222,9 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             next = HEAP_LD(w, fl + 1);                      // AND-ONE, OR-ZER
             break;
           }
-          if (tw == ERA) {                                  // AND/OR-ERA
-            itrs++;
-            WNF_RULE(tg == OR ? R_OR_ERA : R_AND_ERA);
-            whnf = WNF_ERA;
-            continue;
-          }
-          if (tw == SUP) {                                  // AND/OR-SUP
-            itrs++;
-            WNF_RULE(tg == OR ? R_OR_SUP : R_AND_SUP);
-            whnf = wnf_bin_sup_l(w, tg, 0, fl, whnf);
-            continue;
-          }
-          if (tw == INC) {                                  // AND/OR-INC
-            itrs++;
-            WNF_RULE(tg == OR ? R_OR_INC : R_AND_INC);
-            whnf = wnf_inc_up(w, tg, 0, fl, 0, whnf);
-            continue;
-          }
+          WNF_LIFT(tg == OR ? R_OR_ERA : R_AND_ERA,                         // AND/OR-ERA/SUP/INC
+                   tg == OR ? R_OR_SUP : R_AND_SUP, wnf_bin_sup_l(w, tg, 0, fl, whnf),
+                   tg == OR ? R_OR_INC : R_AND_INC, wnf_inc_up(w, tg, 0, fl, 0, whnf));
           HEAP_ST(w, fl, whnf);                             // stuck
           whnf = f;
           continue;
@@ -1444,18 +1271,8 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             whnf = TERM(SUP, lab, s);
             continue;
           }
-          if (tw == ERA) {                                  // DSU/DDU-ERA
-            itrs++;
-            WNF_RULE(tg == DSU ? R_DSU_ERA : R_DDU_ERA);
-            whnf = WNF_ERA;
-            continue;
-          }
-          if (tw == INC) {                                  // DSU/DDU-INC
-            itrs++;
-            WNF_RULE(tg == DSU ? R_DSU_INC : R_DDU_INC);
-            whnf = wnf_inc_up(w, tg, 0, fl, 0, whnf);
-            continue;
-          }
+          WNF_LIFT(tg == DSU ? R_DSU_ERA : R_DDU_ERA, 0, whnf,               // DSU/DDU-ERA/INC (SUP above)
+                   tg == DSU ? R_DSU_INC : R_DDU_INC, wnf_inc_up(w, tg, 0, fl, 0, whnf));
           HEAP_ST(w, fl, whnf);                             // stuck
           whnf = f;
           continue;

@@ -23,17 +23,17 @@ strip_ansi() { sed 's/\x1b\[[0-9;]*m//g'; }
 # Reads FILE's directives and expected output into globals:
 #   EXPECT  expected output (trailing // lines, without the //)
 #   NLINES  number of expected lines; NOCOL 1 when a //! line is present
-#   ARGS EXIT MATCH CPUONLY PROG  header directives (// key: value)
+#   ARGS EXIT MATCH CPUONLY PROG REPEAT  header directives (// key: value)
 parse_test() {
   local file=$1 line key val
-  ARGS=""; EXIT=""; MATCH=exact; CPUONLY=""; PROG=""
+  ARGS=""; EXIT=""; MATCH=exact; CPUONLY=""; PROG=""; REPEAT=1; LIMIT=
   while IFS= read -r line; do
     case "$line" in
       '') continue ;;
       //*) ;;
       *) break ;;
     esac
-    if [[ "$line" =~ ^//\ *(args|exit|match|cpu-only|file):\ *(.*)$ ]]; then
+    if [[ "$line" =~ ^//\ *(args|exit|match|cpu-only|file|repeat|timeout):\ *(.*)$ ]]; then
       key=${BASH_REMATCH[1]}; val=${BASH_REMATCH[2]}
       case "$key" in
         args)     ARGS=$val ;;
@@ -41,6 +41,8 @@ parse_test() {
         match)    MATCH=$val ;;
         cpu-only) CPUONLY=${val:-yes} ;;
         file)     PROG=$val ;;
+        repeat)   REPEAT=$val ;;
+        timeout)  LIMIT=$val ;;
       esac
     fi
   done < "$file"
@@ -83,8 +85,13 @@ run_test() {
     flags=-C
     case "$name" in collapse_*|enum_*) flags=-C$NLINES ;; esac
   fi
+  # `// timeout: S`: S seconds at the default TEST_TIMEOUT of 120, scaled
+  # with it (the sanitizer phases triple it)
+  local lim=$TEST_TIMEOUT
+  [ -n "$LIMIT" ] && lim=$(( (LIMIT * TEST_TIMEOUT + 119) / 120 ))
+  # The program's own args come last: they win over a phase's flags.
   # shellcheck disable=SC2086  # ARGS is a word list by design
-  OUT=$(cd "$dir" && timeout -k 5 "$TEST_TIMEOUT" "$bin" "$base" $flags $ARGS "$@" 2>&1 < /dev/null)
+  OUT=$(cd "$dir" && timeout -k 5 "$lim" "$bin" "$base" $flags "$@" $ARGS 2>&1 < /dev/null)
   RC=$?
   [[ "$OUT" == *$'\e'* ]] && OUT=$(printf '%s' "$OUT" | strip_ansi)
 }
@@ -92,7 +99,7 @@ run_test() {
 # Judges OUT/RC against the parsed expectations; sets WHY ("" = pass).
 judge() {
   WHY=""
-  if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout (${TEST_TIMEOUT}s)"; return; fi
+  if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout (${LIMIT:-$TEST_TIMEOUT}s)"; return; fi
   if [ $RC -ge 128 ]; then WHY="crashed (signal $((RC - 128)))"; return; fi
   if [[ "$OUT" == *anitizer* || "$OUT" == *"runtime error: "* ]] &&
      printf '%s\n' "$OUT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"; return; fi
@@ -139,9 +146,15 @@ cmd_check() {
   name=${file##*/}; name=${name%.hvm4}
   dir=$outdir/$label; mkdir -p "$dir"
   parse_test "$file"
-  run_test "$bin" "$file" "$@"
+  # `// repeat: N` (races under -T): N runs, the first failing one judged
+  local k
+  for ((k = 0; k < REPEAT; k++)); do
+    run_test "$bin" "$file" "$@"
+    judge
+    [ -z "$WHY" ] || break
+  done
+  [ -n "$WHY" ] && [ "$REPEAT" -gt 1 ] && WHY="$WHY (run $((k + 1)) of $REPEAT)"
   printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
-  judge
   verdict "$dir" "$name" detail_check
 }
 

@@ -126,22 +126,45 @@ gen_programs() {
   for seed in 1 2 4 5; do
     rand_test "$g" thread_rand_err_$seed "$seed" 16 1 -C 4
   done
+  # 1,024 branches sharing stuck DUPs, which threads collapsing ahead take
+  # BUSY while the printer reads them (printed '?127' in 6-12 runs of 20).
+  t1_test "$g" thread_shared_dups -C 4 20 <<'EOF'
+// Collapsing ahead while the printer reads the DUPs the branches share.
+@t = λ{0: λ&a.a; λ&n.λ&a.@up(&B{@t(n - 1, a * 2), @t(n - 1, a * 2 + 1)}, a)}
+@main = @t(10, 1)
+EOF
+  # A λ&f used 80,000 times in a lambda never applied: a chain of stuck
+  # DUPs (31 s when each use walked the chain; now well under 1 s). -S:
+  # normalized, not printed (the test is of time).
+  {
+    echo '// timeout: 10'
+    echo '// args: -S'
+    printf '@main = λ&f.'
+    awk 'BEGIN { for (i = 0; i < 80000; i++) printf "f("; printf "1";
+                 for (i = 0; i < 80000; i++) printf ")"; print "" }'
+    echo '//!- Itrs: 0 interactions'
+  } > "$g/gen_dup_chain.hvm4"
   if [ "$ONLY" = '*' ]; then
     printf '%s\n' "$g"/*.hvm4
   fi
 }
 
-# rand_test DIR NAME SEED DEPTH ERR LIMIT THREADS: writes DIR/NAME.hvm4, a
-# rand_tree run with -TTHREADS LIMIT, expecting this binary's -T1 output.
+# rand_test DIR NAME SEED DEPTH ERR LIMIT THREADS: a rand_tree as a t1_test.
 rand_test() {
-  local f=$1/$2.hvm4
   {
-    echo "// args: -T$7 $6"
     [ "$5" = 1 ] && echo "// cpu-only: --gpu normalizes (and meets an error) before collapsing"
     echo "// Random tree (seed $3): the expected lines are this binary's -T1 output."
     rand_tree "$3" "$4" "$5"
-  } > "$f.src"
-  (cd "$1" && "$BIN" "$f.src" $6 -T1 2>&1) | sed 's|^|//|' > "$f.out"
+  } | t1_test "$1" "$2" "$6" "$7" 1
+}
+
+# t1_test DIR NAME LIMIT THREADS REPEAT: writes DIR/NAME.hvm4, the program
+# on stdin run REPEAT times with -TTHREADS LIMIT, expecting this binary's
+# -T1 output.
+t1_test() {
+  local f=$1/$2.hvm4
+  { echo "// args: -T$4 $3"; echo "// repeat: $5"; cat; } > "$f.src"
+  (cd "$1" && "$BIN" "$f.src" $3 -T1 2>&1) | sed 's|^|//|' > "$f.out"
   cat "$f.src" "$f.out" > "$f"
   rm -f "$f.src" "$f.out"
 }
@@ -181,6 +204,13 @@ elif make -s hvm4g > "$TMP/build.log" 2>&1 && [ -x ./hvm4g ]; then
 else
   record build hvm4g 0 "make failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/build.log")"
   tail -n 20 "$TMP/build.log"
+fi
+# `make CFLAGS=...` replaces the user's flags only: every compile (a dry run
+# here) still has the project's own (-std=gnu11 -Isrc ...).
+if make -s -n -B CFLAGS=-O0 build/src/heap.o 2>&1 | grep -q -- '-std=gnu11.*-Isrc'; then
+  record build make-cflags 1
+else
+  record build make-cflags 0 "make CFLAGS=-O0 drops the required flags"
 fi
 BIN=${HVM4G_BIN:-$ROOT/hvm4g}
 
@@ -242,13 +272,45 @@ for dup in $(sed 's|.*/||' "$TMP/golden.list" | sort | uniq -d); do
 done
 par check cpu "$BIN" {} "$RES" < "$TMP/golden.list"
 
+# --- phase: cli ------------------------------------------------------------
+# Flags that are not programs: --help, --version, a failed write of the
+# output (a full disk), which must not exit 0, even for an endless -C, and
+# the default heap's fit.
+
+add_phase cli
+cli_check() {
+  local name=$1 want_rc=$2 re=$3; shift 3
+  local out rc
+  out=$(cd "$TMP" && timeout -k 5 "$TEST_TIMEOUT" "$@" 2>&1); rc=$?
+  if { [ "$want_rc" = 0 ] && [ $rc -ne 0 ]; } || { [ "$want_rc" != 0 ] && { [ $rc -eq 0 ] || [ $rc -ge 124 ]; }; }; then
+    record cli "$name" 0 "exit status $rc: $(printf '%s' "$out" | head -n 2)"
+  elif ! printf '%s\n' "$out" | grep -Eq -- "$re"; then
+    record cli "$name" 0 "no line matches /$re/: $(printf '%s' "$out" | head -n 2)"
+  else
+    record cli "$name" 1
+  fi
+}
+printf '@main = [1, 2, 3]\n' > "$TMP/cli_list.hvm4"
+printf '@nats = λ&n.&A{n, @nats(n + 1)}\n@main = @nats(0)\n' > "$TMP/cli_nats.hvm4"
+cli_check help        0 '^Usage: hvm4g .*--heap'  "$BIN" --help
+cli_check version     0 '^hvm4g [0-9]+\.[0-9]+'   "$BIN" --version
+cli_check full        1 'cannot write'            sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
+cli_check full_nats   1 'cannot write'            sh -c '"$0" cli_nats.hvm4 -C > /dev/full' "$BIN"
+cli_check full_help   1 'cannot write'            sh -c '"$0" --help > /dev/full' "$BIN"
+# The default heap and what is sized from it fit the memory we may use
+# (here the address space): a runaway program ends with "heap exhausted".
+cli_check mem_default 1 'heap exhausted'          sh -c 'ulimit -v 3000000; exec "$0" cli_nats.hvm4' "$BIN"
+cli_check mem_t2_c    1 'heap exhausted'          sh -c 'ulimit -v 5500000; exec "$0" cli_nats.hvm4 -T2 -C' "$BIN"
+
 # --- phases: sim-owner, sim-atomic ---------------------------------------
 
+# Owner mode runs the defaults (narrow phases handed to the CPU); atomic
+# mode keeps every program on the device to its end (--handoff=0).
 if [ "${SKIP_SIM:-0}" != 1 ]; then
-  for dup in owner atomic; do
-    add_phase "sim-$dup"
-    par same "sim-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" < "$TMP/golden.list"
-  done
+  add_phase sim-owner
+  par same sim-owner cpu "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/golden.list"
+  add_phase sim-atomic
+  par same sim-atomic cpu "$BIN" {} "$RES" --gpu --device=sim --dup=atomic --handoff=0 < "$TMP/golden.list"
 fi
 
 # --- phases: metal-owner, metal-atomic ------------------------------------
@@ -305,6 +367,27 @@ if [ "$RUN_SANITIZE" = 1 ]; then
   add_phase asan-cpu
   TEST_TIMEOUT=$((TEST_TIMEOUT * 3)) \
     par check asan-cpu "$ROOT/build-asan/hvm4g" {} "$RES" < "$TMP/golden.list"
+  # the fuzzer's fixed-seed sample (tests/fuzz/README.md), each case one test
+  add_phase fuzz
+  if command -v python3 > /dev/null; then
+    python3 tests/fuzz/fuzz.py --bin "$ROOT/build-asan/hvm4g" --seed "${FUZZ_SEED:-1}" \
+      --cases "${FUZZ_CASES:-60}" --jobs "$JOBS" --out "$ROOT/fuzz-findings" > "$TMP/fuzz.log" 2>&1
+    n=0
+    while IFS= read -r line; do
+      case "$line" in
+        ok) ;;
+        "FAIL "*) n=$((n + 1)); record fuzz "case$n" 0 "${line#FAIL }" ;;
+      esac
+    done < "$TMP/fuzz.log"
+    ok=$(sed -n 's/^\([0-9]*\) passed, [0-9]* failed$/\1/p' "$TMP/fuzz.log")
+    if [ -z "$ok" ]; then
+      record fuzz run 0 "fuzz.py did not finish: $(tail -n 1 "$TMP/fuzz.log")"
+    else
+      for ((i = 0; i < ok; i++)); do record fuzz "ok$i" 1; done
+    fi
+  else
+    record fuzz python3 0 "python3 is needed for the fuzzer"
+  fi
   # the -T pool and the collapse waves under the thread sanitizer
   add_phase tsan-thread
   if make -s tsan > "$TMP/tsan-build.log" 2>&1; then

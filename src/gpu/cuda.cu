@@ -2,14 +2,20 @@
 // simulator (lane.h, which includes the one WNF core), one launch per pass,
 // the host loop in pass.c.
 //
-// Device memory: the heap (as large as HEAP_WORDS, or what fits), the book
-// tables, two frontiers, one output segment per lane, the lane stacks and
-// arenas, the `seen` bitmap. A run copies the used heap range [0, top) in
-// and [0, device top) out, and the book's used ids.
+// Device memory, allocated once per process (cu_warm, on a background
+// thread when the program asks for the device early): the heap (as large
+// as HEAP_WORDS, or what fits), the book tables, two frontiers, one output
+// segment per lane, the lane stacks and arenas, the `seen` bitmap and the
+// packing's `live` and `rank` bitmaps. A run copies the used heap range
+// [0, top) in, keeps a copy of it at the heap's end (the shadow the changed
+// words are found against), and copies out only the live words it
+// allocated and the words below top it changed (compact.h), through a
+// pinned staging buffer.
 //
 // A pass: step kernel (one thread = one lane), a one-block scan of the
 // segment sizes, a gather kernel that concatenates the segments in lane
-// order, and one small copy back (counters + next frontier size).
+// order, and one small copy back (counters + next frontier size). Mark
+// passes of the packing run the same way with the mark kernel.
 
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -18,54 +24,63 @@
 #define FN static __device__ inline
 #include "dev.h"
 
-// Heap primitives of core.h. Loads and stores are volatile: other blocks
-// write SUBs during the pass, and L1 is not coherent across SMs. The
-// exchanges are fenced on both sides: the nodes a SUB points to are
-// visible before the SUB is, and what a take reads is current.
+// Heap primitives of core.h (docs/gpu.md, "Memory ordering").
+//
+// Lanes share heap words in one pass only through DUP slots and the SUBs
+// written into binder slots, and every such hand-over is a release (the
+// writer: the exchange that gives a slot back, or the store of a SUB)
+// read by an acquire (the exchange that takes a slot, or the load that
+// finds a SUB). So: exchanges and compare-and-swaps are acq_rel at GPU
+// scope, a SUB is stored with release, and loads are volatile (relaxed:
+// L1 is not coherent across SMs, so a load must not hit a stale line). A
+// build with -DHVM4G_NOFENCE drops the orderings (relaxed atomics, plain
+// stores): a ceiling for measurements, never a shipped mode.
 __device__ unsigned long long D_TOP;   // global heap top (words)
 __device__ unsigned long long D_CAP;   // heap capacity (words)
 __device__ unsigned int       D_ARENA; // words per refill
 
+#ifdef HVM4G_NOFENCE
+#define CU_ORD "relaxed"
+#else
+#define CU_ORD "acq_rel"
+#endif
+
 __device__ inline Term cu_xchg(Term *p, Term t) {
-  __threadfence();
-  Term r = (Term)atomicExch((unsigned long long *)p, (unsigned long long)t);
-  __threadfence();
-  return r;
+  unsigned long long r;
+  asm volatile("atom." CU_ORD ".gpu.global.exch.b64 %0, [%1], %2;"
+               : "=l"(r) : "l"(p), "l"((unsigned long long)t) : "memory");
+  return (Term)r;
 }
 
 __device__ inline Term cu_cas(Term *p, Term o, Term n) {
-  __threadfence();
-  Term r = (Term)atomicCAS((unsigned long long *)p, (unsigned long long)o,
-                           (unsigned long long)n);
-  __threadfence();
-  return r;
+  unsigned long long r;
+  asm volatile("atom." CU_ORD ".gpu.global.cas.b64 %0, [%1], %2, %3;"
+               : "=l"(r) : "l"(p), "l"((unsigned long long)o),
+                 "l"((unsigned long long)n) : "memory");
+  return (Term)r;
 }
 
 __device__ inline void cu_st(Term *p, Term t) {
-  if (IS_SUB(t)) __threadfence();   // a SUB publishes what it points to
+#ifndef HVM4G_NOFENCE
+  if (IS_SUB(t)) {   // a SUB publishes what it points to
+    asm volatile("st.release.gpu.global.b64 [%0], %1;"
+                 :: "l"(p), "l"((unsigned long long)t) : "memory");
+    return;
+  }
+#endif
   *(volatile Term *)p = t;
 }
 
-// Owner mode (D_ALIGN != 0): arenas are whole regions, aligned, so each
-// region a pass allocates in has exactly one allocating lane.
+// Owner mode (D_ALIGN != 0): arenas are whole regions, so each region a
+// pass allocates in has exactly one allocating lane. The run's top starts
+// aligned (cu_open) and grows by whole regions, so a refill is one add.
 __device__ unsigned long long D_ALIGN;
 
 __device__ inline int cu_refill(Wnf *w, u32 n) {
   unsigned long long al = D_ALIGN;
-  unsigned long long at, want;
-  if (al == 0) {
-    want = n > D_ARENA ? n : D_ARENA;
-    at   = atomicAdd(&D_TOP, want);
-  } else {
-    want = ((unsigned long long)n + al - 1) & ~(al - 1);
-    unsigned long long top = *(volatile unsigned long long *)&D_TOP;
-    for (;;) {
-      at = (top + al - 1) & ~(al - 1);
-      unsigned long long old = atomicCAS(&D_TOP, top, at + want);
-      if (old == top) break;
-      top = old;
-    }
-  }
+  unsigned long long want = al == 0 ? (n > D_ARENA ? n : D_ARENA)
+                                    : ((unsigned long long)n + al - 1) & ~(al - 1);
+  unsigned long long at = atomicAdd(&D_TOP, want);
   if (at + want > D_CAP) {
     return 0;   // D_TOP stays past the end: every later refill fails too
   }
@@ -98,10 +113,14 @@ __constant__ int D_TAKE32;
 #define HEAP_REFILL(w, n)      cu_refill((w), (n))
 
 #define GPU_ADD64(p, v)    atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
+#define GPU_ADD32(p, v)    atomicAdd((unsigned int *)(p), (unsigned int)(v))
+#define GPU_POPC32(x)      ((u32)__popc(x))
 #define GPU_OR32(p, v)     atomicOr((unsigned int *)(p), (unsigned int)(v))
 #define GPU_CAS32(p, o, n) atomicCAS((unsigned int *)(p), (unsigned int)(o), (unsigned int)(n))
 
 #include "lane.h"
+#include "compact.h"
+
 
 // Kernels
 // =======
@@ -110,6 +129,8 @@ __constant__ int D_TAKE32;
 struct PassRes {
   PassCtl ctl;
   u32     total;
+  u32     nroots;  // packing: changed words found (k_diff)
+  u32     bad;     // packing: pointers to unmarked words (must stay 0)
 };
 
 __global__ void k_step(PassArgs a, const u64 *in, u32 n, u32 lanes,
@@ -126,16 +147,79 @@ __global__ void k_step(PassArgs a, const u64 *in, u32 n, u32 lanes,
   lane_end(&L, arena, lane, out_n, ctl);
 }
 
-// Exclusive scan of the segment sizes (one block of 1024 threads).
+__global__ void k_mark(CompactArgs c, const u64 *in, u32 n, u32 lanes,
+                       u64 *outs, u32 *out_n) {
+  u32 lane = blockIdx.x * blockDim.x + threadIdx.x;
+  if (lane >= lanes) return;
+  MarkLane M;
+  mark_begin(&M, &c, lane, outs);
+  for (u64 i = lane; i < n; i += lanes) {
+    u32 rem = (u32)((n - 1 - i) / lanes);
+    mark_entry(&M, &c, in[i], rem);
+  }
+  out_n[lane] = M.cnt;
+}
+
+// Grid-stride loops of the packing (compact.h), one item per thread.
+__global__ void k_diff(CompactArgs c) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = 1 + blockIdx.x * (u64)blockDim.x + threadIdx.x; i < c.top0;
+       i += step) {
+    compact_diff(&c, i);
+  }
+}
+
+__global__ void k_roots(const u32 *roots, u32 n, u64 *in) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += step) {
+    in[i] = roots[i];
+  }
+}
+
+__global__ void k_count(CompactArgs c, u64 chunks, u64 words, u32 *sums) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < chunks;
+       i += step) {
+    sums[i] = compact_count(&c, i, words);
+  }
+}
+
+__global__ void k_rank(CompactArgs c, u64 chunks, u64 words,
+                       const u32 *base) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < chunks;
+       i += step) {
+    compact_rank(&c, i, words, base[i]);
+  }
+}
+
+__global__ void k_copy(CompactArgs c, u64 words, Term *dst) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < words;
+       i += step) {
+    compact_copy(&c, i, dst);
+  }
+}
+
+__global__ void k_root_vals(CompactArgs c, u32 n, Term *vals) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += step) {
+    compact_root(&c, i, vals);
+  }
+}
+
+// Exclusive scan of n counts (one block of 1024 threads); the sum goes to
+// *total (saturated at 2^32 - 1), the device's top to res->ctl.top.
 #define SCAN_T 1024
-__global__ void k_scan(const u32 *cnt, u32 *off, u32 lanes, PassRes *res) {
+__global__ void k_scan(const u32 *cnt, u32 *off, u64 n, u32 *total,
+                       PassRes *res) {
   __shared__ unsigned long long part[SCAN_T];
   u32 t   = threadIdx.x;
-  u32 per = (lanes + SCAN_T - 1) / SCAN_T;
-  u32 lo  = t * per;
-  u32 hi  = lo + per < lanes ? lo + per : lanes;
+  u64 per = (n + SCAN_T - 1) / SCAN_T;
+  u64 lo  = t * per;
+  u64 hi  = lo + per < n ? lo + per : n;
   unsigned long long s = 0;
-  for (u32 i = lo; i < hi; i++) s += cnt[i];
+  for (u64 i = lo; i < hi; i++) s += cnt[i];
   part[t] = s;
   __syncthreads();
   for (u32 d = 1; d < SCAN_T; d <<= 1) {
@@ -145,12 +229,13 @@ __global__ void k_scan(const u32 *cnt, u32 *off, u32 lanes, PassRes *res) {
     __syncthreads();
   }
   unsigned long long base = t ? part[t - 1] : 0;
-  for (u32 i = lo; i < hi; i++) {
+  for (u64 i = lo; i < hi; i++) {
     off[i] = (u32)base;
     base  += cnt[i];
   }
   if (t == SCAN_T - 1) {
-    res->total = part[t] > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)part[t];
+    *total = part[t] > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)part[t];
+    res->ctl.top = D_TOP;
   }
 }
 
@@ -173,12 +258,13 @@ __global__ void k_gather(const u64 *outs, u32 cap, const u32 *cnt,
 static struct {
   int        probed;
   int        ok;
-  Term      *heap;     // device heap
-  u64        cap;      // its words
+  int        warm;      // buffers made (cu_warm)
+  int        sms;       // multiprocessors
+  Term      *heap;      // device heap
+  u64        cap;       // its words
   u32       *book;
   u32       *book_len;
-  u32        book_cnt;
-  u32        book_max; // allocated entries
+  u32        book_max;  // allocated entries
   u64       *in;
   u64        in_cap;
   u64       *outs;
@@ -187,13 +273,29 @@ static struct {
   u32       *off;
   u32       *arena;
   Term      *stacks;
-  u32       *seen;
+  u32       *seen;      // one bit per heap word: cap / 32 + 1 words
+  u32       *live;      // packing, same size
+  u32       *rank;      // packing, same size
+  u64        seen_used; // bitmap words the last run may have set
+  u64        live_used;
+  u32       *roots;     // packing: changed words
+  u64        roots_cap;
+  u64        nroots;
+  u32       *sums;      // packing: per rank chunk
+  u64        sums_cap;
+  Term      *dst;       // packing: the live words, when not in the heap
+  u64        dst_cap;
+  Term      *stage;     // pinned host staging buffer
+  u64        stage_cap; // bytes
   PassRes   *res;
   u32        lanes;
   u32        req_lanes; // lanes asked for (lanes: what fit)
   u32        stack_cap;
-  u64        top0;     // host top when the run began
+  u64        want;      // heap words the next run asks for (after a full one)
+  u64        top0;      // host top when the run began
+  u64        dcap;      // allocation limit of this run (the shadow above)
   PassArgs   a;
+  CompactArgs c;
 } C;
 
 #define CK(call, what)                                                   \
@@ -201,6 +303,7 @@ static struct {
     cudaError_t e_ = (call);                                             \
     if (e_ != cudaSuccess) {                                             \
       snprintf(err, errlen, "%s: %s", what, cudaGetErrorString(e_));     \
+      cudaGetLastError();                                                \
       return -1;                                                         \
     }                                                                    \
   } while (0)
@@ -211,10 +314,10 @@ static int cu_avail(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
       cudaDeviceProp p;
-      // Create the context now, so its cost is not counted as transfer.
       if (cudaGetDeviceProperties(&p, 0) == cudaSuccess && p.major >= 9 &&
           cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess) {
-        C.ok = 1;
+        C.ok  = 1;
+        C.sms = p.multiProcessorCount;
       }
     }
     cudaGetLastError();   // clear a "no driver" error
@@ -242,84 +345,186 @@ static int cu_grow(void **p, u64 *cap, u64 need, size_t elem) {
   return 0;
 }
 
-static int cu_open(u64 root, char *err, unsigned errlen) {
-  Term *host  = gpu_heap();
-  u64   words = gpu_heap_words();
-  u64   top   = gpu_top();
-  u32   lanes = GPU.lanes ? GPU.lanes : 32768;
-  u32   stack = GPU.stack ? GPU.stack : 4096;
-  CK(cudaSetDevice(0), "cudaSetDevice");
-  // Per-run buffers sized by lanes and stack: reallocated when they change.
-  if (lanes != C.req_lanes || stack != C.stack_cap) {
-    u32 req = lanes;
-    C.req_lanes = 0;
-    if (C.out_n)  cudaFree(C.out_n);
-    if (C.off)    cudaFree(C.off);
-    if (C.arena)  cudaFree(C.arena);
-    if (C.stacks) cudaFree(C.stacks);
-    C.out_n = C.off = C.arena = NULL;
+// Grid of a grid-stride loop over n items.
+static u32 grid_of(u64 n) {
+  u64 b = (n + 255) / 256;
+  u64 most = (u64)(C.sms > 0 ? C.sms : 132) * 8;
+  if (b > most) b = most;
+  return b ? (u32)b : 1;
+}
+
+// Default lanes: LANE_WAVES times what the multiprocessors hold at once
+// (registers limit it), so that lanes that finish early are replaced and
+// a pass's long entries overlap (H200, tree map: 0.83 G itrs/s at 32K
+// lanes, 1.48 G at 262K; bench/RESULTS.md).
+#define LANE_TPB   128
+#define LANE_WAVES 4
+
+static u32 default_lanes(void) {
+  int per = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_step, LANE_TPB, 0)
+      != cudaSuccess || per <= 0 || C.sms <= 0) {
+    cudaGetLastError();
+    return 32768;
+  }
+  u64 lanes = (u64)C.sms * (u64)per * LANE_TPB * LANE_WAVES;
+  return lanes > (1u << 20) ? (1u << 20) : (u32)lanes;
+}
+
+// Lane buffers sized by lanes and stack: made again when those change.
+static int lane_buffers(char *err, unsigned errlen) {
+  u32 lanes = GPU.lanes ? GPU.lanes : default_lanes();
+  // 2048 words a lane by default (16 KiB: 5 GiB for the H200's 338K
+  // lanes); a deeper WNF stops the lane (WNF_STACK) and the CPU finishes.
+  u32 stack = GPU.stack ? GPU.stack : 2048;
+  if (lanes == C.req_lanes && stack == C.stack_cap) return 0;
+  u32 req = lanes;
+  C.req_lanes = 0;
+  if (C.out_n)  cudaFree(C.out_n);
+  if (C.off)    cudaFree(C.off);
+  if (C.arena)  cudaFree(C.arena);
+  if (C.stacks) cudaFree(C.stacks);
+  C.out_n = C.off = C.arena = NULL;
+  C.stacks = NULL;
+  C.lanes = 0;
+  // Stacks first (the largest): fewer lanes when memory is short.
+  while (cudaMalloc(&C.stacks, (u64)lanes * stack * sizeof(Term)) != cudaSuccess) {
+    cudaGetLastError();
     C.stacks = NULL;
-    C.lanes = 0;
-    // Stacks first (the largest): fewer lanes when memory is short.
-    while (cudaMalloc(&C.stacks, (u64)lanes * stack * sizeof(Term)) != cudaSuccess) {
-      cudaGetLastError();
-      C.stacks = NULL;
-      if (lanes <= 256) {
-        snprintf(err, errlen, "lane stacks: out of device memory (lower "
-                 "--lanes or --stack)");
-        return -1;
-      }
-      lanes /= 2;
+    if (lanes <= 256) {
+      snprintf(err, errlen, "lane stacks: out of device memory (lower "
+               "--lanes or --stack)");
+      return -1;
     }
-    CK(cudaMalloc(&C.out_n, lanes * sizeof(u32)), "lane counts");
-    CK(cudaMalloc(&C.off, (lanes + 1) * sizeof(u32)), "lane offsets");
-    CK(cudaMalloc(&C.arena, 2 * (u64)lanes * sizeof(u32)), "lane arenas");
-    C.lanes     = lanes;
-    C.req_lanes = req;
-    C.stack_cap = stack;
+    lanes /= 2;
   }
-  if (!C.res) CK(cudaMalloc(&C.res, sizeof(PassRes)), "counters");
-  // The heap: --dev-heap words, else the host's capacity up to 2^30 words
-  // (8 GiB) and 60% of free device memory; when that fails (other
-  // processes on the GPU), half as much, down to what the run needs.
-  if (C.heap && C.cap < top + (1ull << 20) && C.cap < words) {
-    cudaFree(C.heap);
-    cudaFree(C.seen);
-    C.heap = NULL;
-    C.seen = NULL;
+  CK(cudaMalloc(&C.out_n, lanes * sizeof(u32)), "lane counts");
+  CK(cudaMalloc(&C.off, (lanes + 1) * sizeof(u32)), "lane offsets");
+  CK(cudaMalloc(&C.arena, 2 * (u64)lanes * sizeof(u32)), "lane arenas");
+  C.lanes     = lanes;
+  C.req_lanes = req;
+  C.stack_cap = stack;
+  return 0;
+}
+
+// The heap and its three bitmaps: --dev-heap words, else HEAP_START words
+// (8 GiB) or the host's capacity if less, within 60% of free device
+// memory; when that fails (other processes on the GPU), half as much, down
+// to `min`. A run that fills it asks for twice as much (cu_grow_heap) and
+// goes on from what it packed, up to the host's capacity.
+#define HEAP_START (1ull << 30)
+
+static int heap_buffers(u64 min, char *err, unsigned errlen) {
+  u64 words = gpu_heap_words();
+  if (C.want > min) min = C.want;
+  if (C.heap && C.cap >= min) return 0;
+  if (C.heap) {
+    cudaFree(C.heap); cudaFree(C.seen); cudaFree(C.live); cudaFree(C.rank);
+    C.heap = NULL; C.seen = C.live = C.rank = NULL;
   }
-  if (!C.heap) {
-    size_t fr = 0, tot = 0;
-    CK(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
-    u64 cap = GPU.dev_heap ? GPU.dev_heap : words;
-    u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 1);   // + seen bitmap
-    if (!GPU.dev_heap && cap > (1ull << 30)) cap = 1ull << 30;
-    if (cap > words) cap = words;
-    u64 min = top + (1ull << 20) < words ? top + (1ull << 20) : words;
-    if (cap > fit) cap = fit & ~31ull;
-    if (cap < min) cap = min;
-    for (;;) {
-      if (cudaMalloc(&C.heap, cap * sizeof(Term)) == cudaSuccess) {
-        if (cudaMalloc(&C.seen, (cap / 32 + 1) * sizeof(u32)) == cudaSuccess) {
-          break;
+  size_t fr = 0, tot = 0;
+  CK(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
+  u64 cap = GPU.dev_heap ? GPU.dev_heap : HEAP_START > min ? HEAP_START : min;
+  u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 3 * sizeof(u32) / 32.0 + 1);
+  if (cap > words) cap = words;
+  if (min > words) min = words;
+  if (cap > fit) cap = fit & ~31ull;
+  if (cap < min) cap = min;
+  for (;;) {
+    u64 bm = (cap / 32 + 1) * sizeof(u32);
+    if (cudaMalloc(&C.heap, cap * sizeof(Term)) == cudaSuccess) {
+      if (cudaMalloc(&C.seen, bm) == cudaSuccess) {
+        if (cudaMalloc(&C.live, bm) == cudaSuccess) {
+          if (cudaMalloc(&C.rank, bm) == cudaSuccess) break;
+          cudaFree(C.live);
         }
-        cudaFree(C.heap);
+        cudaFree(C.seen);
       }
-      cudaGetLastError();
-      C.heap = NULL;
-      C.seen = NULL;
-      if (cap / 2 < min) {
-        snprintf(err, errlen, "device heap: out of memory for %llu words",
-                 (unsigned long long)min);
-        return -1;
-      }
-      cap = (cap / 2) & ~31ull;
+      cudaFree(C.heap);
     }
-    C.cap = cap;
+    cudaGetLastError();
+    C.heap = NULL; C.seen = C.live = C.rank = NULL;
+    if (cap / 2 < min) {
+      snprintf(err, errlen, "device heap: out of memory for %llu words",
+               (unsigned long long)min);
+      return -1;
+    }
+    cap = (cap / 2) & ~31ull;
   }
-  if (top + 1024 > C.cap) {
+  C.cap = cap;
+  // Cleared once; afterwards each run clears what it used.
+  u64 bm = (cap / 32 + 1) * sizeof(u32);
+  CK(cudaMemset(C.seen, 0, bm), "seen");
+  CK(cudaMemset(C.live, 0, bm), "live");
+  C.seen_used = 0;
+  C.live_used = 0;
+  return 0;
+}
+
+static int cu_setup(u64 min, char *err, unsigned errlen) {
+  double t0 = gpu_now();
+  CK(cudaSetDevice(0), "cudaSetDevice");
+  if (lane_buffers(err, errlen) || heap_buffers(min, err, errlen)) return -1;
+  if (!C.res) CK(cudaMalloc(&C.res, sizeof(PassRes)), "counters");
+  GPU_STATS.buf_s += gpu_now() - t0;
+  C.warm = 1;
+  return 0;
+}
+
+// Ahead of the first run (a background thread): context and buffers.
+static void cu_warm(void) {
+  char err[256];
+  if (cu_setup(1u << 20, err, sizeof err) != 0) {
+    C.warm = 0;   // the run tries again and reports
+  }
+}
+
+// Copies n bytes from the device to host memory `to`. Large copies pin
+// the destination pages for the copy (cudaHostRegister: about 0.07 s per
+// GiB, then the copy runs at full speed) instead of copying into pageable
+// memory never touched (about 1 GB/s on the H200 host); small ones, or
+// when pinning fails, go through the pinned staging buffer.
+#define PIN_MIN (1ull << 20)
+
+static int stage_out(void *to, const void *from, u64 n, char *err,
+                     unsigned errlen) {
+  if (n == 0) return 0;
+  if (n >= PIN_MIN) {
+    u64   page = 4096;
+    char *lo   = (char *)((u64)to & ~(page - 1));
+    char *hi   = (char *)(((u64)to + n + page - 1) & ~(page - 1));
+    if (cudaHostRegister(lo, (size_t)(hi - lo), cudaHostRegisterDefault) ==
+        cudaSuccess) {
+      cudaError_t e = cudaMemcpy(to, from, n, cudaMemcpyDeviceToHost);
+      cudaHostUnregister(lo);
+      CK(e, "copy out");
+      return 0;
+    }
+    cudaGetLastError();
+  }
+  for (u64 at = 0; at < n;) {
+    if (!C.stage) {
+      CK(cudaMallocHost((void **)&C.stage, PIN_MIN), "pinned staging buffer");
+      C.stage_cap = PIN_MIN;
+    }
+    u64 k = n - at < C.stage_cap ? n - at : C.stage_cap;
+    CK(cudaMemcpy(C.stage, (const char *)from + at, k,
+                  cudaMemcpyDeviceToHost), "copy out");
+    memcpy((char *)to + at, C.stage, k);
+    at += k;
+  }
+  return 0;
+}
+
+static int cu_open(u32 loc, char *err, unsigned errlen) {
+  Term *host = gpu_heap();
+  u64   top  = gpu_top();
+  // Room for the run's own allocations, and the shadow of [0, top).
+  u64   min  = 2 * top + (1ull << 20);
+  if (cu_setup(min, err, errlen) != 0) return -1;
+  if (2 * top + 1024 > C.cap) {
     snprintf(err, errlen, "heap in use (%llu words) does not fit the device "
-             "heap (%llu words)", (unsigned long long)top,
+             "heap (%llu words) with its copy", (unsigned long long)top,
              (unsigned long long)C.cap);
     return -1;
   }
@@ -334,31 +539,50 @@ static int cu_open(u64 root, char *err, unsigned errlen) {
     CK(cudaMalloc(&C.book_len, (bc + 1) * sizeof(u32)), "book lengths");
     C.book_max = bc;
   }
-  C.book_cnt = bc;
   if (bc) {
     CK(cudaMemcpy(C.book, gpu_book(), bc * sizeof(u32),
                   cudaMemcpyHostToDevice), "book copy");
     CK(cudaMemcpy(C.book_len, gpu_book_len(), bc * sizeof(u32),
                   cudaMemcpyHostToDevice), "book copy");
   }
-  // Heap: the used range only.
+  // Heap: the used range, and its shadow at the heap's end, which the
+  // run's allocations stay below.
+  C.dcap = C.cap - top;
   CK(cudaMemcpy(C.heap, host, top * sizeof(Term), cudaMemcpyHostToDevice),
      "heap copy in");
-  unsigned long long dtop = top, dcap = C.cap;
+  CK(cudaMemcpy(C.heap + C.dcap, C.heap, top * sizeof(Term),
+                cudaMemcpyDeviceToDevice), "heap shadow");
+  // Owner mode: each lane's arena is a whole region; unless the region
+  // size was given, it shrinks until the lanes' arenas take at most a
+  // quarter of the heap.
+  u32 shift = GPU.region_shift;
+  while (GPU.dup_mode == DUP_OWNER && !GPU.shift_set && shift > 8 &&
+         ((u64)C.lanes << shift) > C.dcap / 4) {
+    shift--;
+  }
+  GPU_STATS.shift = shift;
+  unsigned long long align = GPU.dup_mode == DUP_OWNER ? (1ull << shift) : 0;
+  unsigned long long dtop  = align ? (top + align - 1) & ~(align - 1) : top;
+  unsigned long long dcap  = C.dcap;
+  // Atomic mode: each lane holds an arena across passes; with many lanes
+  // they would hold much of the heap, so unless --arena was given they
+  // shrink until they take at most a sixteenth of it.
   unsigned int arena = GPU.arena;
+  while (!GPU.arena_set && arena > 256 && (u64)C.lanes * arena * 16 > C.dcap) {
+    arena /= 2;
+  }
   CK(cudaMemcpyToSymbol(D_TOP, &dtop, sizeof dtop), "top");
   CK(cudaMemcpyToSymbol(D_CAP, &dcap, sizeof dcap), "cap");
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
-  unsigned long long align = GPU.dup_mode == DUP_OWNER ? (1ull << GPU.region_shift) : 0;
   CK(cudaMemcpyToSymbol(D_ALIGN, &align, sizeof align), "align");
   int take32 = GPU.take == 32;
   CK(cudaMemcpyToSymbol(D_TAKE32, &take32, sizeof take32), "take");
   CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
-  CK(cudaMemset(C.seen, 0, (C.cap / 32 + 1) * sizeof(u32)), "seen");
   if (cu_grow((void **)&C.in, &C.in_cap, 1, sizeof(u64))) {
     snprintf(err, errlen, "frontier: out of device memory");
     return -1;
   }
+  u64 root = ENT(loc >> shift, loc);
   CK(cudaMemcpy(C.in, &root, sizeof root, cudaMemcpyHostToDevice),
      "frontier");
   C.top0           = top;
@@ -367,31 +591,22 @@ static int cu_open(u64 root, char *err, unsigned errlen) {
   C.a.book_len     = C.book_len;
   C.a.book_cnt     = bc;
   C.a.dup_mode     = GPU.dup_mode;
-  C.a.region_shift = GPU.region_shift;
+  C.a.region_shift = shift;
   C.a.budget       = GPU.budget;
   C.a.stack_cap    = C.stack_cap;
   C.a.cap          = 0;
   return 0;
 }
 
-static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
-  u32 lanes = n < C.lanes ? n : C.lanes;   // active lanes this pass
-  gpu_pass_shape(&C.a, n, C.lanes);
-  if (cu_grow((void **)&C.outs, &C.outs_cap, (u64)lanes * C.a.cap,
-              sizeof(u64))) {
-    snprintf(err, errlen, "out of device memory for a frontier of %u", n);
-    return -1;
-  }
-  CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
-  u32 tpb = 128;
-  k_step<<<(lanes + tpb - 1) / tpb, tpb>>>(C.a, C.in, n, lanes, C.outs,
-      C.out_n, C.arena, C.stacks, C.seen, &C.res->ctl);
-  CK(cudaGetLastError(), "step kernel launch");
-  k_scan<<<1, SCAN_T>>>(C.out_n, C.off, lanes, C.res);
+// After a kernel that filled lane segments of `cap` (counts in out_n):
+// scans them, reads the counters back, gathers the next frontier.
+static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, char *err,
+                         unsigned errlen) {
+  k_scan<<<1, SCAN_T>>>(C.out_n, C.off, lanes, &C.res->total, C.res);
   CK(cudaGetLastError(), "scan kernel launch");
   PassRes r;
-  CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "step kernel");
-  *ctl = r.ctl;
+  CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "pass");
+  if (ctl) *ctl = r.ctl;
   if (r.total == 0) return 0;
   // The frontier just read is dead: the next one may replace it.
   if (cu_grow((void **)&C.in, &C.in_cap, r.total, sizeof(u64))) {
@@ -401,31 +616,199 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   }
   u32 blocks = (lanes * 32u + 255u) / 256u;
   if (blocks > 65535u) blocks = 65535u;
-  k_gather<<<blocks, 256>>>(C.outs, C.a.cap, C.out_n, C.off, lanes, C.in);
+  k_gather<<<blocks, 256>>>(C.outs, cap, C.out_n, C.off, lanes, C.in);
   CK(cudaGetLastError(), "gather kernel launch");
   return (long long)r.total;
 }
 
-// After a device fault the copy fails: the host heap is then still the
-// one copied in (a valid term graph), and the CPU normalizes from there.
-static int cu_close(char *err, unsigned errlen) {
-  unsigned long long dtop = 0;
-  cudaError_t e = cudaMemcpyFromSymbol(&dtop, D_TOP, sizeof dtop);
-  if (e == cudaSuccess) {
-    if (dtop > C.cap) dtop = C.cap;
-    e = cudaMemcpy(gpu_heap(), C.heap, dtop * sizeof(Term),
-                   cudaMemcpyDeviceToHost);
+static int cu_segments(u32 lanes, u32 cap, u32 n, char *err,
+                       unsigned errlen) {
+  if (cu_grow((void **)&C.outs, &C.outs_cap, (u64)lanes * cap, sizeof(u64))) {
+    snprintf(err, errlen, "out of device memory for a frontier of %u", n);
+    return -1;
   }
-  if (e != cudaSuccess) {
-    snprintf(err, errlen, "heap copy out: %s; the device's work is dropped",
-             cudaGetErrorString(e));
+  CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
+  return 0;
+}
+
+static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+  u32 lanes = n < C.lanes ? n : C.lanes;   // active lanes this pass
+  gpu_pass_shape(&C.a, n, C.lanes);
+  if (cu_segments(lanes, C.a.cap, n, err, errlen)) return -1;
+  u32 tpb = LANE_TPB;
+  k_step<<<(lanes + tpb - 1) / tpb, tpb>>>(C.a, C.in, n, lanes, C.outs,
+      C.out_n, C.arena, C.stacks, C.seen, &C.res->ctl);
+  CK(cudaGetLastError(), "step kernel launch");
+  return cu_next(lanes, C.a.cap, ctl, err, errlen);
+}
+
+// Packing
+// =======
+
+static long long cu_roots(char *err, unsigned errlen) {
+  unsigned long long dtop = 0;
+  CK(cudaMemcpyFromSymbol(&dtop, D_TOP, sizeof dtop), "device top");
+  if (dtop > C.dcap) dtop = C.dcap;   // a refill past the end: not used
+  C.seen_used = dtop / 32 + 1;
+  C.c.heap    = C.heap;
+  C.c.shadow  = C.heap + C.dcap;
+  C.c.top0    = C.top0;
+  C.c.dtop    = dtop;
+  C.c.live    = C.live;
+  C.c.rank    = C.rank;
+  C.c.nroots  = &C.res->nroots;
+  C.c.bad     = &C.res->bad;
+  C.live_used = (dtop - C.top0) / 32 + 1;
+  if (cu_grow((void **)&C.roots, &C.roots_cap, 4096, sizeof(u32))) {
+    snprintf(err, errlen, "out of device memory for the changed words");
+    return -1;
+  }
+  for (;;) {
+    C.c.roots     = C.roots;
+    C.c.roots_cap = C.roots_cap > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)C.roots_cap;
+    CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
+    k_diff<<<grid_of(C.top0), 256>>>(C.c);
+    CK(cudaGetLastError(), "diff kernel launch");
+    u32 n = 0;
+    CK(cudaMemcpy(&n, &C.res->nroots, sizeof n, cudaMemcpyDeviceToHost),
+       "changed words");
+    if (n > C.roots_cap) {
+      if (cu_grow((void **)&C.roots, &C.roots_cap, n, sizeof(u32))) {
+        snprintf(err, errlen, "out of device memory for %u changed words", n);
+        return -1;
+      }
+      continue;
+    }
+    if (cu_grow((void **)&C.in, &C.in_cap, n ? n : 1, sizeof(u64))) {
+      snprintf(err, errlen, "out of device memory for %u changed words", n);
+      return -1;
+    }
+    if (n) k_roots<<<grid_of(n), 256>>>(C.roots, n, C.in);
+    CK(cudaGetLastError(), "roots kernel launch");
+    GPU_STATS.changed += n;
+    C.nroots = n;
+    return n;
+  }
+}
+
+static long long cu_mark(u32 n, u32 budget, char *err, unsigned errlen) {
+  u32 lanes = n < C.lanes ? n : C.lanes;
+  C.c.budget = budget;
+  C.c.cap    = gpu_out_cap(n, C.lanes);
+  if (cu_segments(lanes, C.c.cap, n, err, errlen)) return -1;
+  u32 tpb = 128;
+  k_mark<<<(lanes + tpb - 1) / tpb, tpb>>>(C.c, C.in, n, lanes, C.outs,
+                                           C.out_n);
+  CK(cudaGetLastError(), "mark kernel launch");
+  return cu_next(lanes, C.c.cap, NULL, err, errlen);
+}
+
+// Clears what this run set in the bitmaps, for the next run.
+static int cu_clear(char *err, unsigned errlen) {
+  if (C.seen_used) CK(cudaMemset(C.seen, 0, C.seen_used * sizeof(u32)), "seen");
+  if (C.live_used) CK(cudaMemset(C.live, 0, C.live_used * sizeof(u32)), "live");
+  C.seen_used = 0;
+  C.live_used = 0;
+  return 0;
+}
+
+static void cu_abandon(void) {
+  char err[256];
+  cu_clear(err, sizeof err);
+}
+
+// Ranks, packs and copies out. After a device fault a step fails: the
+// host heap is then still the one the run began with (a valid term
+// graph), and the CPU normalizes from there.
+static int cu_close(char *err, unsigned errlen) {
+  double t0     = gpu_now();
+  u64    words  = C.live_used;
+  u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
+  u32    nroots = (u32)C.nroots;
+  if (cu_grow((void **)&C.sums, &C.sums_cap, 2 * (chunks + 1), sizeof(u32))) {
+    snprintf(err, errlen, "out of device memory for packing");
+    return -1;
+  }
+  u32 *base = C.sums + chunks + 1;
+  CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
+  k_count<<<grid_of(chunks), 256>>>(C.c, chunks, words, C.sums);
+  k_scan<<<1, SCAN_T>>>(C.sums, base, chunks, &C.res->total, C.res);
+  k_rank<<<grid_of(chunks), 256>>>(C.c, chunks, words, base);
+  CK(cudaGetLastError(), "rank kernels");
+  u32 live = 0;
+  CK(cudaMemcpy(&live, &C.res->total, sizeof live, cudaMemcpyDeviceToHost),
+     "live words");
+  if (C.top0 + live > gpu_heap_words()) {
+    snprintf(err, errlen, "the result (%u words) does not fit the host heap",
+             live);
+    cu_clear(err + strlen(err), 0);
+    return -1;
+  }
+  // The packed words: above the run's top in the device heap when they
+  // fit there, else in a buffer of their own; the roots' values after.
+  Term *dst = C.heap + C.c.dtop;
+  if (C.c.dtop + live + nroots > C.dcap) {
+    if (cu_grow((void **)&C.dst, &C.dst_cap, (u64)live + nroots + 1,
+                sizeof(Term))) {
+      snprintf(err, errlen, "out of device memory for %u live words", live);
+      return -1;
+    }
+    dst = C.dst;
+  }
+  if (words) k_copy<<<grid_of(words), 256>>>(C.c, words, dst);
+  if (nroots) k_root_vals<<<grid_of(nroots), 256>>>(C.c, nroots, dst + live);
+  CK(cudaGetLastError(), "pack kernels");
+  PassRes r;
+  CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "packing");
+  if (r.bad) {
+    snprintf(err, errlen, "packing the result met %u pointers to words it "
+             "did not mark (a bug)", r.bad);
+    return -1;
+  }
+  GPU_STATS.compact_s += gpu_now() - t0;
+  t0 = gpu_now();
+  Term *host = gpu_heap();
+  Term *vals = (Term *)malloc(((u64)nroots + 1) * sizeof(Term));
+  u32  *locs = (u32 *)malloc(((u64)nroots + 1) * sizeof(u32));
+  int   ok   = vals && locs &&
+    stage_out(host + C.top0, dst, (u64)live * sizeof(Term), err, errlen) == 0 &&
+    stage_out(vals, dst + live, (u64)nroots * sizeof(Term), err, errlen) == 0 &&
+    stage_out(locs, C.roots, (u64)nroots * sizeof(u32), err, errlen) == 0 &&
+    stage_out(host, C.heap, sizeof(Term), err, errlen) == 0;   // label count
+  if (!vals || !locs) snprintf(err, errlen, "out of host memory for packing");
+  if (ok) {
+    for (u32 i = 0; i < nroots; i++) host[locs[i]] = vals[i];
+    gpu_top_raise(C.top0 + live);
+    GPU_STATS.live += live;
+  }
+  free(vals);
+  free(locs);
+  GPU_STATS.out_s += gpu_now() - t0;
+  if (!ok) {
+    // Part of the live words may be written above the host's top: unused.
+    return -1;
+  }
+  return cu_clear(err, errlen);
+}
+
+// After a run that filled the heap: the next one gets twice as much, if
+// the host's heap and the device's memory allow. -1 when they do not.
+static int cu_grow_heap(void) {
+  u64 words = gpu_heap_words();
+  if (GPU.dev_heap || C.cap >= words) return -1;
+  size_t fr = 0, tot = 0;
+  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
     cudaGetLastError();
     return -1;
   }
-  gpu_top_raise(dtop);
+  u64 want = 2 * C.cap < words ? 2 * C.cap : words;
+  // The old heap is freed first: what is free then counts it too.
+  if ((double)want * 8.4 > (double)fr * 0.6 + (double)C.cap * 8.4) return -1;
+  C.want = want;
   return 0;
 }
 
 extern "C" const GpuBackend GPU_CUDA = {
-  "cuda", cu_avail, cu_open, cu_pass, cu_close, cu_lanes,
+  "cuda", cu_avail, cu_warm, cu_open, cu_pass, cu_roots, cu_mark, cu_close,
+  cu_abandon, cu_grow_heap, cu_lanes,
 };

@@ -28,15 +28,22 @@ typedef struct {
   u32  take;         // --take=64|32: DUP take by 64-bit exchange, or by a
                      // 32-bit exchange on the high half (take32.h)
   u32  region_shift; // --region-shift=N
+  int  shift_set;    // given on the command line (else the backend may
+                     // lower it so that lanes * region fits the heap)
   u32  lanes;        // --lanes=N (0: backend default)
   u32  block;        // lanes per block (sim: one thread runs a block)
   u32  budget;       // --budget=N interactions per entry
   u32  stack;        // --stack=N words of WNF stack per lane
   u32  arena;        // --arena=N words taken per refill
+  int  arena_set;    // given (else the backend may lower it for many lanes)
   u32  walk;         // extra output slots per lane (spine walking)
   u32  threads;      // --sim-threads=N (sim: CPU threads)
   u32  max_passes;   // --max-passes=N (0: unlimited)
+  u32  handoff;      // --handoff=K: narrow passes in a row before the CPU
+                     // takes over (0: never; see pass.c)
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
+  u64  grow;         // words a run may allocate before it stops (0: no
+                     // limit; -C sets --gpu-grow, see gpu_snf_bounded)
   const char *trace; // --trace FILE
 } GpuConf;
 
@@ -54,7 +61,17 @@ typedef struct {
   u64    entries;    // entries processed, all passes
   u64    widest;     // largest frontier
   double dev_s;      // time in passes
-  double xfer_s;     // time copying in and out
+  double ctx_s;      // creating the context and buffers (overlaps parsing)
+  double wait_s;     // of that, what the first run waited for
+  double buf_s;      // of that, allocating and clearing the buffers
+  double in_s;       // copying the heap in
+  double compact_s;  // finding and packing the live words
+  double mark_s;     // of that, the mark passes
+  u64    marks;      // mark passes
+  double out_s;      // copying them out
+  u64    alloc;      // words the device allocated, all runs
+  u64    live;       // of those, live at the end: the host heap's growth
+  u64    changed;    // words below the host's top the device changed
   u32    stop;       // last stop reason (0: never stopped)
   u32    stop_loc;
   u32    stop_err;
@@ -62,33 +79,55 @@ typedef struct {
   u64    stop_pass;
   u64    stops;      // runs that the CPU had to finish
   u32    lanes;      // lanes used by the last run
+  u32    shift;      // region shift of the last run
   const char *backend;
 } GpuStats;
 
 extern GpuStats GPU_STATS;
 
 // A backend. The frontier lives in the backend's memory; the host loop
-// only sees counts and counters.
+// only sees counts and counters. After the passes the host loop packs the
+// live result (compact.h): roots, mark passes, then close.
 typedef struct {
   const char *name;
   // 1 if usable on this machine (prints nothing).
   int  (*avail)(void);
-  // Prepares a run rooted at entry `root`: buffers, heap copied in.
-  // Returns 0, or -1 with a message in `err`.
-  int  (*open)(u64 root, char *err, unsigned errlen);
+  // Optional (NULL): creates the context and the buffers ahead of the first
+  // run; runs on a background thread (gpu_prepare), avail/open wait for it.
+  void (*warm)(void);
+  // Prepares a run rooted at heap slot `loc`: buffers, heap copied in,
+  // frontier = [its entry]. Returns 0, or -1 with a message in `err`.
+  int  (*open)(u32 loc, char *err, unsigned errlen);
   // Runs one pass over the current frontier (n entries) into the next;
   // fills ctl, returns the size of the next frontier, or -1 (out of
   // buffer memory: `err` says why).
   long long (*pass)(u32 n, PassCtl *ctl, char *err, unsigned errlen);
-  // Copies the heap back, raises HEAP_TOP over the device's allocations.
-  // -1 (message in `err`) when the copy failed: the host heap is then the
-  // one the run started from.
+  // Makes the frontier the words below the host's top that the run
+  // changed; returns how many, or -1.
+  long long (*roots)(char *err, unsigned errlen);
+  // One mark pass over n words, each lane scanning up to `budget`;
+  // returns the size of the next frontier, or -1.
+  long long (*mark)(u32 n, u32 budget, char *err, unsigned errlen);
+  // Ranks and packs the live words, copies them to the host heap at its
+  // top and the changed words to their places; HEAP_TOP = top + live.
+  // -1 (message in `err`) when that failed: the host heap is then a valid
+  // term graph (the one the run started from, or the run's own).
   int  (*close)(char *err, unsigned errlen);
+  // Drops the run's state without packing (after a failed pass or mark):
+  // the host heap is left a valid term graph, as for close's failure.
+  void (*abandon)(void);
+  // Optional (NULL): after a run that filled the device heap, makes the
+  // next run's heap larger; 0 if it will be, -1 if it cannot grow.
+  int  (*grow)(void);
   // Lanes the last open chose.
   u32  (*lanes)(void);
 } GpuBackend;
 
 extern const GpuBackend GPU_SIM;
+// sim.c: the simulator's packing for a backend that copies its whole heap
+// back (its roots, mark, close and abandon then serve): call before the
+// run; 0, or -1 with a message.
+int sim_pack_open(char *err, unsigned errlen);
 #ifdef HVM4G_CUDA
 extern const GpuBackend GPU_CUDA;
 #endif
@@ -96,9 +135,13 @@ extern const GpuBackend GPU_CUDA;
 extern const GpuBackend GPU_METAL;
 #endif
 
-// pass.c: the host pass loop over a backend. Returns the stop reason
-// (0: the device finished the normal form).
+// pass.c: the host pass loop over a backend, then the packing of the live
+// result. Returns the stop reason (0: the device finished the normal form).
 u32 gpu_run(const GpuBackend *b, u32 loc);
+
+// Budget of a mark pass over n words with `lanes` lanes, after a pass over
+// prev_n words with prev_budget (0, 0 for the first).
+u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget);
 
 double gpu_now(void);  // seconds, monotonic
 

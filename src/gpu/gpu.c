@@ -1,6 +1,7 @@
 // gpu.c: the device normal form as the CPU runtime sees it: flags,
 // backend choice, statistics (host code).
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +9,7 @@
 #include "dev.h"
 #include "../heap.h"
 #include "../eval.h"
+#include "../names.h"
 
 GpuConf GPU = {
   .requested    = 0,
@@ -23,11 +25,16 @@ GpuConf GPU = {
   .walk         = 64,
   .threads      = 0,
   .max_passes   = 0,
+  .handoff      = 64,
   .dev_heap     = 0,
+  .grow         = 0,
   .trace        = NULL,
 };
 
 GpuStats GPU_STATS;
+
+// --gpu-grow: words a run under a collapse may allocate (gpu_snf_bounded).
+static u64 GPU_GROW = 1ull << 24;
 
 double gpu_now(void) {
   struct timespec ts;
@@ -135,6 +142,7 @@ int gpu_flag(int argc, char **argv, int i) {
   }
   if ((v = opt_val(argc, argv, i, "--region-shift", &used))) {
     GPU.region_shift = num_arg("--region-shift", v, 8, 31);
+    GPU.shift_set    = 1;
     return used;
   }
   if ((v = opt_val(argc, argv, i, "--lanes", &used))) {
@@ -150,7 +158,8 @@ int gpu_flag(int argc, char **argv, int i) {
     return used;
   }
   if ((v = opt_val(argc, argv, i, "--arena", &used))) {
-    GPU.arena = num_arg("--arena", v, 64, 1u << 24);
+    GPU.arena     = num_arg("--arena", v, 64, 1u << 24);
+    GPU.arena_set = 1;
     return used;
   }
   if ((v = opt_val(argc, argv, i, "--walk", &used))) {
@@ -168,6 +177,17 @@ int gpu_flag(int argc, char **argv, int i) {
     }
     return used;
   }
+  if ((v = opt_val(argc, argv, i, "--gpu-grow", &used))) {
+    GPU_GROW = heap_parse_size(v);
+    if (GPU_GROW < 1024) {
+      die("--gpu-grow expects a size in words, 1K..4G (suffix K/M/G), got ", v);
+    }
+    return used;
+  }
+  if ((v = opt_val(argc, argv, i, "--handoff", &used))) {
+    GPU.handoff = num_arg("--handoff", v, 0, 1u << 30);
+    return used;
+  }
   if ((v = opt_val(argc, argv, i, "--max-passes", &used))) {
     GPU.max_passes = num_arg("--max-passes", v, 1, 1u << 30);
     return used;
@@ -179,9 +199,48 @@ int gpu_requested(void) {
   return GPU.requested;
 }
 
+// The context and buffers made ahead (gpu_prepare): backend() waits for
+// them before it asks the backend anything.
+static pthread_t warm_th;
+static int       warming = 0;
+
+static void *warm_main(void *p) {
+  const GpuBackend *b = p;
+  double t0 = gpu_now();
+  int    ok = b->avail();
+  GPU_STATS.ctx_s += gpu_now() - t0;
+  if (ok && b->warm) b->warm();
+  return NULL;
+}
+
+static void warm_join(void) {
+  if (!warming) return;
+  double t0 = gpu_now();
+  pthread_join(warm_th, NULL);
+  warming = 0;
+  GPU_STATS.wait_s += gpu_now() - t0;
+}
+
+// The process may exit (a parse error, a program that never reaches the
+// device) while the context is being made: wait for it first, since the
+// driver's teardown must not race its setup.
+static void warm_exit(void) {
+  warm_join();
+}
+
+void gpu_prepare(void) {
+#ifdef HVM4G_CUDA
+  if (warming || GPU.device == DEV_SIM) return;
+  warming = pthread_create(&warm_th, NULL, warm_main, (void *)&GPU_CUDA) == 0;
+  static int hooked = 0;
+  if (warming && !hooked) hooked = atexit(warm_exit) == 0;
+#endif
+}
+
 // The backend of this run: the one asked for, else CUDA where a GPU is
 // present and the backend was compiled in, else the simulator.
 static const GpuBackend *backend(void) {
+  warm_join();
   switch (GPU.device) {
     case DEV_SIM: return &GPU_SIM;
 #ifdef HVM4G_CUDA
@@ -215,22 +274,45 @@ static const GpuBackend *backend(void) {
 
 // Nested %gnf on the device is flattened by the core (on_device); a %gnf
 // met on the CPU while a device run is in progress cannot happen (the CPU
-// waits), but guard anyway.
+// waits), but guard anyway: the caller then normalizes on the CPU.
 static int in_run = 0;
 
-void gpu_snf_at(u32 loc) {
+u32 gpu_snf_at(u32 loc) {
   if (in_run) {
-    eval_snf_at(loc);
-    return;
+    return STOP_SPACE;
   }
   in_run = 1;
   const GpuBackend *b = backend();
   u32 stop = gpu_run(b, loc);
-  in_run = 0;
-  if (stop) {
-    // The heap is a valid term graph: the CPU finishes from the root.
-    eval_snf_at(loc);
+  // A full device heap: the run packed what it did; a larger heap goes on
+  // from there, while the backend can grow it.
+  for (u32 k = 0; stop == WNF_OOM && b->grow && k < 4 && b->grow() == 0; k++) {
+    GPU_STATS.stops--;
+    stop = gpu_run(b, loc);
   }
+  in_run = 0;
+  return stop;
+}
+
+// Under a collapse the normal form may be infinite (the collapser
+// enumerates it lazily): the run may allocate GPU_GROW words, or four times
+// the heap in use if more, before it stops and the collapser goes on.
+u32 gpu_snf_bounded(u32 loc) {
+  u64 top  = gpu_top();
+  u64 save = GPU.grow;
+  GPU.grow = GPU_GROW > 4 * top ? GPU_GROW : 4 * top;
+  u32 stop = gpu_snf_at(loc);
+  GPU.grow = save;
+  return stop;
+}
+
+int gpu_finish(void) {
+  if (GPU.trace && !GPU_STATS.runs) {
+    fprintf(stderr, "hvm4g: --trace %s: no device run to trace (use --gpu, "
+            "or a program that calls %%gnf)\n", GPU.trace);
+    return -1;
+  }
+  return 0;
 }
 
 u64 gpu_itrs(void) {
@@ -246,20 +328,12 @@ static const char *stop_name(u32 s) {
     case STOP_STALL: return "no progress (deferrals only)";
     case STOP_SPACE: return "device buffers exhausted";
     case STOP_FAULT: return "device fault";
+    case STOP_LIMIT: return "heap growth limit under -C (--gpu-grow)";
+    case STOP_PASSES: return "--max-passes reached";
+    case STOP_NARROW: return "frontier too narrow to pay (--handoff)";
+    case STOP_UNSCOPED: return "unscoped binders ran (the CPU checks the result)";
     default:         return "unknown";
   }
-}
-
-static const char *prim_name(u32 p) {
-  static const char *ops[] = {
-    "add", "sub", "mul", "div", "mod", "and", "or", "xor", "lsh", "rsh",
-    "not", "eq", "ne", "lt", "le", "gt", "ge",
-  };
-  if (p == PRIM_LOG) return "log";
-  if (p == PRIM_GNF) return "gnf";
-  if (p == PRIM_NF)  return "nf";
-  if (p >= PRIM_OP && p < PRIM_COUNT) return ops[p - PRIM_OP];
-  return "?";
 }
 
 void gpu_print_stats(FILE *out) {
@@ -269,7 +343,7 @@ void gpu_print_stats(FILE *out) {
   fprintf(out, "- Device: %s, %u lanes, dup=%s, take=%u, region=2^%u "
           "words, budget=%u\n", s->backend ? s->backend : "?", s->lanes,
           GPU.dup_mode == DUP_OWNER ? "owner" : "atomic", GPU.take,
-          GPU.region_shift, GPU.budget);
+          s->shift, GPU.budget);
   fprintf(out, "- Device runs: %llu\n", (unsigned long long)s->runs);
   fprintf(out, "- Device itrs: %llu\n", (unsigned long long)s->itrs);
   fprintf(out, "- Device passes: %llu\n", (unsigned long long)s->passes);
@@ -281,8 +355,20 @@ void gpu_print_stats(FILE *out) {
   fprintf(out, "- Device widest frontier: %llu\n",
           (unsigned long long)s->widest);
   fprintf(out, "- Device time: %.6f s\n", s->dev_s);
-  fprintf(out, "- Transfer time: %.6f s\n", s->xfer_s);
   fprintf(out, "- Device perf: %.2f M itrs/s\n", ips / 1e6);
+  fprintf(out, "- Device setup: %.6f s (context %.6f s, buffers %.6f s; "
+          "%.6f s of it waited for)\n", s->ctx_s + s->buf_s, s->ctx_s,
+          s->buf_s, s->wait_s);
+  fprintf(out, "- Device copy in: %.6f s\n", s->in_s);
+  fprintf(out, "- Device packing: %.6f s (marking %.6f s in %llu passes; "
+          "%llu changed words below the host's top)\n", s->compact_s,
+          s->mark_s, (unsigned long long)s->marks,
+          (unsigned long long)s->changed);
+  fprintf(out, "- Device copy out: %.6f s\n", s->out_s);
+  fprintf(out, "- Device heap: %llu words allocated, %llu live: the host "
+          "heap grew by %llu words (%.1f MB)\n",
+          (unsigned long long)s->alloc, (unsigned long long)s->live,
+          (unsigned long long)s->live, (double)s->live * 8 / 1e6);
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");
     return;

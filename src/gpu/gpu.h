@@ -11,11 +11,25 @@
 // ...). Returns how many argv entries it used (0: not a device flag).
 int  gpu_flag(int argc, char **argv, int i);
 int  gpu_requested(void);   // -G/--gpu given: normalize @main on the device
-// Strong normal form of HEAP[loc] on the device, in place. If the device
-// stops early (primitive, error, arena), the CPU finishes the normalization
-// before this returns. Safe to call from the CPU evaluator for %gnf.
-void gpu_snf_at(u32 loc);
+// Creates the device's context and buffers on a background thread, so that
+// it overlaps parsing and CPU work (called once the heap exists, when the
+// program asks for the device). Without it the first run does it.
+void gpu_prepare(void);
+// Strong normal form of HEAP[loc] on the device, in place. Returns 0 when
+// the device finished it, else why it stopped early (a primitive, an error,
+// a full heap, ...): the heap is then a valid term graph holding the work
+// done, and the caller finishes on the CPU. Safe to call from the CPU
+// evaluator for %gnf (the CPU waits meanwhile).
+u32  gpu_snf_at(u32 loc);
+// The same, for a collapse (-C): the normal form may be infinite, so the
+// run stops once it has allocated --gpu-grow words (default 2^24) or four
+// times the heap in use, whichever is more; the collapser goes on from
+// what the device did.
+u32  gpu_snf_bounded(u32 loc);
 void gpu_print_stats(FILE *out);   // -s after a device run
+// At the end: 0, or -1 after printing why the device flags were not met
+// (--trace FILE given, but no device run happened to write it).
+int  gpu_finish(void);
 u64  gpu_itrs(void);               // interactions done on the device
 
 #endif

@@ -44,6 +44,10 @@
 #define STOP_STALL 16  // passes made no progress (host loop decides)
 #define STOP_SPACE 17  // frontier buffers could not grow (host loop decides)
 #define STOP_FAULT 18  // the device failed (copy back, kernel fault)
+#define STOP_LIMIT 19  // the run's heap growth passed GpuConf.grow (-C)
+#define STOP_PASSES 20 // --max-passes reached
+#define STOP_NARROW 21 // the frontier stayed too narrow to pay (--handoff)
+#define STOP_UNSCOPED 22 // unscoped binders ran: the CPU re-checks the order
 
 // Counters of one pass, summed over lanes (atomics, once per lane).
 typedef struct {
@@ -53,10 +57,12 @@ typedef struct {
   u64 done;      // entries that reached WNF (progress)
   u64 again;     // entries pushed back (budget, full segment, busy slot)
   u64 local;     // owner mode: deferrals resolved by the allocating lane
+  u64 uns;       // WNF-UNS rules run
   u32 stop;      // first stop reason (0 = none)
   u32 stop_loc;  // where
   u32 stop_err;  // ERR_* when stop == WNF_ERROR
   u32 stop_pri;  // primitive id when stop == WNF_HOST
+  u64 top;       // the device's heap top after the pass (backend fills)
 } PassCtl;
 
 // What every lane of a pass shares.

@@ -56,6 +56,7 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   w->defer        = 0;
   w->host         = 0;
   w->defers       = 0;
+  w->uns          = 0;
   L->out          = outs + (u64)lane * a->cap;
   L->cnt          = 0;
   L->itrs0        = 0;
@@ -80,35 +81,13 @@ FN void lane_stop(DEV PassCtl *ctl, u32 why, u32 loc, u32 err, u32 pri) {
   }
 }
 
-// Children of a WNF that its strong normal form still has to visit, as a
-// count of consecutive slots from VAL(t) (0: none). DP0/DP1 are handled by
-// the caller (their slot is shared).
-FN u32 lane_kids(Term t) {
-  u32 tag = TAG(t);
-  if (IS_CTR(tag)) {
-    return CTR_ARITY(tag);
-  }
-  switch (tag) {
-    case LAM: case USE: case INC: case UNS:
-      return 1;
-    case APP: case SUP: case DRY: case MAT: case SWI: case OP2:
-    case EQL: case AND: case OR:  case RED: case DUP:
-      return 2;
-    case DSU: case DDU:
-      return 3;
-    case PRI:
-      return EXT(t) < PRIM_COUNT ? PRIM_ARITY(EXT(t)) : 0;
-    default:
-      return 0;
-  }
-}
-
 // A word already in strong normal form with nothing under it: its slot
 // needs no entry (WNF would return it unchanged).
 FN int lane_leaf(Term t) {
   u32 tag = TAG(t);
   return !IS_SUB(t) && (tag == NUM || tag == ERA || tag == ANY ||
-         tag == NAM || tag == BJV || tag == BJ0 || tag == BJ1);
+         tag == NAM || tag == BJV || tag == BJ0 || tag == BJ1 ||
+         tag == C00);
 }
 
 // Claims a stuck DUP's expression slot for normalization: 1 for the first
@@ -129,10 +108,13 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
   u32 dpx   = ENT_IS_DPX(e) ? 1u : 0u;
   u32 tries = ENT_TRIES(e);
   u64 start = w->itrs;
+  u64 slots = 0;   // slots visited: a walk that needs no interaction (a
+                   // book reference unfolding) still spends budget
   for (;;) {
     u64 dflag = dpx ? ENT_DPX : (u64)0;
     u32 left  = a->cap - L->cnt;
-    u64 spent = w->itrs - start;
+    u64 spent = w->itrs - start + slots;
+    slots++;
     // No room to push every child, or no budget to go on: retry later.
     if (left < rem + LANE_KIDS || spent >= a->budget) {
       lane_push(L, dflag | ENT_T(own, loc, tries));
@@ -206,7 +188,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
       tries = 0;
       continue;
     }
-    u32 n    = lane_kids(r);
+    u32 n    = term_arity(r);
     u32 base = VAL(r);
     u32 last = 0;
     u32 has  = 0;
@@ -243,6 +225,7 @@ FN void lane_end(THR Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
   if (L->done)   GPU_ADD64(&ctl->done,   L->done);
   if (L->again)  GPU_ADD64(&ctl->again,  L->again);
   if (L->local)  GPU_ADD64(&ctl->local,  L->local);
+  if (L->w.uns)  GPU_ADD64(&ctl->uns,    L->w.uns);
 }
 
 #endif

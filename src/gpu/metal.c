@@ -2,7 +2,9 @@
 // the book and the root entry go into device buffers; each pass is one
 // command buffer of five dispatches (step, segment sums, their scan,
 // segment offsets, gather) and one small read back (MtlRes); the heap
-// comes back at the end. The device calls (md_*, metal.h) are Metal on a
+// comes back whole at the end, and the simulator's packing (compact.h on
+// CPU threads, sim_pack_open) keeps its live words. Packing on the device
+// itself, as CUDA does, is not built yet. The device calls (md_*, metal.h) are Metal on a
 // Mac (metal_dev.m) and CPU threads under `make metal-check`.
 //
 // Built only with HVM4G_METAL (the Makefile sets it on macOS where `xcrun
@@ -72,7 +74,7 @@ static int mt_heap(u64 top, char *err, unsigned errlen) {
   return 0;
 }
 
-static int mt_open(u64 root, char *err, unsigned errlen) {
+static int mt_open(u32 loc, char *err, unsigned errlen) {
   u64 top   = gpu_top();
   u32 bc    = gpu_book_cnt();
   GPU.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
@@ -81,6 +83,9 @@ static int mt_open(u64 root, char *err, unsigned errlen) {
   M.lanes   = GPU.lanes ? GPU.lanes : md_lanes();
   M.stack   = GPU.stack ? GPU.stack : 4096;
   if (mt_heap(top, err, errlen) != 0) return -1;
+  if (sim_pack_open(err, errlen) != 0) return -1;
+  u64 root = ENT(loc >> GPU.region_shift, loc);
+  GPU_STATS.shift = GPU.region_shift;
   if (top + 1024 > M.cap) {
     snprintf(err, errlen, "heap in use (%llu words) does not fit the device "
              "heap (%llu words)", (unsigned long long)top,
@@ -147,15 +152,19 @@ static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
     return -1;
   }
   MtlRes r;
+  u32    g[2 * MTL_HDR];
   MT(md_get(MB_RES, 0, &r, sizeof r), "counters");
-  *ctl = r.ctl;
+  MT(md_get(MB_HEAP, 0, g, sizeof g), "heap header");
+  *ctl     = r.ctl;
+  ctl->top = g[MTL_G_TOP];   // the heap growth bound under -C reads it
   md_swap(MB_IN, MB_NEXT);
   return (long long)r.total;
 }
 
 // After a fault the device heap is dropped: the host heap is still the
 // one copied in (a valid term graph), and the CPU normalizes from there.
-static int mt_close(char *err, unsigned errlen) {
+// Otherwise the heap comes back whole; the packing's roots follow.
+static long long mt_roots(char *err, unsigned errlen) {
   u32 g[2 * MTL_HDR];
   if (M.fault) {
     snprintf(err, errlen, "a pass failed; the device's work is dropped");
@@ -174,16 +183,33 @@ static int mt_close(char *err, unsigned errlen) {
     exit(1);
   }
   gpu_top_raise(top);
-  return 0;
+  return GPU_SIM.roots(err, errlen);
+}
+
+static long long mt_mark(u32 n, u32 budget, char *err, unsigned errlen) {
+  return GPU_SIM.mark(n, budget, err, errlen);
+}
+
+static int mt_close(char *err, unsigned errlen) {
+  return GPU_SIM.close(err, errlen);
+}
+
+static void mt_abandon(void) {
+  GPU_SIM.abandon();
 }
 
 const GpuBackend GPU_METAL = {
-  .name  = "metal",
-  .avail = mt_avail,
-  .open  = mt_open,
-  .pass  = mt_pass,
-  .close = mt_close,
-  .lanes = mt_lanes,
+  .name    = "metal",
+  .avail   = mt_avail,
+  .warm    = NULL,
+  .open    = mt_open,
+  .pass    = mt_pass,
+  .roots   = mt_roots,
+  .mark    = mt_mark,
+  .close   = mt_close,
+  .abandon = mt_abandon,
+  .grow    = NULL,
+  .lanes   = mt_lanes,
 };
 
 #endif

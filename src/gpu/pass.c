@@ -19,6 +19,22 @@
 // run is declared stalled (owner deferrals that chase each other).
 #define STALL_PASSES 8
 
+// Narrow phases go to the CPU. One lane reduces at about 0.5 M
+// interactions/s on the H200 against 50-80 M for a CPU core (docs/gpu.md),
+// so a frontier of fewer than about 2048 entries leaves the device behind
+// the host's 16 threads; on few lanes (the simulator) the bar is a
+// sixteenth of them. A tree widens past it within a few passes, so only
+// GPU.handoff (--handoff) narrow passes in a row end the run: the CPU
+// finishes (its -T pool, if any).
+#define NARROW_SHARE 16u
+#define NARROW_WIDTH 2048u
+
+static int narrow(u32 n, u32 lanes) {
+  u32 w = lanes / NARROW_SHARE;
+  if (w > NARROW_WIDTH) w = NARROW_WIDTH;
+  return n < (w ? w : 1);
+}
+
 u32 gpu_book_cnt(void) {
   Wnf *w = eval_worker(0);
   if (w && w->book_cnt) return w->book_cnt;
@@ -73,31 +89,78 @@ static FILE *trace_open(void) {
   return f;
 }
 
+// Mark passes: a wide frontier gets MARK_BUDGET. A narrow one that is
+// widening (a tree fanning out) gets short passes, so it spreads over the
+// lanes within a few; one that is not (a list's spine) gets a budget that
+// doubles each pass, so a long spine is still walked in few passes.
+#define MARK_BUDGET      4096u
+#define MARK_NARROW_MIN  64u
+#define MARK_NARROW_MAX  (1u << 20)
+
+u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget) {
+  if (n >= lanes) return MARK_BUDGET;
+  if (n >= 2 * prev_n || prev_budget < MARK_NARROW_MIN) return MARK_NARROW_MIN;
+  return prev_budget < MARK_NARROW_MAX ? 2 * prev_budget : MARK_NARROW_MAX;
+}
+
+// The run's end: the live words it allocated go to the host (compact.h).
+// 0, or -1 when the packing failed (the backend left a valid heap).
+static int pack(const GpuBackend *b, char *err, unsigned errlen) {
+  GpuStats *s  = &GPU_STATS;
+  double    t0 = gpu_now();
+  long long n  = b->roots(err, errlen);
+  u32       prev = 0, budget = 0;
+  double    m0 = gpu_now();
+  while (n > 0) {
+    budget = gpu_mark_budget((u32)n, b->lanes(), prev, budget);
+    prev   = (u32)n;
+    n      = b->mark((u32)n, budget, err, errlen);
+    s->marks++;
+  }
+  s->mark_s    += gpu_now() - m0;
+  s->compact_s += gpu_now() - t0;
+  if (n < 0) {
+    b->abandon();
+    return -1;
+  }
+  return b->close(err, errlen);
+}
+
+static void stop_at(GpuStats *s, u32 stop, const PassCtl *ctl, u64 pass) {
+  s->stops++;
+  s->stop      = stop;
+  s->stop_loc  = ctl->stop_loc;
+  s->stop_err  = ctl->stop_err;
+  s->stop_pri  = ctl->stop_pri;
+  s->stop_pass = pass;
+}
+
 u32 gpu_run(const GpuBackend *b, u32 loc) {
   GpuStats *s = &GPU_STATS;
   char err[256] = {0};
   s->runs++;
   s->backend = b->name;
 
-  double t0 = gpu_now();
-  u64 root = ENT(loc >> GPU.region_shift, loc);
-  if (b->open(root, err, sizeof err) != 0) {
+  double t0   = gpu_now();
+  u64    top0 = gpu_top();
+  if (b->open(loc, err, sizeof err) != 0) {
     fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
             b->name, err);
-    s->stops++;
-    s->stop = STOP_SPACE;
-    s->stop_loc = loc;
-    s->stop_pass = 0;
+    PassCtl none = { .stop_loc = loc };
+    stop_at(s, STOP_SPACE, &none, 0);
     return STOP_SPACE;
   }
-  s->xfer_s += gpu_now() - t0;
+  s->in_s += gpu_now() - t0;
   s->lanes = b->lanes();
 
   FILE *tr    = trace_open();
   u32   n     = 1;
   u32   stop  = 0;
   u32   stall = 0;
+  u32   thin  = 0;    // narrow passes in a row
   u64   pass  = 0;
+  u64   dtop  = top0;
+  u64   uns   = 0;
   while (n > 0) {
     PassCtl ctl;
     memset(&ctl, 0, sizeof ctl);
@@ -113,6 +176,8 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
     s->again   += ctl.again;
     s->local   += ctl.local;
     s->dev_s   += dt;
+    if (ctl.top > dtop) dtop = ctl.top;
+    uns += ctl.uns;
     if (n > s->widest) s->widest = n;
     if (tr) {
       fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f\n", (unsigned long long)pass,
@@ -136,25 +201,41 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
     } else {
       stall = 0;
     }
-    if (!stop && GPU.max_passes && pass >= GPU.max_passes && m > 0) {
-      stop = STOP_STALL;
+    if (!stop && m > 0 && GPU.max_passes && pass >= GPU.max_passes) {
+      stop = STOP_PASSES;
+      ctl.stop_loc = loc;
+    }
+    thin = narrow(n, s->lanes) ? thin + 1 : 0;
+    if (!stop && m > 0 && GPU.handoff && thin >= GPU.handoff) {
+      stop = STOP_NARROW;
+      ctl.stop_loc = loc;
+    }
+    if (!stop && m > 0 && GPU.grow && dtop - top0 > GPU.grow) {
+      stop = STOP_LIMIT;
       ctl.stop_loc = loc;
     }
     if (stop) {
-      s->stops++;
-      s->stop      = stop;
-      s->stop_loc  = ctl.stop_loc;
-      s->stop_err  = ctl.stop_err;
-      s->stop_pri  = ctl.stop_pri;
-      s->stop_pass = pass;
+      stop_at(s, stop, &ctl, pass);
       break;
     }
     n = (u32)m;
   }
-  if (tr) fclose(tr);
+  if (tr && (ferror(tr) | fclose(tr))) {
+    fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
+    exit(1);
+  }
+  // An unscoped binder (`! f = λ x; ...`) binds its variable where the
+  // lambda is applied, which may be after a lane took the variable's slot
+  // for normal (the CPU's order visits the application first). Then the
+  // CPU passes over the result once: it only reduces what is left.
+  if (!stop && uns) {
+    PassCtl at = { .stop_loc = loc };
+    stop = STOP_UNSCOPED;
+    stop_at(s, stop, &at, pass);
+  }
 
-  double t1 = gpu_now();
-  if (b->close(err, sizeof err) != 0) {
+  s->alloc += dtop - top0;
+  if (pack(b, err, sizeof err) != 0) {
     fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
             b->name, err);
     if (!stop) {
@@ -165,6 +246,5 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
     s->stop      = STOP_FAULT;
     s->stop_loc  = loc;
   }
-  s->xfer_s += gpu_now() - t1;
   return stop;
 }

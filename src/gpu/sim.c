@@ -5,6 +5,10 @@
 // One pass: thread t runs blocks t, t+T, t+2T, ...; inside a block the
 // lanes take turns, one entry each, so lanes of one block interleave too.
 // The lane segments are then concatenated in lane order (deterministic).
+//
+// The lanes allocate from the host heap itself; at the end the live words
+// are packed down to the run's starting top (compact.h) like any backend's,
+// so the host heap grows by the live result alone and CI runs the packing.
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,7 +41,9 @@ static int SIM_T32 = 0;
 #define HEAP_REFILL(w, n)      sim_refill((w), (n))
 
 #define GPU_ADD64(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define GPU_ADD32(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define GPU_OR32(p, v)     __atomic_fetch_or((p), (v), __ATOMIC_ACQ_REL)
+#define GPU_POPC32(x)      ((u32)__builtin_popcount(x))
 #define GPU_CAS32(p, o, n) sim_cas32((p), (o), (n))
 
 static u32 SIM_ARENA = 2048;
@@ -82,14 +88,17 @@ static inline int sim_refill(Wnf *w, u32 n) {
 }
 
 #include "lane.h"
+#include "compact.h"
 
 // State of the simulated device (one run at a time).
 static struct {
-  PassArgs a;
+  PassArgs    a;
+  CompactArgs c;
   u32      lanes;
   u32      block;
   u32      threads;
   u32      stride;   // threads running this pass
+  u32      kind;     // what a pass runs: PASS_SNF or PASS_MARK
   u64     *in;       // frontier
   u64      in_cap;
   u64     *outs;     // lanes * cap
@@ -99,9 +108,20 @@ static struct {
   Term    *stacks;   // lanes * stack_cap
   u32     *seen;     // one bit per heap word (stuck DUP slots claimed)
   u64      seen_bytes;
+  Term    *shadow;   // [0, top0) when the run began
+  u64      top0;
+  u32     *live;     // compaction: one bit per word of [top0, dtop)
+  u32     *rank;     // compaction: per bitmap word
+  u32     *roots;    // compaction: changed words below top0
+  u32      nroots;
+  u32      bad;
+  u64      live_words; // bitmap words of live and rank
   u32      n;        // entries in `in`
   PassCtl *ctl;
 } S;
+
+#define PASS_SNF  0
+#define PASS_MARK 1
 
 static int sim_avail(void) {
   return 1;
@@ -112,9 +132,13 @@ static u32 sim_lanes(void) {
 }
 
 static void *zmap(u64 bytes) {
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+  void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? NULL : p;
+}
+
+static void zunmap(void *p, u64 bytes) {
+  if (p) munmap(p, bytes ? bytes : 1);
 }
 
 static int grow(u64 **p, u64 *cap, u64 need) {
@@ -132,12 +156,17 @@ static void sim_free(void) {
   free(S.outs);   S.outs = NULL;   S.outs_cap = 0;
   free(S.out_n);  S.out_n = NULL;
   free(S.arena);  S.arena = NULL;
-  if (S.stacks) munmap(S.stacks, (u64)S.lanes * S.a.stack_cap * sizeof(Term));
-  if (S.seen)   munmap(S.seen, S.seen_bytes);
-  S.stacks = NULL; S.seen = NULL;
+  zunmap(S.stacks, (u64)S.lanes * S.a.stack_cap * sizeof(Term));
+  zunmap(S.seen, S.seen_bytes);
+  zunmap(S.shadow, S.top0 * sizeof(Term));
+  zunmap(S.roots, S.top0 * sizeof(u32));
+  zunmap(S.live, S.live_words * sizeof(u32));
+  zunmap(S.rank, S.live_words * sizeof(u32));
+  S.stacks = NULL; S.seen = NULL; S.shadow = NULL; S.roots = NULL;
+  S.live = NULL; S.rank = NULL; S.live_words = 0;
 }
 
-static int sim_open(u64 root, char *err, unsigned errlen) {
+static int sim_open(u32 loc, char *err, unsigned errlen) {
   long cpus    = sysconf(_SC_NPROCESSORS_ONLN);
   S.lanes      = GPU.lanes ? GPU.lanes : 128;
   S.block      = GPU.block ? GPU.block : 32;
@@ -154,18 +183,45 @@ static int sim_open(u64 root, char *err, unsigned errlen) {
   S.a.budget       = GPU.budget;
   S.a.stack_cap    = GPU.stack ? GPU.stack : (1u << 15);
   S.a.cap          = 0;
+  S.top0       = gpu_top();
   S.out_n      = calloc(S.lanes, sizeof(u32));
   S.arena      = calloc(2 * (u64)S.lanes, sizeof(u32));
   S.stacks     = zmap((u64)S.lanes * S.a.stack_cap * sizeof(Term));
   S.seen_bytes = (HEAP_WORDS / 32 + 1) * sizeof(u32);
   S.seen       = zmap(S.seen_bytes);
-  if (!S.out_n || !S.arena || !S.stacks || !S.seen || grow(&S.in, &S.in_cap, 1)) {
+  S.shadow     = zmap(S.top0 * sizeof(Term));
+  if (!S.out_n || !S.arena || !S.stacks || !S.seen || !S.shadow ||
+      grow(&S.in, &S.in_cap, 1)) {
     snprintf(err, errlen, "out of host memory for %u lanes", S.lanes);
     sim_free();
     return -1;
   }
-  S.in[0] = root;
+  // The copy the changed words are found against (a device's copy in).
+  memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
+  S.in[0] = ENT(loc >> GPU.region_shift, loc);
   S.n     = 1;
+  GPU_STATS.shift = GPU.region_shift;
+  return 0;
+}
+
+// For a backend that copies its whole heap back (metal.c): the
+// simulator's packing then runs over the host heap, from a snapshot of
+// [0, top) taken here, before that backend's run.
+int sim_pack_open(char *err, unsigned errlen) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  sim_free();
+  S.lanes   = 128;
+  S.block   = 32;
+  S.threads = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
+  S.top0    = gpu_top();
+  S.out_n   = calloc(S.lanes, sizeof(u32));
+  S.shadow  = zmap(S.top0 * sizeof(Term));
+  if (!S.out_n || !S.shadow || grow(&S.in, &S.in_cap, 1)) {
+    snprintf(err, errlen, "out of host memory for packing");
+    sim_free();
+    return -1;
+  }
+  memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
   return 0;
 }
 
@@ -178,13 +234,20 @@ static void *sim_worker(void *arg) {
   u32 tid    = ((SimArg *)arg)->tid;
   u32 lanes  = S.lanes;
   u32 blocks = (lanes + S.block - 1) / S.block;
-  Lane *L    = malloc(S.block * sizeof(Lane));
-  if (!L) return NULL;
+  u32 mark   = S.kind == PASS_MARK;
+  Lane     *L = malloc(S.block * sizeof(Lane));
+  MarkLane *M = malloc(S.block * sizeof(MarkLane));
+  if (!L || !M) {
+    free(L);
+    free(M);
+    return NULL;
+  }
   for (u32 b = tid; b < blocks; b += S.stride) {
     u32 l0 = b * S.block;
     u32 nl = lanes - l0 < S.block ? lanes - l0 : S.block;
     for (u32 j = 0; j < nl; j++) {
-      lane_begin(&L[j], &S.a, l0 + j, S.stacks, S.arena, S.outs);
+      if (mark) mark_begin(&M[j], &S.c, l0 + j, S.outs);
+      else      lane_begin(&L[j], &S.a, l0 + j, S.stacks, S.arena, S.outs);
     }
     // Round r: lane l takes entry l + r * lanes.
     for (u64 r = 0;; r++) {
@@ -194,70 +257,246 @@ static void *sim_worker(void *arg) {
         if (i >= S.n) continue;
         any = 1;
         u32 rem = (u32)((S.n - 1 - i) / lanes);
-        lane_entry(&L[j], &S.a, S.seen, S.ctl, S.in[i], rem);
+        if (mark) mark_entry(&M[j], &S.c, S.in[i], rem);
+        else      lane_entry(&L[j], &S.a, S.seen, S.ctl, S.in[i], rem);
       }
       if (!any) break;
     }
     for (u32 j = 0; j < nl; j++) {
-      lane_end(&L[j], S.arena, l0 + j, S.out_n, S.ctl);
+      if (mark) S.out_n[l0 + j] = M[j].cnt;
+      else      lane_end(&L[j], S.arena, l0 + j, S.out_n, S.ctl);
     }
   }
   free(L);
+  free(M);
   return NULL;
 }
 
-static long long sim_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
-  S.n     = n;
-  S.ctl   = ctl;
-  gpu_pass_shape(&S.a, n, S.lanes);
-  if (grow(&S.outs, &S.outs_cap, (u64)S.lanes * S.a.cap)) {
+// Runs fn(tid) on `threads` CPU threads (the calling one included).
+static void sim_spread(u32 threads, void *(*fn)(void *)) {
+  pthread_t th[threads];
+  SimArg    args[threads];
+  u8        own[threads];
+  for (u32 t = 1; t < threads; t++) {
+    args[t].tid = t;
+    own[t] = pthread_create(&th[t], NULL, fn, &args[t]) == 0;
+  }
+  args[0].tid = 0;
+  fn(&args[0]);
+  for (u32 t = 1; t < threads; t++) {
+    if (own[t]) pthread_join(th[t], NULL);
+    else        fn(&args[t]);   // no thread: run its share here
+  }
+}
+
+// One pass of S.kind over the n entries of S.in, with segments of `cap`.
+static long long sim_lanes_pass(u32 n, u32 cap, char *err, unsigned errlen) {
+  S.n = n;
+  if (grow(&S.outs, &S.outs_cap, (u64)S.lanes * cap)) {
     snprintf(err, errlen, "out of host memory for a frontier of %u", n);
     return -1;
   }
   u32 blocks = (S.lanes + S.block - 1) / S.block;
-  u32 T      = S.threads < blocks ? S.threads : blocks;
-  pthread_t th[T];
-  SimArg    args[T];
-  u8        own[T];
-  S.stride = T;
-  for (u32 t = 1; t < T; t++) {
-    args[t].tid = t;
-    own[t] = pthread_create(&th[t], NULL, sim_worker, &args[t]) == 0;
-  }
-  args[0].tid = 0;
-  sim_worker(&args[0]);
-  for (u32 t = 1; t < T; t++) {
-    if (own[t]) pthread_join(th[t], NULL);
-    else        sim_worker(&args[t]);  // no thread: run its blocks here
-  }
+  S.stride   = S.threads < blocks ? S.threads : blocks;
+  sim_spread(S.stride, sim_worker);
   // Next frontier: lane segments in lane order.
   u64 m = 0;
   for (u32 l = 0; l < S.lanes; l++) m += S.out_n[l];
-  if (grow(&S.in, &S.in_cap, m ? m : 1)) {
+  if (m > 0xFFFFFFFFull || grow(&S.in, &S.in_cap, m ? m : 1)) {
     snprintf(err, errlen, "out of host memory for a frontier of %llu",
              (unsigned long long)m);
     return -1;
   }
   u64 at = 0;
   for (u32 l = 0; l < S.lanes; l++) {
-    memcpy(S.in + at, S.outs + (u64)l * S.a.cap, S.out_n[l] * sizeof(u64));
+    memcpy(S.in + at, S.outs + (u64)l * cap, S.out_n[l] * sizeof(u64));
     at += S.out_n[l];
   }
   S.n = (u32)m;
   return (long long)m;
 }
 
+static long long sim_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+  S.ctl  = ctl;
+  S.kind = PASS_SNF;
+  gpu_pass_shape(&S.a, n, S.lanes);
+  long long m = sim_lanes_pass(n, S.a.cap, err, errlen);
+  ctl->top = gpu_top();
+  return m;
+}
+
+// Compaction
+// ==========
+
+// The phases that are a loop over items: thread t takes chunks of
+// SIM_CHUNK items t, t+T, ...
+#define SIM_CHUNK 4096u
+#define PH_DIFF  0
+#define PH_COUNT 1
+#define PH_RANK  2
+#define PH_COPY  3
+#define PH_ROOT  4
+
+static struct {
+  u32   phase;
+  u64   lo;      // items [lo, hi)
+  u64   hi;
+  u32  *sums;    // PH_COUNT: per rank chunk; PH_RANK: its base
+  Term *dst;     // PH_COPY: the live words; PH_ROOT: the roots' values
+} P;
+
+static void *sim_phase(void *arg) {
+  u32 tid = ((SimArg *)arg)->tid;
+  u64 words = S.live_words;
+  for (u64 c = P.lo + (u64)tid * SIM_CHUNK; c < P.hi;
+       c += (u64)S.stride * SIM_CHUNK) {
+    u64 end = c + SIM_CHUNK < P.hi ? c + SIM_CHUNK : P.hi;
+    for (u64 i = c; i < end; i++) {
+      switch (P.phase) {
+        case PH_DIFF:  compact_diff(&S.c, i); break;
+        case PH_COUNT: P.sums[i] = compact_count(&S.c, i, words); break;
+        case PH_RANK:  compact_rank(&S.c, i, words, P.sums[i]); break;
+        case PH_COPY:  compact_copy(&S.c, i, P.dst); break;
+        case PH_ROOT:  compact_root(&S.c, i, P.dst); break;
+      }
+    }
+  }
+  return NULL;
+}
+
+static void sim_par(u32 phase, u64 lo, u64 hi) {
+  P.phase  = phase;
+  P.lo     = lo;
+  P.hi     = hi;
+  S.stride = S.threads;
+  if (hi > lo) sim_spread(S.threads, sim_phase);
+}
+
+static long long sim_roots(char *err, unsigned errlen) {
+  u64 dtop = gpu_top();
+  S.live_words = (dtop - S.top0) / 32 + 1;
+  S.roots  = zmap(S.top0 * sizeof(u32));
+  S.live   = zmap(S.live_words * sizeof(u32));
+  S.rank   = zmap(S.live_words * sizeof(u32));
+  S.nroots = 0;
+  S.bad    = 0;
+  if (!S.roots || !S.live || !S.rank) {
+    snprintf(err, errlen, "out of host memory for packing the result");
+    return -1;
+  }
+  S.c.heap      = HEAP;
+  S.c.shadow    = S.shadow;
+  S.c.top0      = S.top0;
+  S.c.dtop      = dtop;
+  S.c.live      = S.live;
+  S.c.rank      = S.rank;
+  S.c.roots     = S.roots;
+  S.c.nroots    = &S.nroots;
+  S.c.roots_cap = S.top0 > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)S.top0;
+  S.c.bad       = &S.bad;
+  sim_par(PH_DIFF, 1, S.top0);
+  if (grow(&S.in, &S.in_cap, S.nroots ? S.nroots : 1)) {
+    snprintf(err, errlen, "out of host memory for %u roots", S.nroots);
+    return -1;
+  }
+  for (u32 i = 0; i < S.nroots; i++) S.in[i] = S.roots[i];
+  GPU_STATS.changed += S.nroots;
+  return S.nroots;
+}
+
+static long long sim_mark(u32 n, u32 budget, char *err, unsigned errlen) {
+  S.kind     = PASS_MARK;
+  S.c.budget = budget;
+  S.c.cap    = gpu_out_cap(n, S.lanes);
+  return sim_lanes_pass(n, S.c.cap, err, errlen);
+}
+
+// Zeroes heap words [lo, hi): whole pages are handed back to the system
+// (they read as zero again), the ends are cleared by hand.
+static void clear_words(u64 lo, u64 hi) {
+  u64 page = (u64)sysconf(_SC_PAGESIZE) / sizeof(Term);
+  u64 a    = (lo + page - 1) / page * page;
+  u64 b    = hi / page * page;
+  if (a >= b) {
+    memset(HEAP + lo, 0, (hi - lo) * sizeof(Term));
+    return;
+  }
+  memset(HEAP + lo, 0, (a - lo) * sizeof(Term));
+  if (madvise(HEAP + a, (b - a) * sizeof(Term), MADV_DONTNEED) != 0) {
+    memset(HEAP + a, 0, (b - a) * sizeof(Term));
+  }
+  memset(HEAP + b, 0, (hi - b) * sizeof(Term));
+}
+
+// Packs the live words, then writes them down at top0: the words the run
+// left above the new top are cleared, as fresh heap words are.
 static int sim_close(char *err, unsigned errlen) {
-  // The lanes allocated straight from HEAP_TOP: nothing to copy.
+  double t0     = gpu_now();
+  u64    words  = S.live_words;
+  u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
+  u32   *sums   = malloc((chunks ? chunks : 1) * sizeof(u32));
+  if (!sums) {
+    snprintf(err, errlen, "out of host memory for packing the result");
+    sim_free();
+    return -1;
+  }
+  P.sums = sums;
+  sim_par(PH_COUNT, 0, chunks);
+  u64 live = 0;
+  for (u64 c = 0; c < chunks; c++) {
+    u32 k   = sums[c];
+    sums[c] = (u32)live;
+    live   += k;
+  }
+  sim_par(PH_RANK, 0, chunks);
+  free(sums);
+  Term *dst  = malloc((live + S.nroots + 1) * sizeof(Term));
+  if (!dst) {
+    snprintf(err, errlen, "out of host memory for %llu live words",
+             (unsigned long long)live);
+    sim_free();
+    return -1;
+  }
+  P.dst = dst;
+  sim_par(PH_COPY, 0, words);
+  P.dst = dst + live;
+  sim_par(PH_ROOT, 0, S.nroots);
+  if (S.bad) {
+    snprintf(err, errlen, "packing the result met %u pointers to words "
+             "it did not mark (a bug); the run's heap is kept", S.bad);
+    free(dst);
+    sim_free();
+    return -1;
+  }
+  GPU_STATS.compact_s += gpu_now() - t0;
+  t0 = gpu_now();
+  u64 dtop = S.c.dtop;
+  for (u32 i = 0; i < S.nroots; i++) HEAP[S.roots[i]] = dst[live + i];
+  memcpy(HEAP + S.top0, dst, live * sizeof(Term));
+  u64 top = S.top0 + live;
+  clear_words(top, dtop);
+  atomic_store(&HEAP_TOP, top);
+  GPU_STATS.live += live;
+  GPU_STATS.out_s += gpu_now() - t0;
+  free(dst);
   sim_free();
   return 0;
 }
 
+static void sim_abandon(void) {
+  sim_free();
+}
+
 const GpuBackend GPU_SIM = {
-  .name   = "sim",
-  .avail  = sim_avail,
-  .open   = sim_open,
-  .pass   = sim_pass,
-  .close  = sim_close,
-  .lanes  = sim_lanes,
+  .name    = "sim",
+  .avail   = sim_avail,
+  .warm    = NULL,
+  .open    = sim_open,
+  .pass    = sim_pass,
+  .roots   = sim_roots,
+  .mark    = sim_mark,
+  .close   = sim_close,
+  .abandon = sim_abandon,
+  .grow    = NULL,          // the host heap itself
+  .lanes   = sim_lanes,
 };

@@ -15,6 +15,7 @@
 #include "parse.h"
 #include "print.h"
 #include "eval.h"
+#include "snf.h"
 #include "gpu/gpu.h"
 #include "gpu/dev.h"
 
@@ -77,6 +78,7 @@ static void run_child(const char *src, RunConf c) {
   u32 id = table_find("main", 4);
   if (id == ~0u || BOOK[id] == 0) _exit(4);
   eval_init();
+  snf_init();
   u32 root = heap_alloc(1);
   HEAP[root] = TERM(REF, id, 0);
   if (c.mode) {
@@ -86,9 +88,9 @@ static void run_child(const char *src, RunConf c) {
     GPU.region_shift = c.shift;
     GPU.budget       = c.budget;
     GPU.threads      = c.threads;
-    gpu_snf_at(root);
+    if (gpu_snf_at(root)) snf_at(root);   // the CPU finishes
   } else {
-    eval_snf_at(root);
+    snf_at(root);
   }
   print_term(stdout, HEAP[root]);
   GpuStats *s = &GPU_STATS;

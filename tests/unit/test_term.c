@@ -34,7 +34,7 @@ static void test_pack(void) {
 }
 
 static void test_has_loc(void) {
-  u32 with[]    = {APP, VAR, LAM, DP0, DP1, SUP, DUP, ALO, DRY, MAT, SWI, USE,
+  u32 with[]    = {APP, VAR, LAM, DP0, DP1, SUP, DUP, DRY, MAT, SWI, USE,
                    OP2, EQL, AND, OR, RED, INC, DSU, DDU, UNS, PRI};
   u32 without[] = {REF, NAM, ERA, ANY, NUM, BJV, BJ0, BJ1, C00};
   for (u32 i = 0; i < sizeof(with) / sizeof(with[0]); i++) {

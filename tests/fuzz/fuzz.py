@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""tests/fuzz/fuzz.py: a grammar-aware mutation fuzzer for hvm4g.
+
+Takes the golden programs (tests/golden) and, with --ref-tests DIR, the
+reference's, mutates their tokens (delete, insert, duplicate, swap
+brackets, random unicode, truncate, huge numbers, long names, deep nesting
+of every construct), and runs each case under the ASan build with a
+timeout: on the CPU, with -T4, and on the simulated device in both --dup
+modes. It reports any signal, sanitizer report, hang or difference that the
+triage rules of tests/fuzz/README.md do not expect.
+
+  fuzz.py --bin build-asan/hvm4g [--seed N] [--cases N | --time S]
+          [--jobs N] [--timeout S] [--out DIR] [--ref-tests DIR]
+
+Each case is one line: "ok", or "FAIL <why>" with the case saved under
+--out. The last line is "N passed, N failed"; the exit status is 1 when a
+case failed. The same seed gives the same cases.
+"""
+
+import argparse, os, random, re, subprocess, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
+
+# Tokens: names (with unicode subscripts), numbers, strings and chars,
+# multi-character operators, then any single character.
+TOKEN = re.compile(r"""
+    //[^\n]*                         # comment
+  | "(?:\\.|[^"\\])*"                # string
+  | '(?:\\.|[^'\\])*'                # char
+  | [0-9]+n?                         # number / nat
+  | [A-Za-z_$][A-Za-z0-9_$.]*[₀₁]?    # name
+  | ~>|===|\.&\.|\.\|\.|<<|>>|<=|>=|==|!=|&&|\|\|
+  | \s+
+  | .
+""", re.X | re.S)
+
+OPEN, CLOSE = "([{", ")]}"
+POOL = ["λ", "λ&", "&", "!", "!&", "↑", "↑↑", "#", "#P{", "#Z{}", "}", "{",
+        "(", ")", "[", "]", ",", ";", ":", "=", ".", "@main", "@f", "%nf",
+        "%log", "%gnf", "~>", "^", "*", "+", "-", "/", "%", "==", "<", "0",
+        "1", "42", "x", "y", "x₀", "x₁", "&{}", "λ{", "#S:", "0:", "&A{",
+        "\"s\"", "'c'", "<>", "0n", "1n+", "===", ".&.", ".|.", "@", "$",
+        "#include", "\\", "\n"]
+HUGE = ["4294967295", "4294967296", "18446744073709551616",
+        "99999999999999999999999999", "9999999999999999999n", "0x"]
+UNI  = ["λ", "↑", "₀", "₁", "\u00a0", "\u200b", "\ufeff", "é", "𝕏", "\u0000",
+        "\ud7ff", "\U0010ffff", "\x7f", "\t", "\r"]
+# Deep nesting: (prefix, suffix) around a term, repeated.
+NEST = [("(", ")"), ("#S{", "}"), ("[", "]"), ("&A{", ",1}"), ("λx.", ""),
+        ("λ&x.", ""), ("↑", ""), ("!x&A=1;", ""), ("(1+", ")"), ("λ{0:", ";1}"),
+        ("f(", ")"), ("%nf(", ")"), ("&{", "}"), ("!&y=2;", "")]
+
+
+def code_of(path):
+    """The program without hvm4g's directives and expected lines."""
+    lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+    while lines and (lines[-1].startswith("//") or not lines[-1].strip()):
+        lines.pop()
+    return "\n".join(l for l in lines if not l.startswith("// "))
+
+
+def mutate(rng, src):
+    toks = TOKEN.findall(src) or [src]
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        i = rng.randrange(len(toks))
+        k = rng.randrange(10)
+        if k == 0 and len(toks) > 1:
+            del toks[i]
+        elif k == 1:
+            toks.insert(i, rng.choice(POOL))
+        elif k == 2:
+            toks.insert(i, toks[i])
+        elif k == 3:
+            js = [j for j, t in enumerate(toks) if t in OPEN or t in CLOSE]
+            if js:
+                j = rng.choice(js)
+                toks[j] = rng.choice(OPEN + CLOSE)
+        elif k == 4:
+            toks.insert(i, rng.choice(UNI))
+        elif k == 5:
+            toks = toks[:i] if i else toks
+        elif k == 6:
+            js = [j for j, t in enumerate(toks) if t[:1].isdigit()] or [i]
+            toks[rng.choice(js)] = rng.choice(HUGE)
+        elif k == 7:
+            js = [j for j, t in enumerate(toks) if t[:1].isalpha()] or [i]
+            j = rng.choice(js)
+            toks[j] = toks[j] + "a" * rng.choice([64, 1000, 70000])
+        else:
+            # deep nesting around a number or a name
+            js = [j for j, t in enumerate(toks) if t[:1].isalnum()] or [i]
+            j = rng.choice(js)
+            pre, suf = rng.choice(NEST)
+            n = rng.choice([10, 100, 1000, 10000])
+            toks[j] = pre * n + toks[j] + suf * n
+    return "".join(toks)
+
+
+MODES = [("cpu", []), ("t4", ["-T4"]),
+         ("sim-owner", ["--gpu", "--device=sim", "--dup=owner"]),
+         ("sim-atomic", ["--gpu", "--device=sim", "--dup=atomic"])]
+SAN = re.compile(r"(ERROR|WARNING): (Address|Leak|Thread|Memory)Sanitizer|"
+                 r": runtime error: |UndefinedBehaviorSanitizer")
+# Resource ends, which differ between modes by design (tests/fuzz/README.md).
+LIMIT = re.compile(r"heap exhausted|stack exhausted|out of memory|"
+                   r"cannot reserve|too deep|too long|too large")
+
+
+def run(binary, path, args, limit):
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:"
+               "allocator_may_return_null=1", UBSAN_OPTIONS="halt_on_error=1")
+    try:
+        p = subprocess.run([binary, os.path.basename(path)] + args,
+                           cwd=os.path.dirname(path), env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=limit)
+        out = (p.stdout + p.stderr).decode("utf-8", "replace")
+        return p.returncode, out
+    except subprocess.TimeoutExpired:
+        return None, ""
+
+
+def judge(res):
+    """The first unexpected result of a case's runs, or None."""
+    for name, (rc, out) in res.items():
+        if rc is not None and rc < 0:
+            return f"{name}: signal {-rc}"
+        if SAN.search(out):
+            return f"{name}: sanitizer report"
+    rc0, out0 = res["cpu"]
+    if rc0 is None:
+        return None          # never ends on the CPU: nothing to compare
+    for name, (rc, out) in res.items():
+        if name == "cpu":
+            continue
+        if LIMIT.search(out0) or LIMIT.search(out):
+            continue         # a resource ran out on one side
+        if rc is None:
+            return f"{name}: hang (the CPU run ended)"
+        if (rc, out) != (rc0, out0):
+            return f"{name}: differs from cpu"
+    return None
+
+
+def one_case(a, idx, src, seed):
+    rng = random.Random(f"{seed}:{idx}")
+    code = mutate(rng, src)
+    flags = rng.choice([["-C20"], []])
+    with tempfile.TemporaryDirectory(prefix="hvm4g-fuzz.") as d:
+        path = os.path.join(d, "case.hvm4")
+        with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(code)
+        res = {}
+        for name, extra in MODES:
+            res[name] = run(a.bin, path, flags + [f"--heap={a.heap}"] + extra,
+                            a.timeout)
+            if res["cpu"][0] is None:
+                break        # never ends on the CPU: nothing to compare
+    why = judge(res)
+    if why and a.out:
+        os.makedirs(a.out, exist_ok=True)
+        keep = os.path.join(a.out, f"case_{seed}_{idx}.hvm4")
+        with open(keep, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(f"// fuzz: seed {seed} case {idx} flags {' '.join(flags)}: {why}\n")
+            f.write(code + "\n")
+        why += f" ({keep})"
+    return why
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build-asan/hvm4g")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--cases", type=int, default=100)
+    ap.add_argument("--time", type=float, default=0)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=float, default=10)
+    ap.add_argument("--heap", default="16M")
+    ap.add_argument("--out", default="")
+    ap.add_argument("--ref-tests", default="")
+    a = ap.parse_args()
+    a.bin = os.path.abspath(a.bin)
+    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    dirs = [os.path.join(root, "tests", "golden")] + ([a.ref_tests] if a.ref_tests else [])
+    corpus = []
+    for d in dirs:
+        for n in sorted(os.listdir(d)):
+            p = os.path.join(d, n)
+            if n.endswith(".hvm4") and not n.startswith("_"):
+                src = code_of(p)
+                if "#include" not in src:
+                    corpus.append(src)
+    print(f"fuzz: seed {seed}, {len(corpus)} programs, {a.bin}", flush=True)
+    end = time.time() + a.time if a.time else None
+    passed = failed = 0
+    with ThreadPoolExecutor(a.jobs) as ex:
+        idx = 0
+        while True:
+            if end is None and idx >= a.cases:
+                break
+            if end is not None and time.time() > end:
+                break
+            batch = []
+            for _ in range(a.jobs * 4 if end else min(a.jobs * 4, a.cases - idx)):
+                src = random.Random(f"{seed}:{idx}:pick").choice(corpus)
+                batch.append(ex.submit(one_case, a, idx, src, seed))
+                idx += 1
+            for f in batch:
+                why = f.result()
+                if why:
+                    failed += 1
+                    print(f"FAIL {why}", flush=True)
+                else:
+                    passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

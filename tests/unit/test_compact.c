@@ -1,0 +1,224 @@
+// test_compact.c: packing a device run's live result (src/gpu/compact.h)
+// through the simulated device's roots, mark and close.
+//
+// Each case builds a host heap [1, top0), opens a sim run (which takes the
+// shadow copy), then plays the device: allocates above top0 (garbage and
+// live nodes) and changes words below top0. After packing, the host heap
+// must hold exactly the live words at top0, with every pointer moved and
+// sharing kept.
+
+#include <string.h>
+#include "heap.h"
+#include "gpu/dev.h"
+#include "check.h"
+
+static u64 TOP0;
+
+// A fresh heap of `host` words in use; opens a sim run over it.
+static void begin(u32 host, u32 lanes) {
+  memset(HEAP, 0, (atomic_load(&HEAP_TOP) + 64) * sizeof(Term));
+  atomic_store(&HEAP_TOP, 1);
+  for (u32 i = 1; i < host; i++) {
+    HEAP[heap_alloc(1)] = TERM(NUM, 0, i);   // inert host words
+  }
+  TOP0 = atomic_load(&HEAP_TOP);
+  GPU.lanes   = lanes;
+  GPU.threads = 4;
+  char err[128];
+  CHECK(GPU_SIM.open(1, err, sizeof err) == 0);
+}
+
+// The device allocates n words (garbage until written).
+static u32 dev_alloc(u32 n) {
+  u32 at = heap_alloc(n);
+  for (u32 i = 0; i < n; i++) HEAP[at + i] = TERM(APP, 0, 0xDEAD);
+  return at;
+}
+
+// Packs; returns 0 on success.
+static int pack(void) {
+  char err[256];
+  long long n = GPU_SIM.roots(err, sizeof err);
+  u32 prev = 0, b = 0;
+  while (n > 0) {
+    b    = gpu_mark_budget((u32)n, GPU_SIM.lanes(), prev, b);
+    prev = (u32)n;
+    n    = GPU_SIM.mark((u32)n, b, err, sizeof err);
+  }
+  if (n < 0) {
+    printf("mark failed: %s\n", err);
+    GPU_SIM.abandon();
+    return -1;
+  }
+  int rc = GPU_SIM.close(err, sizeof err);
+  if (rc) printf("close failed: %s\n", err);
+  return rc;
+}
+
+static u64 grew(void) {
+  return atomic_load(&HEAP_TOP) - TOP0;
+}
+
+// A node reached twice is copied once; garbage is dropped.
+static void shared_node(void) {
+  begin(100, 32);
+  u32 root = 5;
+  dev_alloc(1000);                                 // garbage
+  u32 sup = dev_alloc(2);
+  HEAP[sup + 0] = TERM(NUM, 0, 1);
+  HEAP[sup + 1] = TERM(NUM, 0, 2);
+  dev_alloc(77);                                   // garbage
+  u32 pair = dev_alloc(2);
+  HEAP[pair + 0] = TERM(SUP, 3, sup);
+  HEAP[pair + 1] = TERM(SUP, 3, sup);
+  HEAP[root] = TERM(C00 + 2, 9, pair);
+  CHECK(pack() == 0);
+  CHECK(grew() == 4);
+  Term r = HEAP[root];
+  CHECK(TAG(r) == C00 + 2 && EXT(r) == 9 && VAL(r) >= TOP0 && VAL(r) < TOP0 + 4);
+  Term a = HEAP[VAL(r)], b = HEAP[VAL(r) + 1];
+  CHECK(a == b && TAG(a) == SUP && EXT(a) == 3);
+  CHECK(HEAP[VAL(a)] == TERM(NUM, 0, 1) && HEAP[VAL(a) + 1] == TERM(NUM, 0, 2));
+  CHECK(HEAP[TOP0 + 4] == 0);                      // above the top: cleared
+}
+
+// A variable whose binder slot holds a SUB of a variable whose slot holds
+// a SUB: the chain is kept, each link moved.
+static void sub_chain(void) {
+  begin(50, 8);
+  u32 root = 7;
+  u32 l2 = dev_alloc(1);
+  dev_alloc(500);
+  u32 l1 = dev_alloc(1);
+  HEAP[l2] = AS_SUB(TERM(NUM, 0, 42));
+  HEAP[l1] = AS_SUB(TERM(VAR, 0, l2));
+  HEAP[root] = TERM(VAR, 0, l1);
+  CHECK(pack() == 0);
+  CHECK(grew() == 2);
+  Term v1 = HEAP[root];
+  CHECK(TAG(v1) == VAR && VAL(v1) >= TOP0);
+  Term s1 = HEAP[VAL(v1)];
+  CHECK(IS_SUB(s1) && TAG(s1) == VAR && VAL(s1) >= TOP0);
+  CHECK(HEAP[VAL(s1)] == AS_SUB(TERM(NUM, 0, 42)));
+}
+
+// A stuck DUP: DP0 in the result, DP1 in a host word the run changed (the
+// host still holds it); both end at the one moved expression slot, and a
+// DUP node referenced whole elsewhere stays whole.
+static void stuck_dup(int whole) {
+  begin(64, 16);
+  u32 root = 3, held = 40;
+  dev_alloc(300);
+  u32 dup = dev_alloc(2);                          // [expr, body]
+  u32 lam = dev_alloc(1);
+  HEAP[lam] = TERM(VAR, 0, lam);                   // λx.x
+  HEAP[dup + 0] = TERM(LAM, 0, lam);
+  HEAP[dup + 1] = TERM(NUM, 0, 9);
+  HEAP[root] = TERM(DP0, 5, dup);
+  HEAP[held] = TERM(DP1, 5, dup);
+  u32 other = 20;
+  if (whole) HEAP[other] = TERM(DUP, 5, dup);      // the whole node
+  CHECK(pack() == 0);
+  CHECK(grew() == (whole ? 3 : 2));
+  CHECK(VAL(HEAP[root]) == VAL(HEAP[held]));
+  Term e = HEAP[VAL(HEAP[root])];
+  CHECK(TAG(e) == LAM && HEAP[VAL(e)] == TERM(VAR, 0, VAL(e)));
+  CHECK(TAG(HEAP[root]) == DP0 && TAG(HEAP[held]) == DP1);
+  if (whole) {
+    CHECK(VAL(HEAP[other]) == VAL(HEAP[root]));
+    CHECK(HEAP[VAL(HEAP[other]) + 1] == TERM(NUM, 0, 9));
+  }
+}
+
+// Only changed words are roots: device words reachable from an unchanged
+// host word cannot exist, and a host word pointing below top0 stays.
+static void host_pointers(void) {
+  begin(64, 4);
+  HEAP[10] = TERM(C00 + 2, 1, 30);                 // host node, unchanged
+  GPU_SIM.abandon();
+  char err[128];
+  CHECK(GPU_SIM.open(1, err, sizeof err) == 0);
+  dev_alloc(100);
+  u32 n = dev_alloc(1);
+  HEAP[n] = TERM(NUM, 0, 5);
+  HEAP[31] = TERM(INC, 0, n);                      // changed, into the device
+  HEAP[0]  = TERM(APP, 0, (u32)TOP0 + 50);         // the label count: no term
+  CHECK(pack() == 0);
+  CHECK(grew() == 1);
+  CHECK(HEAP[10] == TERM(C00 + 2, 1, 30));
+  CHECK(HEAP[31] == TERM(INC, 0, (u32)TOP0) && HEAP[TOP0] == TERM(NUM, 0, 5));
+  CHECK(HEAP[0] == TERM(APP, 0, (u32)TOP0 + 50));
+  HEAP[0] = 0;
+}
+
+// A long list spread over many rank chunks and lanes, with garbage between
+// the cells: order, count and links survive; a deep spine is walked.
+static void long_list(u32 lanes) {
+  begin(200, lanes);
+  u32 root = 150;
+  u32 cells = 50000;
+  Term next = TERM(C00, 2, 0);                     // #Nil{}
+  for (u32 i = 0; i < cells; i++) {
+    dev_alloc(i % 13);
+    u32 c = dev_alloc(2);
+    HEAP[c + 0] = TERM(NUM, 0, i);
+    HEAP[c + 1] = next;
+    next = TERM(C00 + 2, 3, c);
+  }
+  HEAP[root] = next;
+  CHECK(pack() == 0);
+  CHECK(grew() == 2ull * cells);
+  u32 i = cells;
+  u32 ok = 1;
+  Term t = HEAP[root];
+  while (TAG(t) == C00 + 2) {
+    i--;
+    if (HEAP[VAL(t)] != TERM(NUM, 0, i) || VAL(t) < TOP0 ||
+        VAL(t) >= TOP0 + 2ull * cells) ok = 0;
+    t = HEAP[VAL(t) + 1];
+  }
+  CHECK(ok && i == 0 && t == TERM(C00, 2, 0));
+}
+
+// A wide tree: many lanes mark at once (atomic or on shared bitmap words).
+static u32 tree(u32 d, u32 *leaves) {
+  u32 n = dev_alloc(2);
+  dev_alloc(d);
+  for (u32 k = 0; k < 2; k++) {
+    if (d == 0) HEAP[n + k] = TERM(NUM, 0, (*leaves)++);
+    else        HEAP[n + k] = TERM(SUP, 1, tree(d - 1, leaves));
+  }
+  return n;
+}
+
+static u32 tree_sum(Term t) {
+  if (TAG(t) == NUM) return VAL(t);
+  return tree_sum(HEAP[VAL(t)]) + tree_sum(HEAP[VAL(t) + 1]);
+}
+
+static void wide_tree(void) {
+  begin(32, 1024);
+  u32 leaves = 0;
+  HEAP[9] = TERM(SUP, 1, tree(14, &leaves));
+  u32 want = tree_sum(HEAP[9]);
+  CHECK(pack() == 0);
+  CHECK(grew() == 2ull * ((1u << 15) - 1));
+  CHECK(tree_sum(HEAP[9]) == want);
+}
+
+int main(void) {
+  if (heap_init(1u << 26) != 0) {
+    printf("heap_init failed\n0 passed, 1 failed\n");
+    return 1;
+  }
+  GPU.device = DEV_SIM;
+  shared_node();
+  sub_chain();
+  stuck_dup(0);
+  stuck_dup(1);
+  host_pointers();
+  long_list(1);
+  long_list(256);
+  wide_tree();
+  return check_done();
+}
