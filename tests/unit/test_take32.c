@@ -22,6 +22,7 @@
 #include "parse.h"
 #include "print.h"
 #include "eval.h"
+#include "snf.h"
 #include "gpu/gpu.h"
 #include "gpu/dev.h"
 #include "check.h"
@@ -291,6 +292,7 @@ static int run_prog(const char *src, int dev, u32 dup, u32 lanes,
     u32 id = table_find("main", 4);
     if (id == ~0u || BOOK[id] == 0) _exit(4);
     eval_init();
+    snf_init();
     u32 root = heap_alloc(1);
     HEAP[root] = TERM(REF, id, 0);
     if (dev) {
@@ -301,9 +303,9 @@ static int run_prog(const char *src, int dev, u32 dup, u32 lanes,
       GPU.region_shift = 8;
       GPU.budget       = budget;
       GPU.threads      = 4;
-      gpu_snf_at(root);
+      if (gpu_snf_at(root)) snf_at(root);   // the CPU finishes
     } else {
-      eval_snf_at(root);
+      snf_at(root);
     }
     print_term(stdout, HEAP[root]);
     fflush(stdout);
