@@ -12,9 +12,9 @@
 // the others steal from first-in. The asking thread works on the pool until
 // its job has no task left (counted per thread, see "The pool"); a %nf met
 // by a pool thread is a nested job served the same way, so the pool is
-// reused, never grown. While a -C enumeration runs, the pool is held awake
-// (snf_pool_hold) and a thread that finds no task collapses branches ahead
-// for it (collapse_help, collapse.c).
+// reused, never grown. A client can hold the pool awake with work for its
+// idle threads (snf_pool_hold): the -C enumeration does, and a thread that
+// finds no task then collapses branches ahead for it (collapse.c).
 // The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
 // exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
 //
@@ -34,6 +34,8 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include "eval.h"
+#include "snf.h"
+#include "step.h"
 #include "heap.h"
 #include "print.h"
 #include "deque.h"
@@ -78,20 +80,6 @@ static int seen_add(Wnf *w, u32 loc, u16 ep) {
 // Visiting a slot
 // ===============
 
-// Children a normal form has; the normalizer visits each.
-static u32 snf_arity(Term t) {
-  u32 tag = TAG(t);
-  if (IS_CTR(tag)) return CTR_ARITY(tag);
-  switch (tag) {
-    case LAM: case USE: case INC: case UNS: return 1;
-    case APP: case SUP: case DRY: case MAT: case SWI: case OP2: case RED:
-    case EQL: case AND: case OR:  case DUP: return 2;
-    case DSU: case DDU: return 3;
-    case PRI: return PRIM_ARITY(EXT(t));
-    default:  return 0;
-  }
-}
-
 static int is_whnf(u32 tag) {
   switch (tag) {
     case RED: case NAM: case BJV: case BJ0: case BJ1: case DRY: case ERA:
@@ -102,15 +90,13 @@ static int is_whnf(u32 tag) {
   }
 }
 
-static u32  STEP_ROOT = 0;    // -D: the root printed after each step
-static void step_at(Wnf *w, u32 loc);
 
 // HEAP[loc] to WNF, stored back.
 static Term wnf_at(Wnf *w, u32 loc) {
   Term t = __atomic_load_n(&HEAP[loc], __ATOMIC_RELAXED);
   if (is_whnf(TAG(t))) return t;
   if (EVAL.debug) {
-    step_at(w, loc);
+    step_wnf_at(w, loc);
     return HEAP[loc];
   }
   Term r = eval_wnf(w, t);
@@ -239,7 +225,7 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
         loc = VAL(t);
         continue;
       }
-      u32 ari = snf_arity(t);
+      u32 ari = term_arity(t);
       if (ari == 0) break;
       for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1);
       loc = VAL(t);
@@ -394,7 +380,7 @@ static void run_task(Wnf *w, u64 task) {
       job_dup(job, VAL(v));
       break;
     }
-    u32 ari = snf_arity(v);
+    u32 ari = term_arity(v);
     if (ari == 0) break;
     for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
     loc = VAL(v);
@@ -411,13 +397,21 @@ static void idle_wait(u32 *idle) {
   }
 }
 
-// Runs one task (or collapses -C branches ahead) if there is one to find.
+// The holder's work for threads with no task (snf_pool_hold); NULL: none.
+static int (*_Atomic IDLE_WORK)(Wnf *w);
+
+static int idle_work(Wnf *w) {
+  int (*f)(Wnf *) = atomic_load_explicit(&IDLE_WORK, memory_order_acquire);
+  return f && f(w);
+}
+
+// Runs one task (or the holder's idle work) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
   if (find_task(TID, ANY_JOB, &t)) {
     run_task(w, t);
     *idle = 0;
-  } else if (collapse_help(w)) {
+  } else if (idle_work(w)) {
     *idle = 0;
   } else {
     idle_wait(idle);
@@ -495,9 +489,10 @@ static void snf_par(Wnf *w, u32 root) {
   job_free(slot);
 }
 
-void snf_pool_hold(int on) {
+void snf_pool_hold(int (*idle)(Wnf *w)) {
   if (NTHREADS <= 1) return;
-  if (on) {
+  atomic_store_explicit(&IDLE_WORK, idle, memory_order_release);
+  if (idle) {
     pool_wake();
   } else {
     atomic_fetch_sub(&ACTIVE, 1);
@@ -549,40 +544,11 @@ void snf_init(void) {
   pthread_attr_destroy(&attr);
 }
 
-// -D
-// ==
-// Normalizes one interaction at a time (a budget of 1), printing the whole
-// term after each, as HVM4 does.
-
-static void step_at(Wnf *w, u32 loc) {
-  for (;;) {
-    u64 before = w->itrs;
-    w->budget = before + 1;
-    Term r = eval_wnf_named(w, HEAP[loc]);
-    w->budget = ~0ull;
-    HEAP[loc] = r;
-    if (w->itrs == before) return;
-    if (!EVAL.silent && STEP_ROOT) {
-      const char *name = eval_rule_name(w->rule);
-      for (int i = 0; i < 40; i++) putchar('-');
-      if (name) printf(" %s", name);
-      putchar('\n');
-      print_term(stdout, HEAP[STEP_ROOT]);
-      putchar('\n');
-    }
-  }
-}
-
-void eval_snf_at(u32 loc) {
+void snf_at(u32 loc) {
   Wnf *w = eval_self();
-  if (EVAL.debug && !STEP_ROOT) {
-    STEP_ROOT = loc;
-    if (!EVAL.silent) {
-      print_term(stdout, HEAP[loc]);
-      putchar('\n');
-    }
+  if (EVAL.debug && step_begin(loc)) {
     snf_seq(w, loc, epoch_new());
-    STEP_ROOT = 0;
+    step_end();
     return;
   }
   if (NTHREADS > 1) {
