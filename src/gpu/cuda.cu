@@ -595,6 +595,7 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   C.a.budget       = GPU.budget;
   C.a.stack_cap    = C.stack_cap;
   C.a.cap          = 0;
+  C.a.shallow_inc  = (u32)GPU.collapse;
   return 0;
 }
 

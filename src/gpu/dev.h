@@ -42,6 +42,7 @@ typedef struct {
   u32  handoff;      // --handoff=K: narrow passes in a row before the CPU
                      // takes over (0: never; see pass.c)
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
+  int  collapse;     // the run is a collapse's (-C): see PassArgs.shallow_inc
   u64  grow;         // words a run may allocate before it stops (0: no
                      // limit; -C sets --gpu-grow, see gpu_snf_bounded)
   const char *trace; // --trace FILE

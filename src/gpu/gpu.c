@@ -300,9 +300,11 @@ u32 gpu_snf_at(u32 loc) {
 u32 gpu_snf_bounded(u32 loc) {
   u64 top  = gpu_top();
   u64 save = GPU.grow;
-  GPU.grow = GPU_GROW > 4 * top ? GPU_GROW : 4 * top;
+  GPU.grow     = GPU_GROW > 4 * top ? GPU_GROW : 4 * top;
+  GPU.collapse = 1;
   u32 stop = gpu_snf_at(loc);
-  GPU.grow = save;
+  GPU.grow     = save;
+  GPU.collapse = 0;
   return stop;
 }
 

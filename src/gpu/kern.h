@@ -76,6 +76,8 @@ typedef struct {
   u32            budget;       // interactions per entry (walk included)
   u32            stack_cap;    // words of stack per lane
   u32            cap;          // words of output segment per lane
+  u32            shallow_inc;  // -C: leave what is under ↑ as it is (the
+                               // collapser reads it lazily, as on the CPU)
 } PassArgs;
 
 #endif

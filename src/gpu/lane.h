@@ -188,7 +188,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
       tries = 0;
       continue;
     }
-    u32 n    = term_arity(r);
+    u32 n    = tag == INC && a->shallow_inc ? 0u : term_arity(r);
     u32 base = VAL(r);
     u32 last = 0;
     u32 has  = 0;

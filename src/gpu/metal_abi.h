@@ -55,6 +55,7 @@ typedef struct {
   u32 book_cnt;
   u32 dup_mode;
   u32 region_shift;
+  u32 shallow_inc;  // PassArgs.shallow_inc
 } MtlArgs;
 
 // Read back after a pass (MB_RES).

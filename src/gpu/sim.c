@@ -183,6 +183,7 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
   S.a.budget       = GPU.budget;
   S.a.stack_cap    = GPU.stack ? GPU.stack : (1u << 15);
   S.a.cap          = 0;
+  S.a.shallow_inc  = (u32)GPU.collapse;
   S.top0       = gpu_top();
   S.out_n      = calloc(S.lanes, sizeof(u32));
   S.arena      = calloc(2 * (u64)S.lanes, sizeof(u32));
