@@ -137,6 +137,7 @@ EOF
   {
     echo '// timeout: 10'
     echo '// args: -S'
+    echo '// cpu-only: the device still walks the chain once per use (over 120 s)'
     printf '@main = λ&f.'
     awk 'BEGIN { for (i = 0; i < 80000; i++) printf "f("; printf "1";
                  for (i = 0; i < 80000; i++) printf ")"; print "" }'
