@@ -742,7 +742,7 @@ static int cu_close(char *err, unsigned errlen) {
   if (C.top0 + live > gpu_heap_words()) {
     snprintf(err, errlen, "the result (%u words) does not fit the host heap",
              live);
-    cu_clear(err + strlen(err), 0);
+    cu_abandon();
     return -1;
   }
   // The packed words: above the run's top in the device heap when they

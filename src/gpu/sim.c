@@ -166,11 +166,28 @@ static void sim_free(void) {
   S.live = NULL; S.rank = NULL; S.live_words = 0;
 }
 
+// What a run and a packing both need: lanes, threads, the shadow of
+// [0, top) (the copy the changed words are found against, as a device's
+// copy in), the lane counts and a frontier. 0, or -1 with a message.
+static int sim_begin(u32 lanes, char *err, unsigned errlen) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  S.lanes   = lanes;
+  S.block   = GPU.block ? GPU.block : 32;
+  S.threads = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
+  S.top0    = gpu_top();
+  S.out_n   = calloc(S.lanes, sizeof(u32));
+  S.shadow  = zmap(S.top0 * sizeof(Term));
+  if (!S.out_n || !S.shadow || grow(&S.in, &S.in_cap, 1)) {
+    snprintf(err, errlen, "out of host memory for %u lanes", S.lanes);
+    sim_free();
+    return -1;
+  }
+  memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
+  return 0;
+}
+
 static int sim_open(u32 loc, char *err, unsigned errlen) {
-  long cpus    = sysconf(_SC_NPROCESSORS_ONLN);
-  S.lanes      = GPU.lanes ? GPU.lanes : 128;
-  S.block      = GPU.block ? GPU.block : 32;
-  S.threads    = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
+  if (sim_begin(GPU.lanes ? GPU.lanes : 128, err, errlen) != 0) return -1;
   SIM_ARENA    = GPU.arena;
   SIM_ALIGN    = GPU.dup_mode == DUP_OWNER ? (1ull << GPU.region_shift) : 0;
   SIM_T32      = GPU.take == 32;
@@ -184,21 +201,15 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
   S.a.stack_cap    = GPU.stack ? GPU.stack : (1u << 15);
   S.a.cap          = 0;
   S.a.shallow_inc  = (u32)GPU.collapse;
-  S.top0       = gpu_top();
-  S.out_n      = calloc(S.lanes, sizeof(u32));
   S.arena      = calloc(2 * (u64)S.lanes, sizeof(u32));
   S.stacks     = zmap((u64)S.lanes * S.a.stack_cap * sizeof(Term));
   S.seen_bytes = (HEAP_WORDS / 32 + 1) * sizeof(u32);
   S.seen       = zmap(S.seen_bytes);
-  S.shadow     = zmap(S.top0 * sizeof(Term));
-  if (!S.out_n || !S.arena || !S.stacks || !S.seen || !S.shadow ||
-      grow(&S.in, &S.in_cap, 1)) {
+  if (!S.arena || !S.stacks || !S.seen) {
     snprintf(err, errlen, "out of host memory for %u lanes", S.lanes);
     sim_free();
     return -1;
   }
-  // The copy the changed words are found against (a device's copy in).
-  memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
   S.in[0] = ENT(loc >> GPU.region_shift, loc);
   S.n     = 1;
   GPU_STATS.shift = GPU.region_shift;
@@ -209,21 +220,8 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
 // simulator's packing then runs over the host heap, from a snapshot of
 // [0, top) taken here, before that backend's run.
 int sim_pack_open(char *err, unsigned errlen) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   sim_free();
-  S.lanes   = 128;
-  S.block   = 32;
-  S.threads = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
-  S.top0    = gpu_top();
-  S.out_n   = calloc(S.lanes, sizeof(u32));
-  S.shadow  = zmap(S.top0 * sizeof(Term));
-  if (!S.out_n || !S.shadow || grow(&S.in, &S.in_cap, 1)) {
-    snprintf(err, errlen, "out of host memory for packing");
-    sim_free();
-    return -1;
-  }
-  memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
-  return 0;
+  return sim_begin(128, err, errlen);
 }
 
 typedef struct {
