@@ -65,6 +65,8 @@ typedef struct {
   u32            rule;     // last interaction run (R_*, rules.h): WNF_RULES builds
   u32            uns;      // WNF-UNS rules run: an unscoped variable may be
                            // bound after a lane took it for normal (lane.h)
+  u32            offer;    // interactions between offers of strict operands
+                           // to other workers (sparks, wnf.h); 0: none
 } Wnf;
 
 #define REGION_OF(w, loc) ((u32)(loc) >> (w)->region_shift)

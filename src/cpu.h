@@ -57,6 +57,12 @@ static inline u32 cpu_refill(Wnf *w, u32 n) {
   return 1;
 }
 
+// Sparks under -T (wnf.h "Sparks"; the pool in snf.c keeps the offers).
+void pool_offer(Wnf *w, u32 slot, Term b);
+void pool_took_back(Wnf *w, u32 slot);
+#define WNF_OFFER(w, slot, b)  pool_offer((w), (slot), (b))
+#define WNF_TOOK_BACK(w, slot) pool_took_back((w), (slot))
+
 #include "wnf.h"
 
 // Sets up a CPU evaluator over the host heap and book: single-thread DUP

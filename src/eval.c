@@ -11,7 +11,7 @@
 #include "names.h"
 #include "cpu.h"
 
-EvalConf EVAL = { .threads = 1 };
+EvalConf EVAL = { .threads = 1, .sparks = 2, .spark_gap = 1024 };
 
 static Wnf *WORKERS = NULL;   // one per CPU thread
 static u32  NWORKERS = 0;
@@ -112,8 +112,17 @@ void eval_rethrow(const EvalCatch *c) {
 static _Thread_local int AHEAD      = 0;
 static _Atomic int       STOP_AHEAD = 0;
 
+// Interactions between w's offers (sparks; 0: none): only under -T, and
+// not in work ahead, which may never be needed.
+static u32 eval_offer_gap(Wnf *w, int ahead) {
+  int on = w->dup_mode != DUP_SOLO && EVAL.sparks > 0 && !EVAL.debug && !ahead;
+  return on ? EVAL.spark_gap : 0;
+}
+
 void eval_ahead(int on) {
   AHEAD = on;
+  Wnf *w = eval_self();
+  w->offer = eval_offer_gap(w, on);
 }
 
 void eval_stop_ahead(int on) {
@@ -151,6 +160,7 @@ void eval_init(void) {
     cpu_wnf_init(w, STACK_WORDS);
     w->book_cnt = table_count();
     w->dup_mode = n > 1 ? DUP_SHARED : DUP_SOLO;
+    w->offer    = eval_offer_gap(w, 0);
   }
 }
 
@@ -208,9 +218,12 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         continue;
       }
       case WNF_DEFER: {
-        // Another CPU thread holds a DUP slot: it finishes soon; retry.
+        // Another CPU thread holds a DUP slot or reduces an operand we
+        // offered: help the pool meanwhile, then retry.
         w->defers++;
-        if (++spins < 64) {
+        if (snf_help(w, eval_holding() || AHEAD)) {
+          spins = 0;
+        } else if (++spins < 64) {
           cpu_relax();
         } else {
           sched_yield();
@@ -238,6 +251,38 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
       }
     }
   }
+}
+
+// Sparks
+// ======
+
+// Tries a spark this many times while its reduction meets BUSY slots, then
+// leaves the rest to the worker that offered it.
+#define SPARK_TRIES 4096
+
+void eval_spark(Wnf *w, u32 slot) {
+  _Atomic Term *at = (_Atomic Term *)&HEAP[slot];
+  Term y = atomic_load_explicit(at, memory_order_acquire);
+  if (!IS_SUB(y) || !atomic_compare_exchange_strong(at, &y, BUSY)) {
+    return;   // taken back, or claimed by another worker
+  }
+  // Whatever stops it (an error, a host primitive, a slot held elsewhere)
+  // stops it here: the offering worker meets it again in its own order.
+  u64  budget = w->budget;
+  Term t      = NO_SUB(y);
+  w->budget   = ~0ull;
+  for (u32 tries = 0; tries < SPARK_TRIES; tries++) {
+    t = wnf_run(w, t);
+    if (w->status != WNF_DEFER || eval_holding()) break;
+    w->defers++;
+    if (tries < 64) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
+  w->budget = budget;
+  atomic_store_explicit(at, t, memory_order_release);
 }
 
 Term eval_wnf(Wnf *w, Term t) {

@@ -13,6 +13,8 @@ typedef struct {
   int stats;       // -s
   int silent;      // -S
   int debug;       // -D: print each step
+  u32 sparks;      // --sparks=N: offers a -T thread keeps open (0: none)
+  u32 spark_gap;   // --spark-gap=K: interactions between a thread's offers
 } EvalConf;
 
 extern EvalConf EVAL;
@@ -68,6 +70,8 @@ int  eval_refill(Wnf *w, u32 n);      // new arena of >= n words; 0 if none
 Term prim_host(Wnf *w, Term pri);     // result of a host primitive (%log..)
 Term eval_wnf_run_rules(Wnf *w, Term t); // wnf_run setting Wnf.rule (step.c)
 Wnf *eval_self(void);                 // the calling CPU thread's evaluator
+void eval_spark(Wnf *w, u32 slot);    // reduces an offered operand (wnf.h)
+int  snf_help(Wnf *w, int sparks_only); // runs one pool task, if any (snf.c)
 
 
 #if defined(__x86_64__)

@@ -37,6 +37,9 @@
   "  -C, -CN        collapse: one line per superposition branch (at most N)\n" \
   "  -T N, -TN      N threads (1..1024); the output is the -T1 output\n" \
   "  -D             print each reduction step (one thread, not with -C)\n" \
+  "  --sparks=N     under -T: operands each thread offers to the others\n" \
+  "                 (default 2; 0: none), one per --spark-gap=K interactions\n" \
+  "                 (default 1024)\n" \
   "  --heap=SIZE    heap in 64-bit words, suffix K/M/G, 1K..4G\n" \
   "  -M SIZE        the same (default: what fits in this machine's memory)\n" \
   "  -G, --gpu      normal form on the device\n" \
@@ -128,6 +131,14 @@ static Cli parse_args(int argc, char **argv) {
       } else {
         fail("missing thread count after -T%s", "");
       }
+    } else if (strncmp(a, "--sparks=", 9) == 0) {
+      u64 n;
+      if (!parse_count(a + 9, 1024, &n)) fail("bad spark count: %s (0..1024)", a + 9);
+      EVAL.sparks = (u32)n;
+    } else if (strncmp(a, "--spark-gap=", 12) == 0) {
+      u64 n;
+      if (!parse_count(a + 12, 1u << 30, &n) || n == 0) fail("bad spark gap: %s (1..2^30)", a + 12);
+      EVAL.spark_gap = (u32)n;
     } else if (strncmp(a, "--heap=", 7) == 0) {
       c.heap = parse_heap(a + 7);
     } else if (strcmp(a, "-M") == 0 || strcmp(a, "--heap") == 0) {

@@ -339,8 +339,10 @@ static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
 
 // A task for thread `me`: any task, or with only != ANY_JOB one of job slot
-// `only` (a foreign task met first stays where it was).
+// `only` (a foreign task met first stays where it was). Sparks (offered
+// operands, wnf.h) are tasks of no job: SPARK_JOB.
 #define ANY_JOB   (~0u)
+#define SPARK_JOB (~0u - 1)
 #define JOB_OF(x) ((u32)((x) >> 32))
 
 static int find_task(u32 me, u32 only, u64 *x) {
@@ -354,6 +356,35 @@ static int find_task(u32 me, u32 only, u64 *x) {
   return 0;
 }
 
+// Sparks
+// ------
+// A thread keeps at most EVAL.sparks offers in its deque: the oldest (the
+// largest operands, offered nearest the root) are what thieves take; more
+// would only be taken back. An offer its thread took back is dropped from
+// the deque's bottom, where it usually still is; one that is not there is
+// dropped by whoever meets it (eval_spark finds its slot unmarked).
+
+void pool_offer(Wnf *w, u32 slot, Term b) {
+  Deque  *q = &DQ[TID];
+  int64_t n = atomic_load_explicit(&q->bottom, memory_order_relaxed) -
+              atomic_load_explicit(&q->top, memory_order_relaxed);
+  if (n >= (int64_t)EVAL.sparks || atomic_load_explicit(&ACTIVE, memory_order_relaxed) == 0) {
+    return;
+  }
+  __atomic_store_n(&w->heap[slot], AS_SUB(b), __ATOMIC_RELAXED);
+  if (!dq_push(q, TASK(SPARK_JOB, slot))) {
+    __atomic_store_n(&w->heap[slot], b, __ATOMIC_RELAXED);   // not offered
+  }
+}
+
+void pool_took_back(Wnf *w, u32 slot) {
+  (void)w;
+  u64 x;
+  if (DQ && dq_take(&DQ[TID], &x) && x != TASK(SPARK_JOB, slot)) {
+    dq_push(&DQ[TID], x);
+  }
+}
+
 // Queues a task of `job` on this thread's deque, counted first.
 static void task_push(Job *job, u32 slot, u32 x) {
   count_add(&job->cnt[TID].made, 1);
@@ -365,6 +396,10 @@ static void task_push(Job *job, u32 slot, u32 x) {
 static void run_task(Wnf *w, u64 task) {
   u32  slot = (u32)(task >> 32);
   u32  loc  = (u32)task;
+  if (slot == SPARK_JOB) {
+    eval_spark(w, loc);
+    return;
+  }
   Job *job  = &JOBS[slot];
   u16  ep   = job->ep;
   while (seen_add(w, loc, ep)) {
@@ -453,7 +488,7 @@ static void job_finish(Wnf *w, Job *job, u32 slot) {
   eval_nest(1);
   for (;;) {
     u64 t;
-    if (find_task(TID, only, &t)) {
+    if (find_task(TID, only, &t) || (only != ANY_JOB && find_task(TID, SPARK_JOB, &t))) {
       run_task(w, t);
       idle = 0;
       continue;
@@ -463,6 +498,28 @@ static void job_finish(Wnf *w, Job *job, u32 slot) {
   }
   eval_nest(-1);
   atomic_fetch_sub(&ACTIVE, 1);
+}
+
+// Helping while waiting (eval.c: an offered operand or a DUP slot being
+// reduced elsewhere): one task, a spark only when sparks_only (a thread
+// that holds a slot BUSY, or works ahead). The task runs one nesting level
+// down, so that an error in it is not taken by a catch frame of ours.
+#define HELP_DEPTH 8
+
+static _Thread_local u32 HELPING = 0;
+
+int snf_help(Wnf *w, int sparks_only) {
+  u64 t;
+  if (NTHREADS <= 1 || HELPING >= HELP_DEPTH ||
+      !find_task(TID, sparks_only ? SPARK_JOB : ANY_JOB, &t)) {
+    return 0;
+  }
+  HELPING++;
+  eval_nest(1);
+  run_task(w, t);
+  eval_nest(-1);
+  HELPING--;
+  return 1;
 }
 
 static void job_wait(Wnf *w, Job *job, u32 slot) {

@@ -74,6 +74,27 @@
   if (tw == SUP) { itrs++; WNF_RULE(r_sup); whnf = (on_sup); continue; } \
   if (tw == INC) { itrs++; WNF_RULE(r_inc); whnf = (on_inc); continue; }
 
+// Sparks
+// ======
+// A binary operator needs both operands once its left one is a number, so
+// while a worker reduces the left one another may reduce the right one.
+// Offers are lazy: every w->offer interactions the worker looks at its
+// stack, oldest frame first, for an OP2 whose right operand is work
+// (wnf_worth) and offers it: the backend's WNF_OFFER(w, slot, b) may mark
+// b's slot (AS_SUB(b): no operand slot holds a SUB otherwise) and publish
+// it. So only operands whose left side has run a while are offered, and
+// the oldest, nearest the root, first (wnf_offer_oldest). A
+// worker claims a marked slot with a compare-and-swap to BUSY, reduces it
+// and stores its WNF back, plain. The offering worker, once the left
+// operand is a value, takes its offer back (the same CAS, to the plain
+// word; WNF_TOOK_BACK), or finds BUSY and defers until the claimer is done.
+// Every rule that reads the right operand runs after that, so no marked or
+// BUSY word leaves the node. (docs/architecture.md, "Sparks".)
+#ifndef WNF_OFFER
+#define WNF_OFFER(w, slot, b)  ((void)0)
+#define WNF_TOOK_BACK(w, slot) ((void)0)
+#endif
+
 // Frame tags
 // ==========
 // A word on the WNF stack says what waits for the term being reduced. Most
@@ -101,6 +122,39 @@
 
 // Terms
 // =====
+
+// Whether reducing t is work enough to offer (a spark) or to wait for:
+// not a value, a variable or a marked or BUSY word.
+FN u32 wnf_worth(Term t) {
+  if (IS_SUB(t)) {
+    return 0;
+  }
+  switch (TAG(t)) {
+    case APP: case REF: case OP2: case EQL: case AND: case OR:
+    case DP0: case DP1: case PRI: case DSU: case DDU:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+// Offers the right operand of the oldest OP2 frame in stk[*scan, sp) that
+// has work there; frames below *scan were looked at already.
+FN void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan) {
+  u32 i = *scan < sp ? *scan : sp;
+  for (; i < sp; i++) {
+    Term f = stk[i];
+    if (TAG(f) == OP2) {
+      Term b = HEAP_LD(w, VAL(f) + 1);
+      if (wnf_worth(b)) {
+        WNF_OFFER(w, VAL(f) + 1, b);
+        i++;
+        break;
+      }
+    }
+  }
+  *scan = i;
+}
 
 #define WNF_ERA TERM(ERA, 0, 0)
 #define WNF_NUM(n) TERM(NUM, 0, (u32)(n))
@@ -791,6 +845,10 @@ FN Term wnf_run(THR Wnf *w, Term t) {
   u64       itrs = w->itrs;
   WNF_RULE_LOCAL
   u64       lim  = w->budget;
+  u32       scan = 0;      // stack frames looked at for offers (sparks)
+  if (w->offer && itrs + w->offer < lim) {
+    lim = itrs + w->offer;
+  }
   u32       sp   = 0;
   u32       st   = WNF_OK;
   Term      next = t;
@@ -895,7 +953,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         }
         case UNS: {
           // ! ${f, v}; t  ->  (t λy.λ$x.y $x)           WNF-UNS
-          if (itrs >= lim) {
+          if (itrs >= w->budget) {
             st = WNF_BUDGET;
             break;
           }
@@ -938,6 +996,11 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         return whnf;
       }
       if (itrs >= lim) {
+        if (itrs < w->budget) {                             // an offer point
+          wnf_offer_oldest(w, stk, sp, &scan);
+          lim = itrs + w->offer < w->budget ? itrs + w->offer : w->budget;
+          continue;
+        }
         st = WNF_BUDGET;
         break;
       }
@@ -1133,9 +1196,19 @@ FN Term wnf_run(THR Wnf *w, Term t) {
 
         // (x <op> y): x is a value; node fl = [x, y]
         case OP2: {
-          u32 op = EXT(f);
+          u32  op = EXT(f);
+          Term y  = HEAP_LD(w, fl + 1);
+          if (IS_SUB(y) || y == BUSY) {                     // b was offered
+            if (y == BUSY || HEAP_CAS(w, fl + 1, y, NO_SUB(y)) != y) {
+              stk[sp++] = f;                                // being reduced
+              next = TERM(VAR, 0, fl + 1);
+              st   = WNF_DEFER;
+              break;
+            }
+            WNF_TOOK_BACK(w, fl + 1);
+            y = NO_SUB(y);
+          }
           if (tw == NUM) {
-            Term y = HEAP_LD(w, fl + 1);
             if (TAG(y) == NUM) {                            // OP2-NUM-NUM
               itrs++;
               WNF_RULE(R_OP2_NUM_NUM);

@@ -304,6 +304,12 @@ cli_check full_help   1 'cannot write'            sh -c '"$0" --help > /dev/full
 # (here the address space): a runaway program ends with "heap exhausted".
 cli_check mem_default 1 'heap exhausted'          sh -c 'ulimit -v 3000000; exec "$0" cli_nats.hvm4' "$BIN"
 cli_check mem_t2_c    1 'heap exhausted'          sh -c 'ulimit -v 5500000; exec "$0" cli_nats.hvm4 -T2 -C' "$BIN"
+# Sparks keep the interaction count of one thread (and --sparks is checked).
+for g in spark_nested spark_sup spark_gnf; do
+  cli_check "count_$g" 0 '^same$' sh -c 'a=$("$0" "$1" -S -T1); b=$("$0" "$1" -S -T4); c=$("$0" "$1" -S -T3 --sparks=64)
+    [ "$a" = "$b" ] && [ "$a" = "$c" ] && echo same || echo "$a / $b / $c"' "$BIN" "$ROOT/tests/golden/$g.hvm4"
+done
+cli_check sparks_bad  1 'bad spark count'         "$BIN" cli_list.hvm4 --sparks=x
 
 # --- phases: sim-owner, sim-atomic ---------------------------------------
 

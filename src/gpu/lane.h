@@ -57,6 +57,7 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   w->host         = 0;
   w->defers       = 0;
   w->uns          = 0;
+  w->offer        = 0;
   L->out          = outs + (u64)lane * a->cap;
   L->cnt          = 0;
   L->itrs0        = 0;

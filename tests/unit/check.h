@@ -20,4 +20,17 @@ static inline int check_done(void) {
   return FAIL != 0;
 }
 
+#ifdef HVM4G_HEAP_H
+#include <stdlib.h>
+// n fresh heap words for a node built by hand (tests that use the heap)
+static inline u32 nodes(u32 n) {
+  u32 at = heap_alloc(n);
+  if (at == 0) {
+    printf("test heap exhausted\n");
+    exit(1);
+  }
+  return at;
+}
+#endif
+
 #endif

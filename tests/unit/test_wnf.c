@@ -26,14 +26,6 @@ static Wnf W;
 // Building terms (host side, outside the worker's arena)
 // ======================================================
 
-static u32 nodes(u32 n) {
-  u32 at = heap_alloc(n);
-  if (at == 0) {
-    printf("test heap exhausted\n");
-    exit(1);
-  }
-  return at;
-}
 
 static Term node2(u32 tag, u32 ext, Term a, Term b) {
   u32 at = nodes(2);
