@@ -91,7 +91,7 @@ elif [ -z "$SAN" ]; then
   say "compute-sanitizer: not found, skipped"
 else
   mkdir -p "$RES/sanitizer"
-  for p in wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes; do
+  for p in wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes cpu_first_sparks; do
     f=tests/gpu/$p.hvm4
     [ -f "$f" ] || continue
     for tool in memcheck racecheck; do

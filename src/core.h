@@ -16,6 +16,12 @@
 
 #include "term.h"
 
+// Address space of pointers to a worker's own data (the Wnf, out
+// parameters). Empty in C and CUDA; Metal defines it as `thread`.
+#ifndef THR
+#define THR
+#endif
+
 // Status of a WNF run (Wnf.status). Anything but WNF_OK leaves the term the
 // run started from rebuilt into a valid term graph (see wnf_run).
 #define WNF_OK     0  // reached weak normal form

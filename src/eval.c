@@ -7,11 +7,12 @@
 #include <unistd.h>
 #include <stdatomic.h>
 #include "eval.h"
+#include "snf.h"
 #include "heap.h"
 #include "names.h"
 #include "cpu.h"
 
-EvalConf EVAL = { .threads = 1, .sparks = 2, .spark_gap = 1024 };
+EvalConf EVAL = { .threads = 1, .sparks = 4, .spark_gap = 1024 };
 
 static Wnf *WORKERS = NULL;   // one per CPU thread
 static u32  NWORKERS = 0;
@@ -259,6 +260,8 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
 // Tries a spark this many times while its reduction meets BUSY slots, then
 // leaves the rest to the worker that offered it.
 #define SPARK_TRIES 4096
+// Interactions between a spark's checks for a stop of the pool.
+#define SPARK_SLICE (1u << 16)
 
 void eval_spark(Wnf *w, u32 slot) {
   _Atomic Term *at = (_Atomic Term *)&HEAP[slot];
@@ -270,10 +273,19 @@ void eval_spark(Wnf *w, u32 slot) {
   // stops it here: the offering worker meets it again in its own order.
   u64  budget = w->budget;
   Term t      = NO_SUB(y);
-  w->budget   = ~0ull;
-  for (u32 tries = 0; tries < SPARK_TRIES; tries++) {
+  Term keep   = 0;   // still on offer: a stop of the pool is under way
+  u32  tries  = 0;
+  for (;;) {
+    w->budget = w->itrs + SPARK_SLICE;
     t = wnf_run(w, t);
-    if (w->status != WNF_DEFER || eval_holding()) break;
+    if (w->status == WNF_BUDGET) {
+      if (snf_halting()) {
+        keep = SUB_BIT;
+        break;
+      }
+      continue;
+    }
+    if (w->status != WNF_DEFER || eval_holding() || ++tries >= SPARK_TRIES) break;
     w->defers++;
     if (tries < 64) {
       cpu_relax();
@@ -282,7 +294,7 @@ void eval_spark(Wnf *w, u32 slot) {
     }
   }
   w->budget = budget;
-  atomic_store_explicit(at, t, memory_order_release);
+  atomic_store_explicit(at, t | keep, memory_order_release);
 }
 
 Term eval_wnf(Wnf *w, Term t) {

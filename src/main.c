@@ -38,7 +38,7 @@
   "  -T N, -TN      N threads (1..1024); the output is the -T1 output\n" \
   "  -D             print each reduction step (one thread, not with -C)\n" \
   "  --sparks=N     under -T: operands each thread offers to the others\n" \
-  "                 (default 2; 0: none), one per --spark-gap=K interactions\n" \
+  "                 (default 4; 0: none), one per --spark-gap=K interactions\n" \
   "                 (default 1024)\n" \
   "  --heap=SIZE    heap in 64-bit words, suffix K/M/G, 1K..4G\n" \
   "  -M SIZE        the same (default: what fits in this machine's memory)\n" \
@@ -225,7 +225,13 @@ static int run(int argc, char **argv) {
     if (gpu) gpu_snf_bounded(root);   // the collapser goes on either way
     collapse_print(root, c.limit);
   } else {
-    if (!gpu || gpu_snf_at(root)) snf_at(root);  // CPU finishes
+    if (gpu && gpu_cpu_first()) {
+      // the pool starts while the device warms up; a wide normal form is
+      // the device's once it is ready (gpu.h)
+      if (snf_at_until(root, gpu_take_over) && gpu_snf_from_cpu(root)) snf_at(root);
+    } else if (!gpu || gpu_snf_at(root)) {
+      snf_at(root);  // CPU finishes
+    }
     if (!EVAL.silent && !EVAL.debug) {
       print_term(stdout, HEAP[root]);
       putchar('\n');

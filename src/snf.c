@@ -254,6 +254,7 @@ typedef struct {
 
 typedef struct {
   u16             ep;
+  _Atomic int     stop;      // stopped early (snf_at_until): tasks end
   Count          *cnt;       // one per thread
   pthread_mutex_t lock;      // guards the stuck DUP slots below
   u32            *dups;
@@ -402,7 +403,7 @@ static void run_task(Wnf *w, u64 task) {
   }
   Job *job  = &JOBS[slot];
   u16  ep   = job->ep;
-  while (seen_add(w, loc, ep)) {
+  while (!atomic_load_explicit(&job->stop, memory_order_relaxed) && seen_add(w, loc, ep)) {
     if (chain_link(load(loc))) {
       // to the sequential phase, which walks chains once (see above)
       atomic_store_explicit(&SEEN[loc], 0, memory_order_relaxed);
@@ -432,6 +433,35 @@ static void idle_wait(u32 *idle) {
   }
 }
 
+// Stopping the pool (snf_at_until): HALT keeps threads from starting tasks;
+// IN_TASK says which thread may be running one. A thread sets its flag and
+// then reads HALT; the stopping thread sets HALT and then reads the flags
+// (both sequentially consistent), so one of them sees the other.
+typedef struct {
+  _Alignas(64) _Atomic u32 on;
+} InTask;
+
+static InTask     *IN_TASK = NULL;
+static _Atomic int HALT    = 0;
+
+int snf_halting(void) {
+  return atomic_load_explicit(&HALT, memory_order_relaxed);
+}
+
+// Sets HALT and waits until no other thread runs a task (sparks end their
+// slice early, eval_spark); snf_resume clears it.
+static void pool_halt(void) {
+  atomic_store(&HALT, 1);
+  for (u32 i = 1; i < NTHREADS; i++) {
+    u32 idle = 0;
+    while (atomic_load(&IN_TASK[i].on)) idle_wait(&idle);
+  }
+}
+
+static void pool_resume(void) {
+  atomic_store(&HALT, 0);
+}
+
 // The holder's work for threads with no task (snf_pool_hold); NULL: none.
 static int (*_Atomic IDLE_WORK)(Wnf *w);
 
@@ -443,8 +473,16 @@ static int idle_work(Wnf *w) {
 // Runs one task (or the holder's idle work) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
-  if (find_task(TID, ANY_JOB, &t)) {
-    run_task(w, t);
+  atomic_store(&IN_TASK[TID].on, 1);
+  if (atomic_load(&HALT)) {
+    atomic_store_explicit(&IN_TASK[TID].on, 0, memory_order_release);
+    idle_wait(idle);
+    return;
+  }
+  int got = find_task(TID, ANY_JOB, &t);
+  if (got) run_task(w, t);
+  atomic_store_explicit(&IN_TASK[TID].on, 0, memory_order_release);
+  if (got) {
     *idle = 0;
   } else if (idle_work(w)) {
     *idle = 0;
@@ -482,12 +520,25 @@ static void pool_wake(void) {
 // longer counts as in progress. A thread that holds a host primitive's slot
 // BUSY (a %nf inside a DUP) runs only its own job's tasks meanwhile: a task
 // of an enclosing job may reach that slot and would wait on it forever.
-static void job_finish(Wnf *w, Job *job, u32 slot) {
+// The tasks `job` made so far (a stop's poll: relaxed, approximate).
+static u64 job_made(Job *job) {
+  u64 n = 0;
+  for (u32 i = 0; i < NTHREADS; i++) {
+    n += atomic_load_explicit(&job->cnt[i].made, memory_order_relaxed);
+  }
+  return n;
+}
+
+static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
   u32 idle = 0;
   u32 only = eval_holding() ? slot : ANY_JOB;
+  u32 poll = 0;
   eval_nest(1);
   for (;;) {
     u64 t;
+    if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop) && yield(job_made(job))) {
+      atomic_store(&job->stop, 1);
+    }
     if (find_task(TID, only, &t) || (only != ANY_JOB && find_task(TID, SPARK_JOB, &t))) {
       run_task(w, t);
       idle = 0;
@@ -522,28 +573,36 @@ int snf_help(Wnf *w, int sparks_only) {
   return 1;
 }
 
-static void job_wait(Wnf *w, Job *job, u32 slot) {
+static void job_wait(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
   pool_wake();
-  job_finish(w, job, slot);
+  job_finish(w, job, slot, yield);
 }
 
-static void snf_par(Wnf *w, u32 root) {
+// 1 when yield stopped it early (snf_at_until).
+static int snf_par(Wnf *w, u32 root, int (*yield)(u64)) {
   u32  slot;
   Job *job = job_new(&slot);
   u16  ep  = epoch_new();
   if (!job) {
     snf_seq(w, root, ep);
-    return;
+    return 0;
   }
   job->ep = ep;
   task_push(job, slot, root);
-  job_wait(w, job, slot);
+  job_wait(w, job, slot, yield);
+  if (atomic_load(&job->stop)) {
+    // the rest is the device's: no thread may touch the heap meanwhile
+    pool_halt();
+    job_free(slot);
+    return 1;
+  }
   // stuck DUPs, alone (see the top of this file)
   for (u32 i = 0; i < job->ndup; i++) {
     u32 d = job->dups[i];
     if (!IS_SUB(HEAP[d])) snf_seq(w, d, ep);
   }
   job_free(slot);
+  return 0;
 }
 
 void snf_pool_hold(int (*idle)(Wnf *w)) {
@@ -569,15 +628,17 @@ void snf_init(void) {
   }
   NTHREADS = EVAL.threads > 1 ? EVAL.threads : 1;
   DQ       = aligned_alloc(64, NTHREADS * sizeof(Deque));
+  IN_TASK  = aligned_alloc(64, NTHREADS * sizeof(InTask));
   THREADS  = calloc(NTHREADS, sizeof(pthread_t));
   JOBS     = calloc(MAX_JOBS, sizeof(Job));
   JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
   Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * NTHREADS * sizeof(Count));
-  if (!DQ || !THREADS || !JOBS || !JOB_FREE || !cnt) {
+  if (!DQ || !IN_TASK || !THREADS || !JOBS || !JOB_FREE || !cnt) {
     fprintf(stderr, "Error: out of memory\n");
     exit(1);
   }
   for (u32 i = 0; i < NTHREADS; i++) {
+    atomic_init(&IN_TASK[i].on, 0);
     if (!dq_init(&DQ[i], 1 << 12)) {
       fprintf(stderr, "Error: out of memory\n");
       exit(1);
@@ -601,6 +662,15 @@ void snf_init(void) {
   pthread_attr_destroy(&attr);
 }
 
+int snf_at_until(u32 loc, int (*yield)(u64 tasks)) {
+  pool_resume();
+  if (NTHREADS <= 1 || EVAL.debug) {
+    snf_at(loc);
+    return 0;
+  }
+  return snf_par(eval_self(), loc, yield);
+}
+
 void snf_at(u32 loc) {
   Wnf *w = eval_self();
   if (EVAL.debug && step_begin(loc)) {
@@ -608,8 +678,9 @@ void snf_at(u32 loc) {
     step_end();
     return;
   }
+  pool_resume();
   if (NTHREADS > 1) {
-    snf_par(w, loc);
+    snf_par(w, loc, NULL);
   } else {
     snf_seq(w, loc, epoch_new());
   }

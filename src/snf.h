@@ -8,6 +8,12 @@
 
 void snf_init(void);        // after the workers exist (eval_init)
 void snf_at(u32 loc);       // strong normal form of HEAP[loc], in place
+// The same on the -T pool, stopping early at task boundaries once
+// yield(tasks made so far) says so (the device takes over: gpu_take_over).
+// 1 when it stopped early: the heap is then a valid term graph holding the
+// work done, and no CPU thread touches it until the next normalization.
+int  snf_at_until(u32 loc, int (*yield)(u64 tasks));
+int  snf_halting(void);     // a stop is under way: sparks end their slice
 int  snf_pool_busy(void);   // other CPU threads may be reducing
 
 // Keeps the -T pool awake, its threads that find no task calling `idle`

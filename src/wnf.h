@@ -58,11 +58,6 @@
 #define HEAP_PUT_HELD(w, loc, t) ((void)HEAP_XCHG(w, loc, t))
 #endif
 
-// Address space of pointers to a worker's own data (the Wnf, out
-// parameters). Empty in C and CUDA; Metal defines it as `thread`.
-#ifndef THR
-#define THR
-#endif
 
 // The rules every strict position shares, inside wnf_run's frame switch,
 // `tw` being the tag of the value `whnf` just reached: an ERA erases the
@@ -123,15 +118,16 @@
 // Terms
 // =====
 
-// Whether reducing t is work enough to offer (a spark) or to wait for:
-// not a value, a variable or a marked or BUSY word.
+// Whether reducing t is work enough to offer (a spark): a call or an
+// operation; not a value, a variable, a marked or BUSY word, nor a DUP
+// projection (mostly a copy of a value, and reducing one early changes the
+// order in which copies meet, and with it the interaction count).
 FN u32 wnf_worth(Term t) {
   if (IS_SUB(t)) {
     return 0;
   }
   switch (TAG(t)) {
-    case APP: case REF: case OP2: case EQL: case AND: case OR:
-    case DP0: case DP1: case PRI: case DSU: case DDU:
+    case APP: case REF: case OP2: case EQL: case AND: case OR: case PRI:
       return 1;
     default:
       return 0;

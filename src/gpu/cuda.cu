@@ -596,6 +596,7 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   C.a.stack_cap    = C.stack_cap;
   C.a.cap          = 0;
   C.a.shallow_inc  = (u32)GPU.collapse;
+  C.a.spark_gap    = GPU.spark_gap;
   return 0;
 }
 

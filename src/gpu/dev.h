@@ -39,6 +39,12 @@ typedef struct {
   u32  walk;         // extra output slots per lane (spine walking)
   u32  threads;      // --sim-threads=N (sim: CPU threads)
   u32  max_passes;   // --max-passes=N (0: unlimited)
+  u32  spark_gap;    // --gpu-spark-gap=K: interactions between a lane's
+                     // offers of strict operands (sparks; 0: none)
+  u32  cpu_first;    // --cpu-first=N: pool tasks before the device takes
+                     // over a run that started on the CPU (0: never start
+                     // there); set: given on the command line
+  int  cpu_first_set;
   u32  handoff;      // --handoff=K: narrow passes in a row before the CPU
                      // takes over (0: never; see pass.c)
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
@@ -78,6 +84,7 @@ typedef struct {
   u32    stop_err;
   u32    stop_pri;
   u64    stop_pass;
+  u64    taken;      // runs the device took over from the CPU (--cpu-first)
   u64    stops;      // runs that the CPU had to finish
   u32    lanes;      // lanes used by the last run
   u32    shift;      // region shift of the last run

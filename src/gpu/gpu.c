@@ -2,6 +2,7 @@
 // backend choice, statistics (host code).
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,7 +26,9 @@ GpuConf GPU = {
   .walk         = 64,
   .threads      = 0,
   .max_passes   = 0,
+  .cpu_first    = 1u << 16,
   .handoff      = 64,
+  .spark_gap    = 256,
   .dev_heap     = 0,
   .grow         = 0,
   .trace        = NULL,
@@ -88,6 +91,27 @@ static const char *opt_val(int argc, char **argv, int i, const char *key,
   return NULL;
 }
 
+// The numeric device flags: --name=N, N in [lo, hi], into a field (and
+// `set` noted where the default depends on whether it was given).
+static const struct {
+  const char *name;
+  u32        *field;
+  u32         lo, hi;
+  int        *set;
+} NUM_FLAGS[] = {
+  { "--region-shift",  &GPU.region_shift, 8,  31,        &GPU.shift_set     },
+  { "--lanes",         &GPU.lanes,        1,  1u << 22,  NULL               },
+  { "--budget",        &GPU.budget,       1,  1u << 30,  NULL               },
+  { "--stack",         &GPU.stack,        64, 1u << 26,  NULL               },
+  { "--arena",         &GPU.arena,        64, 1u << 24,  &GPU.arena_set     },
+  { "--walk",          &GPU.walk,         0,  1u << 20,  NULL               },
+  { "--sim-threads",   &GPU.threads,      1,  1024,      NULL               },
+  { "--gpu-spark-gap", &GPU.spark_gap,    0,  1u << 30,  NULL               },
+  { "--cpu-first",     &GPU.cpu_first,    0,  1u << 31,  &GPU.cpu_first_set },
+  { "--handoff",       &GPU.handoff,      0,  1u << 30,  NULL               },
+  { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL               },
+};
+
 int gpu_flag(int argc, char **argv, int i) {
   const char *a = argv[i];
   const char *v;
@@ -140,35 +164,12 @@ int gpu_flag(int argc, char **argv, int i) {
     GPU.trace = v;
     return used;
   }
-  if ((v = opt_val(argc, argv, i, "--region-shift", &used))) {
-    GPU.region_shift = num_arg("--region-shift", v, 8, 31);
-    GPU.shift_set    = 1;
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--lanes", &used))) {
-    GPU.lanes = num_arg("--lanes", v, 1, 1u << 22);
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--budget", &used))) {
-    GPU.budget = num_arg("--budget", v, 1, 1u << 30);
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--stack", &used))) {
-    GPU.stack = num_arg("--stack", v, 64, 1u << 26);
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--arena", &used))) {
-    GPU.arena     = num_arg("--arena", v, 64, 1u << 24);
-    GPU.arena_set = 1;
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--walk", &used))) {
-    GPU.walk = num_arg("--walk", v, 0, 1u << 20);
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--sim-threads", &used))) {
-    GPU.threads = num_arg("--sim-threads", v, 1, 1024);
-    return used;
+  for (u32 f = 0; f < sizeof NUM_FLAGS / sizeof NUM_FLAGS[0]; f++) {
+    if ((v = opt_val(argc, argv, i, NUM_FLAGS[f].name, &used))) {
+      *NUM_FLAGS[f].field = num_arg(NUM_FLAGS[f].name, v, NUM_FLAGS[f].lo, NUM_FLAGS[f].hi);
+      if (NUM_FLAGS[f].set) *NUM_FLAGS[f].set = 1;
+      return used;
+    }
   }
   if ((v = opt_val(argc, argv, i, "--dev-heap", &used))) {
     GPU.dev_heap = heap_parse_size(v);
@@ -184,14 +185,6 @@ int gpu_flag(int argc, char **argv, int i) {
     }
     return used;
   }
-  if ((v = opt_val(argc, argv, i, "--handoff", &used))) {
-    GPU.handoff = num_arg("--handoff", v, 0, 1u << 30);
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--max-passes", &used))) {
-    GPU.max_passes = num_arg("--max-passes", v, 1, 1u << 30);
-    return used;
-  }
   return 0;
 }
 
@@ -201,8 +194,9 @@ int gpu_requested(void) {
 
 // The context and buffers made ahead (gpu_prepare): backend() waits for
 // them before it asks the backend anything.
-static pthread_t warm_th;
-static int       warming = 0;
+static pthread_t   warm_th;
+static int         warming = 0;
+static _Atomic int warm_done = 0;   // the warm-up thread has finished
 
 static void *warm_main(void *p) {
   const GpuBackend *b = p;
@@ -210,6 +204,7 @@ static void *warm_main(void *p) {
   int    ok = b->avail();
   GPU_STATS.ctx_s += gpu_now() - t0;
   if (ok && b->warm) b->warm();
+  atomic_store(&warm_done, 1);
   return NULL;
 }
 
@@ -270,6 +265,24 @@ static const GpuBackend *backend(void) {
   if (GPU_METAL.avail()) return &GPU_METAL;
 #endif
   return &GPU_SIM;
+}
+
+// A run starts on the CPU pool when the device is still warming up (CUDA,
+// gpu_prepare), or when --cpu-first=N was given (any device: the tests
+// drive the hand-off on the simulator with it). One CPU thread has no
+// pool to stop at a task boundary: it waits for the device.
+int gpu_cpu_first(void) {
+  if (EVAL.threads <= 1 || GPU.cpu_first == 0) return 0;
+  return GPU.cpu_first_set || (warming && !atomic_load(&warm_done));
+}
+
+u32 gpu_snf_from_cpu(u32 loc) {
+  GPU_STATS.taken++;
+  return gpu_snf_at(loc);
+}
+
+int gpu_take_over(u64 tasks) {
+  return tasks >= GPU.cpu_first && (!warming || atomic_load(&warm_done));
 }
 
 // Nested %gnf on the device is flattened by the core (on_device); a %gnf
@@ -371,6 +384,8 @@ void gpu_print_stats(FILE *out) {
           "heap grew by %llu words (%.1f MB)\n",
           (unsigned long long)s->alloc, (unsigned long long)s->live,
           (unsigned long long)s->live, (double)s->live * 8 / 1e6);
+  fprintf(out, "- Device took over from the CPU: %llu run(s) (--cpu-first)\n",
+          (unsigned long long)s->taken);
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");
     return;

@@ -21,6 +21,14 @@ void gpu_prepare(void);
 // done, and the caller finishes on the CPU. Safe to call from the CPU
 // evaluator for %gnf (the CPU waits meanwhile).
 u32  gpu_snf_at(u32 loc);
+// CPU first (--cpu-first=N): while the device warms up, the -T pool starts
+// the normal form; it hands the rest to the device once the device is
+// ready and the pool has made N tasks (a normal form that wide pays the
+// copies). gpu_cpu_first: whether this run starts on the CPU.
+// gpu_take_over(tasks): whether the device should take over now.
+int  gpu_cpu_first(void);
+int  gpu_take_over(u64 tasks);
+u32  gpu_snf_from_cpu(u32 loc);   // gpu_snf_at, after the CPU stopped
 // The same, for a collapse (-C): the normal form may be infinite, so the
 // run stops once it has allocated --gpu-grow words (default 2^24) or four
 // times the heap in use, whichever is more; the collapser goes on from

@@ -12,7 +12,10 @@
 // bits  0..31  loc      the heap slot to normalize
 // bits 32..55  owner    the region this entry acts for (loc >> shift at
 //                       first; the slot's region after a deferral)
-// bits 56..62  tries    deferrals in a row (saturates at 127)
+// bits 56..61  tries    deferrals in a row (saturates at 63)
+// bit  62      SPK      `loc` is an offered operand (a spark, wnf.h): the
+//                       lane claims it if it is still marked, reduces it
+//                       to WNF only, and stores it back (lane_spark)
 // bit  63      DPX      `loc` is the expression slot of a stuck DUP,
 //                       reached from its DP0/DP1. DP0 and DP1 share that
 //                       slot, so it is normalized once (claimed in the
@@ -21,14 +24,16 @@
 // Owners need 24 bits: region_shift >= 8.
 
 #define ENT_DPX         ((u64)1 << 63)
+#define ENT_SPK         ((u64)1 << 62)
 #define ENT_OWN_MASK    0xFFFFFFu
-#define ENT_TRIES_MAX   127u
+#define ENT_TRIES_MAX   63u
 #define ENT(own, loc)   ((((u64)(own) & ENT_OWN_MASK) << 32) | (u64)(u32)(loc))
 #define ENT_T(own, loc, tries) (ENT(own, loc) | ((u64)(tries) << 56))
 #define ENT_LOC(e)      ((u32)(e))
 #define ENT_OWN(e)      ((u32)((e) >> 32) & ENT_OWN_MASK)
 #define ENT_TRIES(e)    ((u32)((e) >> 56) & ENT_TRIES_MAX)
 #define ENT_IS_DPX(e)   (((e) & ENT_DPX) != 0)
+#define ENT_IS_SPK(e)   (((e) & ENT_SPK) != 0)
 
 // Owner mode: an entry deferred this many times in a row takes DUP slots
 // atomically on its next try. Nested DUPs whose slots live in different
@@ -78,6 +83,8 @@ typedef struct {
   u32            cap;          // words of output segment per lane
   u32            shallow_inc;  // -C: leave what is under ↑ as it is (the
                                // collapser reads it lazily, as on the CPU)
+  u32            spark_gap;    // interactions between a lane's offers of
+                               // strict operands (Wnf.offer; 0: none)
 } PassArgs;
 
 #endif

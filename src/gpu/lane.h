@@ -19,13 +19,13 @@
 
 #include "../core.h"
 #include "kern.h"
-#include "../wnf.h"
 
 // One lane during a pass.
 typedef struct {
-  Wnf         w;
+  Wnf         w;     // first: the core's offers reach the lane through it
   DEV u64    *out;   // this lane's output segment [0, cap)
   u32         cnt;   // entries written to it
+  u32         room;  // entries offers may still add in this WNF run
   u64         itrs0; // w.itrs at pass start
   u64         defers;
   u64         pushes;
@@ -57,9 +57,10 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   w->host         = 0;
   w->defers       = 0;
   w->uns          = 0;
-  w->offer        = 0;
+  w->offer        = a->spark_gap;
   L->out          = outs + (u64)lane * a->cap;
   L->cnt          = 0;
+  L->room         = 0;
   L->itrs0        = 0;
   L->defers       = 0;
   L->pushes       = 0;
@@ -72,6 +73,24 @@ FN void lane_push(THR Lane *L, u64 e) {
   L->out[L->cnt++] = e;
   L->pushes++;
 }
+
+// Sparks (wnf.h): an offered operand becomes a frontier entry of the next
+// pass, pushed within the room the lane kept for offers. No other lane
+// sees it before then; the offering lane may take it back meanwhile.
+FN void lane_offer(THR Wnf *w, u32 slot, Term b) {
+  THR Lane *L = (THR Lane *)w;
+  if (L->room == 0u) {
+    return;
+  }
+  L->room--;
+  HEAP_ST(w, slot, AS_SUB(b));
+  lane_push(L, ENT_SPK | ENT(REGION_OF(w, slot), slot));
+}
+
+#define WNF_OFFER(w, slot, b)  lane_offer((w), (slot), (b))
+#define WNF_TOOK_BACK(w, slot) ((void)0)
+
+#include "../wnf.h"
 
 // Records the first stop of the pass; later ones are dropped.
 FN void lane_stop(DEV PassCtl *ctl, u32 why, u32 loc, u32 err, u32 pri) {
@@ -98,12 +117,57 @@ FN int lane_claim(DEV u32 *seen, u32 loc) {
   return (GPU_OR32(&seen[loc >> 5], bit) & bit) == 0u;
 }
 
+// A spark entry: claims the offered operand if it is still marked and
+// reduces it to WNF. Stopped by its budget or a slot held elsewhere, it
+// stays on offer (marked, its entry pushed again); any other stop (an
+// error, a host primitive, the heap) leaves it plain, for the offering
+// lane to meet in its own order. `left`: free entries in the segment.
+FN void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32 rem) {
+  THR Wnf *w   = &L->w;
+  u32     loc  = ENT_LOC(e);
+  u32     own  = ENT_OWN(e);
+  u32     tries = ENT_TRIES(e);
+  if (left < rem + LANE_KIDS) {
+    lane_push(L, e);
+    L->again++;
+    return;
+  }
+  Term y = HEAP_LD(w, loc);
+  if (!IS_SUB(y) || HEAP_CAS(w, loc, y, BUSY) != y) {
+    return;                        // taken back, or claimed this pass
+  }
+  w->owner    = own;
+  w->dup_mode = (a->dup_mode == DUP_OWNER && tries >= ENT_ESCALATE)
+              ? DUP_ATOMIC : a->dup_mode;
+  w->budget   = w->itrs + a->budget;
+  w->status   = WNF_OK;
+  L->room     = left - rem - LANE_KIDS;
+  Term r      = wnf_run(w, NO_SUB(y));
+  L->room     = 0;
+  u32  st     = w->status;
+  HEAP_XCHG(w, loc, (st == WNF_BUDGET || st == WNF_DEFER) ? AS_SUB(r) : r);
+  if (st == WNF_BUDGET) {
+    lane_push(L, ENT_SPK | ENT(own, loc));
+    L->again++;
+  } else if (st == WNF_DEFER) {
+    u32 n = tries < ENT_TRIES_MAX ? tries + 1 : tries;
+    lane_push(L, ENT_SPK | ENT_T(w->defer, loc, n));
+    L->defers++;
+  } else if (st == WNF_OK) {
+    L->done++;
+  }
+}
+
 // Reduces entry `e` and walks down one child at a time while budget and
 // segment space last. `rem`: entries this lane still has after this one
 // (each needs one free slot, so the segment never overflows).
 FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
                    DEV PassCtl *ctl, u64 e, u32 rem) {
   THR Wnf *w = &L->w;
+  if (ENT_IS_SPK(e)) {
+    lane_spark(L, a, e, a->cap - L->cnt, rem);
+    return;
+  }
   u32 loc   = ENT_LOC(e);
   u32 own   = ENT_OWN(e);
   u32 dpx   = ENT_IS_DPX(e) ? 1u : 0u;
@@ -142,7 +206,9 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
                 ? DUP_ATOMIC : a->dup_mode;
     w->budget = w->itrs + (a->budget - spent);
     w->status = WNF_OK;
+    L->room   = left - rem - LANE_KIDS;
     Term r    = wnf_run(w, t);
+    L->room   = 0;
     if (dpx) {
       HEAP_XCHG(w, loc, r);        // store and release
     } else {

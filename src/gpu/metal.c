@@ -122,6 +122,7 @@ static int mt_open(u32 loc, char *err, unsigned errlen) {
   M.m.dup_mode     = GPU.dup_mode;
   M.m.region_shift = GPU.region_shift;
   M.m.shallow_inc  = (u32)GPU.collapse;
+  M.m.spark_gap    = GPU.spark_gap;
   M.m.stack_cap    = M.stack;
   return 0;
 }

@@ -56,6 +56,7 @@ typedef struct {
   u32 dup_mode;
   u32 region_shift;
   u32 shallow_inc;  // PassArgs.shallow_inc
+  u32 spark_gap;    // PassArgs.spark_gap
 } MtlArgs;
 
 // Read back after a pass (MB_RES).

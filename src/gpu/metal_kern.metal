@@ -142,6 +142,7 @@ kernel void k_step(device Term          *hbuf     [[buffer(MB_HEAP)]],
   a.stack_cap    = m.stack_cap;
   a.cap          = m.cap;
   a.shallow_inc  = m.shallow_inc;
+  a.spark_gap    = m.spark_gap;
   device PassCtl *ctl = &res->ctl;
   Lane L;
   lane_begin(&L, &a, lane, stacks, arena, outs);

@@ -201,6 +201,7 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
   S.a.stack_cap    = GPU.stack ? GPU.stack : (1u << 15);
   S.a.cap          = 0;
   S.a.shallow_inc  = (u32)GPU.collapse;
+  S.a.spark_gap    = GPU.spark_gap;
   S.arena      = calloc(2 * (u64)S.lanes, sizeof(u32));
   S.stacks     = zmap((u64)S.lanes * S.a.stack_cap * sizeof(Term));
   S.seen_bytes = (HEAP_WORDS / 32 + 1) * sizeof(u32);

@@ -41,7 +41,16 @@ static inline int t_refill(Wnf *w, u32 n) {
   return 1;
 }
 
-#include "wnf.h"
+#define GPU_ADD64(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define GPU_OR32(p, v)     __atomic_fetch_or((p), (v), __ATOMIC_ACQ_REL)
+#define GPU_CAS32(p, o, n) t_cas32((p), (o), (n))
+
+static inline u32 t_cas32(u32 *p, u32 o, u32 n) {
+  __atomic_compare_exchange_n(p, &o, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return o;
+}
+
+#include "gpu/lane.h"   // the device lanes over this backend (and wnf.h)
 
 static int PASS = 0, FAIL = 0;
 
@@ -266,6 +275,90 @@ static void many_on_one_slot(u32 mode) {
   }
 }
 
+// Sparks (wnf.h, lane.h): lanes that each hold an entry for one offered
+// operand race the lane that offered it, which reduces the other operand
+// and then takes the offer back or defers. Whoever wins, the operand is
+// reduced once: the value and the interactions are one lane's, and no
+// marked or BUSY word is left. Deferred entries run again until none is
+// left, as passes would run them.
+
+#define SPK_LANES 32
+#define SPK_CAP   64
+
+static struct {
+  PassArgs a;
+  PassCtl  ctl;
+  u32      arena[2 * SPK_LANES];
+  u32      seen[1 << 17];
+  u64      outs[SPK_LANES * SPK_CAP];
+  Term     stacks[SPK_LANES * 4096];
+  u64      in[SPK_LANES];
+  Lane     L[SPK_LANES];
+  volatile int go;
+} SP;
+
+static void *spark_lane(void *arg) {
+  u32 i = (u32)(uintptr_t)arg;
+  while (!SP.go) {}
+  lane_entry(&SP.L[i], &SP.a, SP.seen, &SP.ctl, SP.in[i], 0);
+  return NULL;
+}
+
+// ((1 + 2) + 3) + ... + n: n - 1 interactions
+static Term sum_chain(u32 n) {
+  Term t = TERM(NUM, 0, 1);
+  for (u32 i = 2; i <= n; i++) {
+    u32 at = heap_alloc(2);
+    HEAP[at] = t;
+    HEAP[at + 1] = TERM(NUM, 0, i);
+    t = TERM(OP2, OP_ADD, at);
+  }
+  return t;
+}
+
+static void sparks_on_one_operand(u32 mode, u32 na, u32 nb) {
+  memset(&SP, 0, sizeof SP);
+  SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
+                     .dup_mode = mode, .region_shift = 8, .budget = 1u << 30,
+                     .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
+  u32 op = heap_alloc(2), root = heap_alloc(1);
+  Term b = sum_chain(nb);
+  HEAP[op]     = sum_chain(na);
+  HEAP[op + 1] = AS_SUB(b);                       // offered
+  HEAP[root]   = TERM(OP2, OP_ADD, op);
+  for (u32 i = 0; i < SPK_LANES; i++) {
+    lane_begin(&SP.L[i], &SP.a, i, SP.stacks, SP.arena, SP.outs);
+    SP.in[i] = i == 0 ? ENT(root >> 8, root) : (ENT_SPK | ENT((op + 1) >> 8, op + 1));
+  }
+  pthread_t th[SPK_LANES];
+  for (u32 i = 0; i < SPK_LANES; i++) pthread_create(&th[i], NULL, spark_lane, (void *)(uintptr_t)i);
+  SP.go = 1;
+  for (u32 i = 0; i < SPK_LANES; i++) pthread_join(th[i], NULL);
+  // later passes, one lane at a time: what was deferred or pushed again
+  u32 rounds = 0;
+  for (int more = 1; more && rounds < 100; rounds++) {
+    more = 0;
+    for (u32 i = 0; i < SPK_LANES; i++) {
+      u32 n = SP.L[i].cnt;
+      u64 e[SPK_CAP];
+      memcpy(e, SP.L[i].out, n * sizeof(u64));
+      SP.L[i].cnt = 0;
+      for (u32 k = 0; k < n; k++) lane_entry(&SP.L[i], &SP.a, SP.seen, &SP.ctl, e[k], n - 1 - k);
+      more |= SP.L[i].cnt > 0;
+    }
+  }
+  u64 itrs = 0;
+  for (u32 i = 0; i < SPK_LANES; i++) itrs += SP.L[i].w.itrs;
+  u64 want = (u64)na * (na + 1) / 2 + (u64)nb * (nb + 1) / 2;
+  const char *mn = mode == DUP_OWNER ? "owner" : "atomic";
+  CHECK(TAG(HEAP[root]) == NUM && VAL(HEAP[root]) == (u32)want,
+        "%s %u+%u: the sum, got tag %u val %u", mn, na, nb, TAG(HEAP[root]), VAL(HEAP[root]));
+  CHECK(itrs == (u64)(na - 1) + (nb - 1) + 1, "%s %u+%u: one reduction of each operand, got %llu itrs",
+        mn, na, nb, (unsigned long long)itrs);
+  CHECK(!IS_SUB(HEAP[op + 1]) && HEAP[op + 1] != BUSY, "%s: the offer is closed", mn);
+  CHECK(rounds < 100, "%s: the deferred entries end", mn);
+}
+
 // A deferral deep inside a WNF stack: (((X₀ + 1) + 1) ... + 1), 200 frames
 // deep, where X's slot is in another region. The run stops with
 // WNF_DEFER to that region and returns the term rebuilt (same root, same
@@ -422,6 +515,12 @@ int main(void) {
   names_init();
   many_on_one_slot(DUP_ATOMIC);
   many_on_one_slot(DUP_OWNER);
+  for (u32 m = 0; m < 2; m++) {
+    u32 mode = m ? DUP_OWNER : DUP_ATOMIC;
+    sparks_on_one_operand(mode, 2, 3000);     // the lanes win
+    sparks_on_one_operand(mode, 3000, 2);     // the offering lane wins
+    sparks_on_one_operand(mode, 800, 800);
+  }
   deep_deferral();
   sim_programs();
   log_stops();
