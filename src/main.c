@@ -256,6 +256,7 @@ static int run(int argc, char **argv) {
   }
   eval_out_check();
   if (gpu_finish() != 0) return 1;
+  gpu_done(0);
   return 0;
 }
 

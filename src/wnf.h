@@ -992,8 +992,12 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         return whnf;
       }
       if (itrs >= lim) {
-        if (itrs < w->budget) {                             // an offer point
+        // an offer point, and the budget's end too: what stops here goes
+        // on later, so its oldest operand may as well go on elsewhere
+        if (w->offer) {
           wnf_offer_oldest(w, stk, sp, &scan);
+        }
+        if (itrs < w->budget) {
           lim = itrs + w->offer < w->budget ? itrs + w->offer : w->budget;
           continue;
         }

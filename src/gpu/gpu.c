@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "gpu.h"
 #include "dev.h"
 #include "../heap.h"
@@ -28,7 +29,7 @@ GpuConf GPU = {
   .max_passes   = 0,
   .cpu_first    = 1u << 16,
   .handoff      = 64,
-  .spark_gap    = 256,
+  .spark_gap    = 64,
   .dev_heap     = 0,
   .grow         = 0,
   .trace        = NULL,
@@ -221,6 +222,16 @@ static void warm_join(void) {
 // driver's teardown must not race its setup.
 static void warm_exit(void) {
   warm_join();
+}
+
+void gpu_done(int rc) {
+  if (warming && !atomic_load(&warm_done)) {
+    // The CPU finished before the device was ready (CPU first): ending
+    // the process now skips the driver's teardown, which would first wait
+    // for its setup (0.2-0.3 s); the kernel releases the device.
+    fflush(NULL);
+    _exit(rc);
+  }
 }
 
 void gpu_prepare(void) {
