@@ -80,7 +80,7 @@ typedef struct {
   _Atomic u32 claim;
   u32         key;     // of its entries
   u32         depth;
-  u32         next;    // in the free list or the stack
+  u32         next;    // in the stack of kids to run
 } Kid;
 
 static Mem             KIDS = MEM(Kid, 12, 1u << 20);
