@@ -20,7 +20,7 @@
 // it the branches it has queued; branches are independent, and the DUPs
 // they share are taken atomically (DUP_SHARED). The output is thus the same
 // for any -T; only work past the limit is wasted. Both use cnf and the
-// branch steps below (collapse_in.h).
+// branch steps below, and allocate through collapse_mem.c (collapse_in.h).
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -47,27 +47,17 @@ typedef struct {
 #define CF_NODE 0
 #define CF_LAMB 1
 
-void collapse_oom(void) {
-  fprintf(stderr, "Error: out of memory in collapse\n");
-  exit(1);
-}
-
 // Per thread, re-entrant: a %nf inside cnf may run another branch's cnf on
 // this thread (pool work), which stacks its frames above CS_SP.
 static _Thread_local CFrame *CS     = NULL;
-static _Thread_local u32     CS_CAP = 0;
+static _Thread_local u64     CS_CAP = 0;
 static _Thread_local u32     CS_SP  = 0;
 
 u32  collapse_mark(void)   { return CS_SP; }
 void collapse_reset(u32 sp) { CS_SP = sp; }
 
 static void cs_grow(u32 need) {
-  if (need <= CS_CAP) return;
-  u32 cap = CS_CAP ? CS_CAP * 2 : 1024;
-  while (cap < need) cap *= 2;
-  CFrame *ns = realloc(CS, (size_t)cap * sizeof(CFrame));
-  if (!ns) collapse_oom();
-  CS = ns; CS_CAP = cap;
+  if (need > CS_CAP) CS = collapse_grow(CS, &CS_CAP, need, sizeof(CFrame));
 }
 
 // Children cnf visits; 0 for leaves and for what it never enters.
@@ -229,16 +219,14 @@ typedef struct {
 static Bucket Q[KEYS];
 static u64    Q_MASK;     // bit k: bucket k non-empty
 
-// Doubles a full bucket's ring.
+// Doubles a full bucket's ring: task i was at i mod the old size, and
+// moves up by it if it is not at i mod the new one.
 static void q_grow(Bucket *b) {
-  u64  len = b->tail - b->head;
-  u64  cap = b->cap ? b->cap * 2 : 256;
-  u64 *nb  = malloc(cap * sizeof(u64));
-  if (!nb) collapse_oom();
-  for (u64 i = 0; i < len; i++) nb[i] = b->buf[(b->head + i) & (b->cap - 1)];
-  free(b->buf);
-  b->head = 0; b->tail = len;
-  b->buf  = nb; b->cap = cap;
+  u64 old = b->cap;
+  b->buf  = collapse_grow(b->buf, &b->cap, old + 1, sizeof(u64));
+  for (u64 i = b->head; i < b->tail; i++) {
+    if (i & old) b->buf[i & (b->cap - 1)] = b->buf[i & (old - 1)];
+  }
 }
 
 static void q_push(u32 key, u64 task) {

@@ -80,38 +80,21 @@ typedef struct {
   _Atomic u32 claim;
   u32         key;     // of its entries
   u32         depth;
-  u32         next;    // in the free list or the stack
+  u32         next;    // in the stack of kids to run
 } Kid;
 
-#define KID_SEG_BITS 12
-static Kid            *KID_SEG[1u << (32 - KID_SEG_BITS)];
-static u32             KID_LEN;          // handles made (KID_LOCK)
-static u32             KID_FREE_TOP;     // (KID_LOCK)
+static Mem             KIDS = MEM(Kid, 12, 1u << 20);
 static u32             KID_STACK;        // kids to run, last first (KID_LOCK)
 static _Atomic u32     KID_WAITING;      // kids in the stack
 static pthread_mutex_t KID_LOCK = PTHREAD_MUTEX_INITIALIZER;
 
 static Kid *kid_at(u32 h) {
-  return &KID_SEG[(h - 1) >> KID_SEG_BITS][(h - 1) & ((1u << KID_SEG_BITS) - 1)];
+  return mem_at(&KIDS, h);
 }
 
 // A kid of the SUP at s (sides s, s + 1), at `key`, offered to the pool.
 static u32 kid_new(u32 key, u32 depth, u32 s) {
-  pthread_mutex_lock(&KID_LOCK);
-  u32 h = KID_FREE_TOP;
-  if (h) {
-    KID_FREE_TOP = kid_at(h)->next;
-  } else {
-    if (KID_LEN == ~0u) {
-      pthread_mutex_unlock(&KID_LOCK);
-      eval_die("too many collapse branches");
-    }
-    h = ++KID_LEN;
-    if (((h - 1) & ((1u << KID_SEG_BITS) - 1)) == 0) {
-      KID_SEG[(h - 1) >> KID_SEG_BITS] = malloc(sizeof(Kid) << KID_SEG_BITS);
-      if (!KID_SEG[(h - 1) >> KID_SEG_BITS]) collapse_oom();
-    }
-  }
+  u32  h = mem_new(&KIDS);
   Kid *k = kid_at(h);
   for (u32 j = 0; j < 2; j++) {
     k->e[j].loc = s + j;
@@ -120,6 +103,7 @@ static u32 kid_new(u32 key, u32 depth, u32 s) {
   atomic_store_explicit(&k->claim, KID_FREE, memory_order_relaxed);
   k->key   = key;
   k->depth = depth;
+  pthread_mutex_lock(&KID_LOCK);
   k->next  = KID_STACK;
   KID_STACK = h;
   atomic_fetch_add_explicit(&KID_WAITING, 1, memory_order_relaxed);
@@ -128,18 +112,12 @@ static u32 kid_new(u32 key, u32 depth, u32 s) {
 }
 
 static void kid_free(u32 h) {
-  pthread_mutex_lock(&KID_LOCK);
-  kid_at(h)->next = KID_FREE_TOP;
-  KID_FREE_TOP    = h;
-  pthread_mutex_unlock(&KID_LOCK);
+  mem_del(&KIDS, h);
 }
 
 static void kids_reset(void) {
-  for (u64 g = 0; g << KID_SEG_BITS < KID_LEN; g++) {
-    free(KID_SEG[g]);
-    KID_SEG[g] = NULL;
-  }
-  KID_LEN = KID_FREE_TOP = KID_STACK = 0;
+  mem_drop(&KIDS);
+  KID_STACK = 0;
   atomic_store(&KID_WAITING, 0);
 }
 
@@ -155,7 +133,8 @@ static void kids_reset(void) {
 
 typedef struct Chunk Chunk;
 struct Chunk {
-  Chunk      *next;       // in a list (kids, free)
+  Chunk      *next;       // in a list (kids)
+  u32         self;       // its handle in CHUNKS
   _Atomic u32 n;          // entries (fixed once in a level)
   u32         key;        // its level
   u32         sum;        // entries [0, sum) are summarized in kids
@@ -166,57 +145,12 @@ struct Chunk {
   _Alignas(64) Entry e[CHUNK];
 };
 
-// Chunks come from slabs, freed all at once when the collapse ends; in
-// between, a free chunk goes to its thread's list, whose surplus goes to a
-// shared one (the consumer frees most chunks, the pool makes most).
-#define SLAB 32
-
-static pthread_mutex_t CH_LOCK = PTHREAD_MUTEX_INITIALIZER;
-static Chunk          *CH_FREE;              // (CH_LOCK)
-static Chunk         **SLABS;                // (CH_LOCK)
-static u32             SLABS_LEN, SLABS_CAP;
-static u32             CH_GEN;               // collapses ended: older thread lists are void
-static _Thread_local Chunk *MY_FREE;
-static _Thread_local u32    MY_LEN, MY_GEN;
-
-static void my_check(void) {
-  if (MY_GEN != CH_GEN) {
-    MY_FREE = NULL;
-    MY_LEN  = 0;
-    MY_GEN  = CH_GEN;
-  }
-}
+static Mem CHUNKS = MEM(Chunk, 5, 1u << 20);
 
 static Chunk *chunk_new(u32 key) {
-  my_check();
-  if (!MY_FREE) {
-    pthread_mutex_lock(&CH_LOCK);
-    if (!CH_FREE) {
-      Chunk *sl = aligned_alloc(64, SLAB * sizeof(Chunk));
-      if (!sl) collapse_oom();
-      if (SLABS_LEN == SLABS_CAP) {
-        SLABS_CAP = SLABS_CAP ? SLABS_CAP * 2 : 64;
-        SLABS     = realloc(SLABS, SLABS_CAP * sizeof(Chunk *));
-        if (!SLABS) collapse_oom();
-      }
-      SLABS[SLABS_LEN++] = sl;
-      for (u32 i = 0; i < SLAB; i++) {
-        sl[i].next = CH_FREE;
-        CH_FREE    = &sl[i];
-      }
-    }
-    for (u32 i = 0; i < SLAB && CH_FREE; i++) {
-      Chunk *c = CH_FREE;
-      CH_FREE  = c->next;
-      c->next  = MY_FREE;
-      MY_FREE  = c;
-      MY_LEN++;
-    }
-    pthread_mutex_unlock(&CH_LOCK);
-  }
-  Chunk *c = MY_FREE;
-  MY_FREE  = c->next;
-  MY_LEN--;
+  u32    h = mem_new(&CHUNKS);
+  Chunk *c = mem_at(&CHUNKS, h);
+  c->self = h;
   c->next = NULL;
   c->key  = key;
   c->sum  = 0;
@@ -227,25 +161,7 @@ static Chunk *chunk_new(u32 key) {
 }
 
 static void chunk_free(Chunk *c) {
-  my_check();
-  c->next = MY_FREE;
-  MY_FREE = c;
-  if (++MY_LEN < 2 * SLAB) return;
-  pthread_mutex_lock(&CH_LOCK);
-  for (u32 i = 0; i < SLAB; i++) {
-    Chunk *f = MY_FREE;
-    MY_FREE  = f->next;
-    f->next  = CH_FREE;
-    CH_FREE  = f;
-  }
-  MY_LEN -= SLAB;
-  pthread_mutex_unlock(&CH_LOCK);
-}
-
-static void slabs_free(void) {
-  while (SLABS_LEN) free(SLABS[--SLABS_LEN]);
-  CH_FREE = NULL;
-  CH_GEN++;
+  mem_del(&CHUNKS, c->self);
 }
 
 // Fills d[0], d[1] with the sides of e, a collapsed SUP: new entries, or
@@ -303,8 +219,8 @@ static void chunk_add(Chunk *c, u32 l0, u32 l1) {
   atomic_store_explicit(&c->n, n + 2, memory_order_relaxed);
 }
 
-// A level holds up to 2^32 chunks, in segments of chunk pointers
-// (allocated and recycled by the consumer), indexed from 0 for ever:
+// A level holds up to 2^32 chunks, in segments of chunk pointers (SEGM's
+// blocks, made and let go by the consumer), indexed from 0 for ever:
 // [head, take) are claimed, [take, tail) offered (all appended chunks are),
 // and `open` is the chunk the consumer is filling, not yet appended.
 // `take` is a chunk index and an entry: chunk << TAKE_BITS | entry.
@@ -323,7 +239,7 @@ typedef struct {
   u32                      pos;    // next entry of chunk head (consumer)
   int                      seen;   // chunk head reached (consumer)
   Chunk                   *open;   // chunk being filled (consumer)
-  _Atomic(Chunk *)       **seg;    // segment table, reserved lazily
+  u32                     *seg;    // segment handles, reserved lazily
 } Level;
 
 static Level       LV[KEYS];
@@ -331,37 +247,31 @@ static _Atomic u64 OPEN;           // bit k: level k may have offered entries
 static u64         FULL;           // bit k: level k has chunks to use (consumer)
 static u64         FILLING;        // bit k: level k's open chunk has entries (consumer)
 static u64         UNOFFERED;      // bit k: level k has chunks not offered (consumer)
-static _Atomic(Chunk *) **SPARE;   // recycled segments (consumer)
-static u32         SPARE_LEN, SPARE_CAP;
+static Mem         SEGM = MEM(_Atomic(Chunk *)[SEG], 2, 1u << 20);
 static _Atomic int SPEC_ON;        // the pool may claim entries
 static _Atomic u32 SPEC_RUNNING;   // threads inside spec_help
 
-static Chunk *chunk_at(Level *lv, u64 i) {
-  return atomic_load_explicit(&lv->seg[i >> SEG_BITS][i & (SEG - 1)], memory_order_relaxed);
+// Level lv's chunk slot i.
+static _Atomic(Chunk *) *chunk_slot(Level *lv, u64 i) {
+  _Atomic(Chunk *) *sg = mem_at(&SEGM, lv->seg[i >> SEG_BITS]);
+  return &sg[i & (SEG - 1)];
 }
 
-// Errors kept by the pool.
-static EvalCatch      *ERRS     = NULL;
-static u32             ERRS_LEN = 0, ERRS_CAP = 0;
-static pthread_mutex_t ERRS_LOCK = PTHREAD_MUTEX_INITIALIZER;
+static Chunk *chunk_at(Level *lv, u64 i) {
+  return atomic_load_explicit(chunk_slot(lv, i), memory_order_relaxed);
+}
+
+// Errors kept by the pool, by handle.
+static Mem ERRS = MEM(EvalCatch, 4, 1u << 20);
 
 static u32 err_keep(const EvalCatch *c) {
-  pthread_mutex_lock(&ERRS_LOCK);
-  if (ERRS_LEN == ERRS_CAP) {
-    ERRS_CAP = ERRS_CAP ? ERRS_CAP * 2 : 16;
-    ERRS     = realloc(ERRS, ERRS_CAP * sizeof(EvalCatch));
-    if (!ERRS) collapse_oom();
-  }
-  u32 at = ERRS_LEN++;
-  ERRS[at] = *c;
-  pthread_mutex_unlock(&ERRS_LOCK);
-  return at;
+  u32 h = mem_new(&ERRS);
+  *(EvalCatch *)mem_at(&ERRS, h) = *c;
+  return h;
 }
 
-static void err_raise(u32 at) {
-  pthread_mutex_lock(&ERRS_LOCK);   // ERRS may move (err_keep)
-  EvalCatch c = ERRS[at];
-  pthread_mutex_unlock(&ERRS_LOCK);
+static void err_raise(u32 h) {
+  EvalCatch c = *(EvalCatch *)mem_at(&ERRS, h);
   eval_rethrow(&c);
 }
 
@@ -467,16 +377,12 @@ static void level_append(u32 k, Chunk *c) {
   Level *lv = &LV[k];
   u64    i  = lv->end;
   if (i >> 32) eval_die("too many collapse branches");
-  if ((i & (SEG - 1)) == 0) {
-    _Atomic(Chunk *) *sg = SPARE_LEN ? SPARE[--SPARE_LEN] : malloc(SEG * sizeof(Chunk *));
-    if (!sg) collapse_oom();
-    lv->seg[i >> SEG_BITS] = sg;
-  }
+  if ((i & (SEG - 1)) == 0) lv->seg[i >> SEG_BITS] = mem_new(&SEGM);
   u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
   atomic_store_explicit(&c->left, n, memory_order_relaxed);
   atomic_store_explicit(&c->base, lv->ents, memory_order_relaxed);
   lv->ents += n;
-  atomic_store_explicit(&lv->seg[i >> SEG_BITS][i & (SEG - 1)], c, memory_order_relaxed);
+  atomic_store_explicit(chunk_slot(lv, i), c, memory_order_relaxed);
   lv->end = i + 1;
   FULL      |= 1ull << k;
   UNOFFERED |= 1ull << k;
@@ -554,8 +460,7 @@ static int kid_run(Wnf *w) {
       k = p;
     } else {
       // MOVED: the SUP's entry let go already
-      p->next      = KID_FREE_TOP;
-      KID_FREE_TOP = h;
+      kid_free(h);
     }
   }
   pthread_mutex_unlock(&KID_LOCK);
@@ -716,14 +621,7 @@ static void level_next(u32 k, Chunk *c) {
   lv->head++;
   lv->pos  = 0;
   lv->seen = 0;
-  if ((lv->head & (SEG - 1)) == 0) {
-    if (SPARE_LEN == SPARE_CAP) {
-      SPARE_CAP = SPARE_CAP ? SPARE_CAP * 2 : 64;
-      SPARE     = realloc(SPARE, SPARE_CAP * sizeof(*SPARE));
-      if (!SPARE) collapse_oom();
-    }
-    SPARE[SPARE_LEN++] = lv->seg[(lv->head - 1) >> SEG_BITS];
-  }
+  if ((lv->head & (SEG - 1)) == 0) mem_del(&SEGM, lv->seg[(lv->head - 1) >> SEG_BITS]);
   if (lv->head == lv->end && !(FILLING >> k & 1)) FULL &= ~(1ull << k);
 }
 
@@ -734,14 +632,8 @@ static void collapse_join(void) {
   if (!STOPPED) return;
   while (atomic_load(&SPEC_RUNNING) > 0) cpu_relax();
   eval_stop_ahead(0);
-  // free the segments still in use, then the spare ones, then every chunk
   for (u32 k = 0; k < KEYS; k++) {
     Level *lv = &LV[k];
-    if (lv->end > lv->head) {
-      for (u64 g = lv->head >> SEG_BITS; g <= (lv->end - 1) >> SEG_BITS; g++) {
-        free(lv->seg[g]);
-      }
-    }
     atomic_store(&lv->take, 0);
     atomic_store(&lv->tail, 0);
     lv->head = lv->end = lv->ents = 0;
@@ -750,8 +642,9 @@ static void collapse_join(void) {
     lv->seen = 0;
     lv->open = NULL;
   }
-  while (SPARE_LEN) free(SPARE[--SPARE_LEN]);
-  slabs_free();
+  mem_drop(&SEGM);
+  mem_drop(&CHUNKS);
+  mem_drop(&ERRS);
   kids_reset();
   atomic_store(&OPEN, 0);
   FULL = FILLING = UNOFFERED = 0;

@@ -172,8 +172,9 @@ static Cli parse_args(int argc, char **argv) {
 }
 
 // Address space reserved besides the heap and its seen set: this thread's
-// stack, a WNF stack and a pool stack per thread, the -T collapse's levels
-// (collapse.c), the book, and a margin for code and malloc.
+// stack, a WNF stack and a pool stack per thread, the -T collapse's level
+// and slab tables (collapse_par.c, under 512 MiB), the book, and a margin
+// for code and malloc.
 static u64 reserved_besides(u32 threads) {
   u64 per    = ((u64)1 << 30) + ((u64)64 << 20);
   u64 levels = threads > 1 ? (u64)512 << 20 : 0;

@@ -125,6 +125,22 @@ u32 table_count(void) {
   return NAMES_LEN;
 }
 
+// Operators
+// =========
+// Each OP_x's infix spelling: the parser reads it, the printer writes it.
+
+static const char *OP_NAMES[OP_COUNT] = {
+  [OP_EQ]  = "==", [OP_NE]  = "!=", [OP_LT]  = "<",  [OP_LE]  = "<=",
+  [OP_GT]  = ">",  [OP_GE]  = ">=", [OP_ADD] = "+",  [OP_SUB] = "-",
+  [OP_MUL] = "*",  [OP_DIV] = "/",  [OP_MOD] = "%",  [OP_AND] = "&&",
+  [OP_OR]  = "||", [OP_XOR] = "^",  [OP_LSH] = "<<", [OP_RSH] = ">>",
+  [OP_NOT] = "~",
+};
+
+const char *op_name(u32 op) {
+  return op < OP_COUNT ? OP_NAMES[op] : NULL;
+}
+
 // Primitives
 // ==========
 

@@ -30,6 +30,9 @@ u32         table_find(const char *s, u32 len); // find only; ~0u if absent
 const char *table_name(u32 id);          // NULL if id unknown
 u32         table_count(void);
 
+// Operators: OP_x -> its infix spelling ("+", "<<", ..); NULL if unknown.
+const char *op_name(u32 op);
+
 // Primitives: `%name` -> PRIM_x id (term.h); ~0u when unknown.
 u32         prim_id(const char *s, u32 len);
 const char *prim_name(u32 id);

@@ -426,7 +426,7 @@ static void guard(Src *s) {
 #define CONS  0xFF   // `<>`: a #CON cell, not a node tag of its own
 
 typedef struct {
-  const char *sym;
+  const char *sym;   // NULL for OP2: op_name(op)
   u8          tag;   // OP2, EQL, AND, OR, RED or CONS
   u8          op;    // OP2's operator
   u8          lhs;
@@ -434,19 +434,23 @@ typedef struct {
 } Infix;
 
 static const Infix INFIX[] = {
-  {"||",  OP2, OP_OR,  1, 2}, {"&&",  OP2, OP_AND, 2, 3},
-  {"==",  OP2, OP_EQ,  3, 4}, {"!=",  OP2, OP_NE,  3, 4},
-  {"<",   OP2, OP_LT,  4, 5}, {"<=",  OP2, OP_LE,  4, 5},
-  {">",   OP2, OP_GT,  4, 5}, {">=",  OP2, OP_GE,  4, 5},
-  {"<<",  OP2, OP_LSH, 5, 6}, {">>",  OP2, OP_RSH, 5, 6},
-  {"+",   OP2, OP_ADD, 6, 7}, {"-",   OP2, OP_SUB, 6, 7},
-  {"*",   OP2, OP_MUL, 7, 8}, {"/",   OP2, OP_DIV, 7, 8},
-  {"%",   OP2, OP_MOD, 7, 8}, {"^",   OP2, OP_XOR, 8, 9},
-  {"~",   OP2, OP_NOT, 0, 1},
+  {NULL,  OP2, OP_OR,  1, 2}, {NULL,  OP2, OP_AND, 2, 3},
+  {NULL,  OP2, OP_EQ,  3, 4}, {NULL,  OP2, OP_NE,  3, 4},
+  {NULL,  OP2, OP_LT,  4, 5}, {NULL,  OP2, OP_LE,  4, 5},
+  {NULL,  OP2, OP_GT,  4, 5}, {NULL,  OP2, OP_GE,  4, 5},
+  {NULL,  OP2, OP_LSH, 5, 6}, {NULL,  OP2, OP_RSH, 5, 6},
+  {NULL,  OP2, OP_ADD, 6, 7}, {NULL,  OP2, OP_SUB, 6, 7},
+  {NULL,  OP2, OP_MUL, 7, 8}, {NULL,  OP2, OP_DIV, 7, 8},
+  {NULL,  OP2, OP_MOD, 7, 8}, {NULL,  OP2, OP_XOR, 8, 9},
+  {NULL,  OP2, OP_NOT, 0, 1},
   {"===", EQL, 0, LOOSE, 4},  {".&.", AND, 0, LOOSE, 2},
   {".|.", OR,  0, LOOSE, 1},  {"~>",  RED, 0, LOOSE, 0},
   {"<>",  CONS, 0, LOOSE, 0},
 };
+
+static const char *infix_sym(const Infix *x) {
+  return x->sym ? x->sym : op_name(x->op);
+}
 
 // The infix symbol at the cursor (after blanks), or NULL.
 static const Infix *infix_at(Src *s) {
@@ -454,8 +458,9 @@ static const Infix *infix_at(Src *s) {
   const Infix *best = NULL;
   size_t       blen = 0;
   for (size_t i = 0; i < sizeof INFIX / sizeof INFIX[0]; i++) {
-    size_t n = strlen(INFIX[i].sym);
-    if (n > blen && ahead(s, INFIX[i].sym)) { best = &INFIX[i]; blen = n; }
+    const char *sym = infix_sym(&INFIX[i]);
+    size_t      n   = strlen(sym);
+    if (n > blen && ahead(s, sym)) { best = &INFIX[i]; blen = n; }
   }
   return best;
 }
@@ -478,7 +483,7 @@ static Term parse_post(Src *s, Term f, int lvl) {
   for (;;) {
     const Infix *op = infix_at(s);
     if (op && op->lhs >= lvl) {
-      steps(s, (u32)strlen(op->sym));
+      steps(s, (u32)strlen(infix_sym(op)));
       Term rhs = parse_post(s, parse_atom(s), op->rhs);
       f = op->tag == CONS ? ctr2(NICK_CON, f, rhs) : node2(op->tag, op->op, f, rhs);
     } else if (cur(s) == '(') {

@@ -203,14 +203,6 @@ static void print_esc(FILE *f, u32 c, char quote) {
   print_utf8(f, c);
 }
 
-static const char *OP_MID[OP_COUNT] = {
-  [OP_ADD] = " + ",  [OP_SUB] = " - ",  [OP_MUL] = " * ",  [OP_DIV] = " / ",
-  [OP_MOD] = " % ",  [OP_EQ]  = " == ", [OP_NE]  = " != ", [OP_LT]  = " < ",
-  [OP_LE]  = " <= ", [OP_GT]  = " > ",  [OP_GE]  = " >= ", [OP_AND] = " && ",
-  [OP_OR]  = " || ", [OP_XOR] = " ^ ",  [OP_LSH] = " << ", [OP_RSH] = " >> ",
-  [OP_NOT] = " ~ ",
-};
-
 // HEAP[loc], once no thread holds it: under -T -C, threads collapsing
 // ahead take the DUP slots this branch shares BUSY for a moment.
 static Term word(u32 loc) {
@@ -423,7 +415,9 @@ static void print_one(FILE *f, Term t, u32 d) {
       out_c('(', f);
       push_s(")");
       push_t(at(loc + 1), d);
-      push_s(OP_MID[op]);
+      push_s(" ");
+      push_s(op_name(op));
+      push_s(" ");
       push_t(at(loc), d);
       return;
     }

@@ -112,8 +112,8 @@ typedef u64 Term;
 
 // Operators (EXT of OP2)
 // ======================
-// Comparisons, arithmetic, bitwise; the parser's table gives each its
-// symbol and precedence, the printer's its text.
+// Comparisons, arithmetic, bitwise; names.c gives each its spelling, the
+// parser's table its precedence.
 
 #define OP_EQ  0
 #define OP_NE  1

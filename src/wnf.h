@@ -490,6 +490,21 @@ FN void wnf_red_share(THR Wnf *w, Term x, THR Term *a, THR Term *b) {
   *b = TERM(DP1, lab, d);
 }
 
+// ((f x) ~> (g x)) in the words of `app` and `red`, x split by
+// wnf_red_share.
+FN Term wnf_red_both(THR Wnf *w, u32 app, u32 red, Term f, Term g, Term x) {
+  Term x0, x1;
+  wnf_red_share(w, x, &x0, &x1);
+  u32 n = wnf_bump(w, 2);
+  HEAP_ST(w, n + 0, g);
+  HEAP_ST(w, n + 1, x1);
+  HEAP_ST(w, app + 0, f);
+  HEAP_ST(w, app + 1, x0);
+  HEAP_ST(w, red + 0, TERM(APP, 0, app));
+  HEAP_ST(w, red + 1, TERM(APP, 0, n));
+  return TERM(RED, 0, red);
+}
+
 // ((f ~> g) x) once g is a value, for the g that need no further reduction
 // (F_ARED): the result, or 0 when g is MAT/SWI/USE (the caller reduces x).
 // `app` is [red, x], `red` is [f, g_old].
@@ -551,16 +566,7 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, 
     // ((f x) ~> (g x))  (x split: wnf_red_share)
     *itrs += 1;
     WNF_RULE_AT(R_APP_RED_RED);
-    Term x0, x1;
-    wnf_red_share(w, x, &x0, &x1);
-    u32 n = wnf_bump(w, 2);
-    HEAP_ST(w, n + 0, g);
-    HEAP_ST(w, n + 1, x1);
-    HEAP_ST(w, app + 0, f);
-    HEAP_ST(w, app + 1, x0);
-    HEAP_ST(w, red + 0, TERM(APP, 0, app));
-    HEAP_ST(w, red + 1, TERM(APP, 0, n));
-    return TERM(RED, 0, red);
+    return wnf_red_both(w, app, red, f, g, x);
   }
   if (tg == MAT || tg == SWI || tg == USE) {
     return 0;
@@ -574,55 +580,65 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, 
   return TERM(APP, 0, app);
 }
 
-// ((f ~> mat) v), v a value (F_RMAT). Returns the term to enter; *again = 1
-// when v is a RED whose right side must be reduced first (returned).
-// `app` is [red, v_old], `red` is [f, mat].
-FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term v) {
+// ((f ~> e) v), v a value, e an eliminator: a match λ{..} (MAT, SWI: F_RMAT)
+// or a use λ{g} (USE: F_RUSE). Returns the term to enter. `app` is
+// [red, v_old], `red` is [f, e]; e's node holds its branches (a match: the
+// hit and the miss, a use: g).
+FN Term wnf_red_elim(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term v) {
   Term f   = HEAP_LD(w, red + 0);
-  Term mat = HEAP_LD(w, red + 1);
-  u32  m   = VAL(mat);
+  Term e   = HEAP_LD(w, red + 1);
+  u32  m   = VAL(e);
   u32  tv  = TAG(v);
-  if (tv == ERA) {                                     // APP-RED-MAT-ERA
+  u32  use = TAG(e) == USE;
+  u32  br  = use ? 1 : 2;                              // e's branches
+  if (tv == ERA) {                                     // APP-RED-MAT/USE-ERA
     *itrs += 1;
-    WNF_RULE_AT(R_APP_RED_MAT_ERA);
+    WNF_RULE_AT(use ? R_APP_RED_USE_ERA : R_APP_RED_MAT_ERA);
     return WNF_ERA;
   }
-  if (tv == SUP) {                                     // APP-RED-MAT-SUP
-    // ! F &L = f; ! H &L = h; ! M &L = m;
-    // &L{((F₀ ~> λ{H₀;M₀}) a), ((F₁ ~> λ{H₁;M₁}) b)}
+  if (tv == SUP) {                                     // APP-RED-MAT/USE-SUP
+    // ! F &L = f; ! E &L = e (each branch);
+    // &L{((F₀ ~> E₀) a), ((F₁ ~> E₁) b)}
     *itrs += 1;
-    WNF_RULE_AT(R_APP_RED_MAT_SUP);
+    WNF_RULE_AT(use ? R_APP_RED_USE_SUP : R_APP_RED_MAT_SUP);
     u32 lab = EXT(v);
     u32 s   = VAL(v);
     Term a  = HEAP_LD(w, s + 0);
     Term b  = HEAP_LD(w, s + 1);
-    u32 n   = wnf_bump(w, 10);
-    // DUP slots: red+0 (f), m+0 (h), m+1 (m)
-    HEAP_ST(w, n + 0, TERM(DP0, lab, m + 0));
-    HEAP_ST(w, n + 1, TERM(DP0, lab, m + 1));
-    HEAP_ST(w, n + 2, TERM(DP1, lab, m + 0));
-    HEAP_ST(w, n + 3, TERM(DP1, lab, m + 1));
-    HEAP_ST(w, n + 4, TERM(DP0, lab, red));
-    HEAP_ST(w, n + 5, TERM(TAG(mat), EXT(mat), n + 0));
-    HEAP_ST(w, n + 6, TERM(DP1, lab, red));
-    HEAP_ST(w, n + 7, TERM(TAG(mat), EXT(mat), n + 2));
-    HEAP_ST(w, app + 0, TERM(RED, 0, n + 4));
+    u32 n   = wnf_bump(w, 2 * br + 6);
+    u32 r   = n + 2 * br;       // [F₀, E₀, F₁, E₁, app₁]
+    // DUP slots: red+0 (f) and e's branches
+    for (u32 i = 0; i < br; i++) {
+      HEAP_ST(w, n + i,      TERM(DP0, lab, m + i));
+      HEAP_ST(w, n + br + i, TERM(DP1, lab, m + i));
+    }
+    HEAP_ST(w, r + 0, TERM(DP0, lab, red));
+    HEAP_ST(w, r + 1, TERM(TAG(e), EXT(e), n + 0));
+    HEAP_ST(w, r + 2, TERM(DP1, lab, red));
+    HEAP_ST(w, r + 3, TERM(TAG(e), EXT(e), n + br));
+    HEAP_ST(w, app + 0, TERM(RED, 0, r + 0));
     HEAP_ST(w, app + 1, a);
-    HEAP_ST(w, n + 8, TERM(RED, 0, n + 6));
-    HEAP_ST(w, n + 9, b);
+    HEAP_ST(w, r + 4, TERM(RED, 0, r + 2));
+    HEAP_ST(w, r + 5, b);
     HEAP_ST(w, s + 0, TERM(APP, 0, app));
-    HEAP_ST(w, s + 1, TERM(APP, 0, n + 8));
+    HEAP_ST(w, s + 1, TERM(APP, 0, r + 4));
     return TERM(SUP, lab, s);
   }
-  if (tv == INC) {                                     // APP-RED-MAT-INC
+  if (tv == INC) {                                     // APP-RED-MAT/USE-INC
     *itrs += 1;
-    WNF_RULE_AT(R_APP_RED_MAT_INC);
+    WNF_RULE_AT(use ? R_APP_RED_USE_INC : R_APP_RED_MAT_INC);
     return wnf_inc_up(w, APP, 0, app, 1, v);
   }
-  if (IS_CTR(tv)) {
+  if (use && !wnf_is_nam(tv) && tv != DRY) {
+    // (f v) ~> (g v)  (v split: wnf_red_share)          APP-RED-USE-VAL
     *itrs += 1;
-    WNF_RULE_AT(EXT(mat) == EXT(v) ? R_APP_RED_MAT_CTR_MAT : R_APP_RED_MAT_CTR_MIS);
-    if (EXT(mat) == EXT(v)) {                          // APP-RED-MAT-CTR-MAT
+    WNF_RULE_AT(R_APP_RED_USE_VAL);
+    return wnf_red_both(w, app, red, f, HEAP_LD(w, m), v);
+  }
+  if (!use && IS_CTR(tv)) {
+    *itrs += 1;
+    WNF_RULE_AT(EXT(e) == EXT(v) ? R_APP_RED_MAT_CTR_MAT : R_APP_RED_MAT_CTR_MIS);
+    if (EXT(e) == EXT(v)) {                            // APP-RED-MAT-CTR-MAT
       // ((λa..λz.(f #K{a..z}) ~> h) a..z)
       u32 ari = CTR_ARITY(tv);
       u32 c   = VAL(v);
@@ -654,10 +670,10 @@ FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, 
     HEAP_ST(w, app + 1, v);
     return TERM(APP, 0, app);
   }
-  if (tv == NUM) {
+  if (!use && tv == NUM) {
     *itrs += 1;
-    WNF_RULE_AT(EXT(mat) == VAL(v) ? R_APP_RED_MAT_NUM_MAT : R_APP_RED_MAT_NUM_MIS);
-    if (EXT(mat) == VAL(v)) {                          // APP-RED-MAT-NUM-MAT
+    WNF_RULE_AT(EXT(e) == VAL(v) ? R_APP_RED_MAT_NUM_MAT : R_APP_RED_MAT_NUM_MIS);
+    if (EXT(e) == VAL(v)) {                            // APP-RED-MAT-NUM-MAT
       // (f #n) ~> z
       HEAP_ST(w, app + 0, f);
       HEAP_ST(w, app + 1, v);
@@ -675,70 +691,10 @@ FN Term wnf_red_mat(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, 
     HEAP_ST(w, app + 1, v);
     return TERM(APP, 0, app);
   }
-  // stuck: ^(f v), g dropped (not an interaction)
+  // stuck: ^(f v), e dropped (not an interaction)
   HEAP_ST(w, app + 0, f);
   HEAP_ST(w, app + 1, v);
   return TERM(DRY, 0, app);
-}
-
-// ((f ~> λ{g}) v), v a value (F_RUSE); as wnf_red_mat.
-FN Term wnf_red_use(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term v) {
-  Term f   = HEAP_LD(w, red + 0);
-  Term use = HEAP_LD(w, red + 1);
-  u32  u   = VAL(use);
-  u32  tv  = TAG(v);
-  if (tv == ERA) {                                     // APP-RED-USE-ERA
-    *itrs += 1;
-    WNF_RULE_AT(R_APP_RED_USE_ERA);
-    return WNF_ERA;
-  }
-  if (tv == SUP) {                                     // APP-RED-USE-SUP
-    // ! F &L = f; ! G &L = g; &L{((F₀ ~> λ{G₀}) a), ((F₁ ~> λ{G₁}) b)}
-    *itrs += 1;
-    WNF_RULE_AT(R_APP_RED_USE_SUP);
-    u32 lab = EXT(v);
-    u32 s   = VAL(v);
-    Term a  = HEAP_LD(w, s + 0);
-    Term b  = HEAP_LD(w, s + 1);
-    u32 n   = wnf_bump(w, 8);
-    // DUP slots: red+0 (f), u (g)
-    HEAP_ST(w, n + 0, TERM(DP0, lab, u));
-    HEAP_ST(w, n + 1, TERM(DP1, lab, u));
-    HEAP_ST(w, n + 2, TERM(DP0, lab, red));
-    HEAP_ST(w, n + 3, TERM(USE, 0, n + 0));
-    HEAP_ST(w, n + 4, TERM(DP1, lab, red));
-    HEAP_ST(w, n + 5, TERM(USE, 0, n + 1));
-    HEAP_ST(w, app + 0, TERM(RED, 0, n + 2));
-    HEAP_ST(w, app + 1, a);
-    HEAP_ST(w, n + 6, TERM(RED, 0, n + 4));
-    HEAP_ST(w, n + 7, b);
-    HEAP_ST(w, s + 0, TERM(APP, 0, app));
-    HEAP_ST(w, s + 1, TERM(APP, 0, n + 6));
-    return TERM(SUP, lab, s);
-  }
-  if (tv == INC) {                                     // APP-RED-USE-INC
-    *itrs += 1;
-    WNF_RULE_AT(R_APP_RED_USE_INC);
-    return wnf_inc_up(w, APP, 0, app, 1, v);
-  }
-  if (wnf_is_nam(tv) || tv == DRY) {
-    HEAP_ST(w, app + 0, f);                            // stuck: ^(f v)
-    HEAP_ST(w, app + 1, v);
-    return TERM(DRY, 0, app);
-  }
-  // (f v) ~> (g v)  (v split: wnf_red_share)            APP-RED-USE-VAL
-  *itrs += 1;
-  WNF_RULE_AT(R_APP_RED_USE_VAL);
-  Term v0, v1;
-  wnf_red_share(w, v, &v0, &v1);
-  u32 n = wnf_bump(w, 2);
-  HEAP_ST(w, n + 0, HEAP_LD(w, u));
-  HEAP_ST(w, n + 1, v1);
-  HEAP_ST(w, app + 0, f);
-  HEAP_ST(w, app + 1, v0);
-  HEAP_ST(w, red + 0, TERM(APP, 0, app));
-  HEAP_ST(w, red + 1, TERM(APP, 0, n));
-  return TERM(RED, 0, red);
 }
 
 // DUP of a value v whose rule makes two copies: returns them in *r0/*r1
@@ -1374,8 +1330,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           u32 red = VAL(HEAP_LD(w, fl));
-          next = TAG(f) == F_RMAT ? wnf_red_mat(w, &itrs WNF_RULE_ARG, fl, red, whnf)
-                                  : wnf_red_use(w, &itrs WNF_RULE_ARG, fl, red, whnf);
+          next = wnf_red_elim(w, &itrs WNF_RULE_ARG, fl, red, whnf);
           break;
         }
 

@@ -107,14 +107,8 @@ static Term snf(Term t) {
     RUN_STATUS = W.status;
     return t;
   }
-  u32 tag = TAG(t);
   u32 loc = VAL(t);
-  u32 ari = 0;
-  if (tag == LAM || tag == USE || tag == INC) ari = 1;
-  else if (IS_CTR(tag)) ari = CTR_ARITY(tag);
-  else if (tag == SUP || tag == APP || tag == DRY || tag == MAT || tag == SWI ||
-           tag == OP2 || tag == EQL || tag == AND || tag == OR || tag == RED) ari = 2;
-  else if (tag == DSU || tag == DDU) ari = 3;
+  u32 ari = term_arity(t);
   for (u32 i = 0; i < ari; i++) {
     HEAP[loc + i] = snf(HEAP[loc + i]);
   }
@@ -136,14 +130,6 @@ static void putf(const char *fmt, u32 n) {
   snprintf(b, sizeof b, fmt, n);
   put(b);
 }
-
-static const char *OPS[OP_COUNT] = {
-  [OP_ADD] = "+",  [OP_SUB] = "-",  [OP_MUL] = "*",  [OP_DIV] = "/",
-  [OP_MOD] = "%",  [OP_AND] = "&",  [OP_OR]  = "|",  [OP_XOR] = "^",
-  [OP_LSH] = "<<", [OP_RSH] = ">>", [OP_NOT] = "~",  [OP_EQ]  = "==",
-  [OP_NE]  = "!=", [OP_LT]  = "<",  [OP_LE]  = "<=", [OP_GT]  = ">",
-  [OP_GE]  = ">=",
-};
 
 static void show(Term t) {
   u32 tag = TAG(t);
@@ -176,7 +162,7 @@ static void show(Term t) {
     case SUP: putf("&%u{", EXT(t)); show(HEAP[loc]); put(","); show(HEAP[loc + 1]); put("}"); return;
     case APP: put("("); show(HEAP[loc]); put(" "); show(HEAP[loc + 1]); put(")"); return;
     case DRY: put("^("); show(HEAP[loc]); put(" "); show(HEAP[loc + 1]); put(")"); return;
-    case OP2: put("("); show(HEAP[loc]); put(" "); put(OPS[EXT(t) % OP_COUNT]);
+    case OP2: put("("); show(HEAP[loc]); put(" "); put(op_name(EXT(t) % OP_COUNT));
               put(" "); show(HEAP[loc + 1]); put(")"); return;
     case EQL: put("("); show(HEAP[loc]); put(" === "); show(HEAP[loc + 1]); put(")"); return;
     case AND: put("("); show(HEAP[loc]); put(" .&. "); show(HEAP[loc + 1]); put(")"); return;
