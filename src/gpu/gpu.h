@@ -38,8 +38,9 @@ void gpu_print_stats(FILE *out);   // -s after a device run
 // At the end: 0, or -1 after printing why the device flags were not met
 // (--trace FILE given, but no device run happened to write it).
 int  gpu_finish(void);
-// The output is written: ends the process at once with status rc if the
-// device's warm-up is still running (nothing used it); else returns.
+// The output is written: ends the process at once with status rc if a
+// device context exists or is being made (its teardown is the kernel's);
+// else returns.
 void gpu_done(int rc);
 u64  gpu_itrs(void);               // interactions done on the device
 
