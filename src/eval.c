@@ -47,9 +47,10 @@ static _Thread_local HostHold *HOLDS = NULL;
 
 EvalCatch *eval_catch_push(EvalCatch *c) {
   EvalCatch *up = CATCH;
-  c->nest  = NEST;
-  c->holds = HOLDS;
-  CATCH    = c;
+  c->nest     = NEST;
+  c->holds    = HOLDS;
+  c->stuck_ep = SNF_STUCK_EP;
+  CATCH       = c;
   return up;
 }
 
@@ -71,7 +72,8 @@ static void die_with(const char *msg, int plain) {
     for (HostHold *h = HOLDS; h != c->holds; h = h->up) {
       atomic_store_explicit((_Atomic Term *)&HEAP[h->at], h->pri, memory_order_release);
     }
-    HOLDS = c->holds;
+    HOLDS        = c->holds;
+    SNF_STUCK_EP = c->stuck_ep;
     snprintf(c->msg, sizeof c->msg, "%s", msg);
     c->plain = plain;
     CATCH    = NULL;   // the frame's owner pops it

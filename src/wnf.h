@@ -58,6 +58,14 @@
 #define HEAP_PUT_HELD(w, loc, t) ((void)HEAP_XCHG(w, loc, t))
 #endif
 
+// Whether the DUP slot `loc`, holding `c` (no SUB, not BUSY), is known to be
+// stuck, so that its DP0/DP1 is neutral without walking down `c` again. A
+// backend that remembers what its normalizer found stuck defines it (the
+// CPU's: a chain of N stuck DUPs would otherwise be walked once per use).
+#ifndef WNF_STUCK
+#define WNF_STUCK(w, loc, c) 0
+#endif
+
 // Address space of pointers to a worker's own data (the Wnf, out
 // parameters). Empty in C and CUDA; Metal defines it as `thread`.
 #ifndef THR
@@ -826,6 +834,9 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           if (IS_SUB(c)) {
             next = NO_SUB(c);
             continue;
+          }
+          if (c != BUSY && WNF_STUCK(w, loc, c)) {
+            break;   // neutral: as the stuck rule below would leave it
           }
           if (mode != DUP_SOLO) {
             // take the slot: leave BUSY there while we reduce it
