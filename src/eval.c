@@ -162,6 +162,9 @@ static const char *err_msg(u32 err) {
     case ERR_APP_CTR: return "cannot apply a constructor";
     case ERR_PRIM:    return "unknown primitive";
     case ERR_LABEL:   return "dynamic label is not a number";
+    case ERR_LABEL_OWN:
+      return "dynamic label is reserved: labels 16515072 to 16777215 (taken "
+             "modulo 2^24; named '$___' to '$$$$') belong to the runtime";
     default:          return "evaluation failed";
   }
 }

@@ -1247,7 +1247,13 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         case DDU: {
           u32 tg = TAG(f);
           if (tw == NUM) {
-            u32 lab = VAL(whnf) & EXT_MASK;
+            u32 lab = VAL(whnf) & EXT_MASK;   // modulo 2^24, as HVM4
+            if (lab >= LAB_OWN) {             // would meet the core's own DUPs
+              sp++;
+              st     = WNF_ERROR;
+              w->err = ERR_LABEL_OWN;
+              break;
+            }
             itrs++;
             WNF_RULE(tg == DSU ? R_DSU_NUM : R_DDU_NUM);
             if (tg == DSU) {                                // DSU-NUM
