@@ -66,6 +66,8 @@ typedef struct {
   u32            rule;     // last interaction run (R_*, rules.h): WNF_RULES builds
   u32            uns;      // WNF-UNS rules run: an unscoped variable may be
                            // bound after a lane took it for normal (lane.h)
+  DEV u32       *stuck;    // device: one bit per heap word, the DUP slots
+                           // this run found stuck (lane.h's WNF_STUCK)
 } Wnf;
 
 #define REGION_OF(w, loc) ((u32)(loc) >> (w)->region_shift)
