@@ -38,6 +38,7 @@
 #define ERR_PRIM     3  // unknown primitive or bad argument
 #define ERR_LABEL    4  // dynamic label is not a number
 #define ERR_OTHER    5
+#define ERR_LABEL_OWN 6 // dynamic label in the runtime's own range (LAB_OWN)
 
 // How DP0/DP1 take a DUP expression slot (Wnf.dup_mode).
 #define DUP_SOLO   0  // one thread owns the heap: plain load/store
@@ -73,6 +74,8 @@ typedef struct {
                            // bound after a lane took it for normal (lane.h)
   u32            offer;    // interactions between offers of strict operands
                            // to other workers (sparks, wnf.h); 0: none
+  DEV u32       *stuck;    // device: one bit per heap word, the DUP slots
+                           // this run found stuck (lane.h's WNF_STUCK)
 } Wnf;
 
 #define REGION_OF(w, loc) ((u32)(loc) >> (w)->region_shift)

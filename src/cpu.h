@@ -34,6 +34,14 @@
 // eval_itrs() sums every thread's count while the pool runs
 #define WNF_PUT_ITRS(w, n)   __atomic_store_n(&(w)->itrs, (n), __ATOMIC_RELAXED)
 
+// While this thread runs a sequential strong normal form, the DUP slots it
+// found stuck stay so for the rest of it (snf.c, "Stuck DUP chains"): a
+// DP0/DP1 of one is neutral at once. SNF_STUCK_EP is that normalization's
+// epoch, 0 outside one.
+extern _Thread_local u16 SNF_STUCK_EP;
+int snf_stuck(u32 loc, Term c);
+#define WNF_STUCK(w, loc, c) (SNF_STUCK_EP != 0 && snf_stuck((loc), (c)))
+
 // Compare-and-swap on HEAP[loc]: returns the word that was there.
 static inline Term cpu_cas(Wnf *w, u32 loc, Term old, Term new_) {
   __atomic_compare_exchange_n(&w->heap[loc], &old, new_, 0,

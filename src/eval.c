@@ -48,9 +48,10 @@ static _Thread_local HostHold *HOLDS = NULL;
 
 EvalCatch *eval_catch_push(EvalCatch *c) {
   EvalCatch *up = CATCH;
-  c->nest  = NEST;
-  c->holds = HOLDS;
-  CATCH    = c;
+  c->nest     = NEST;
+  c->holds    = HOLDS;
+  c->stuck_ep = SNF_STUCK_EP;
+  CATCH       = c;
   return up;
 }
 
@@ -72,7 +73,8 @@ static void die_with(const char *msg, int plain) {
     for (HostHold *h = HOLDS; h != c->holds; h = h->up) {
       atomic_store_explicit((_Atomic Term *)&HEAP[h->at], h->pri, memory_order_release);
     }
-    HOLDS = c->holds;
+    HOLDS        = c->holds;
+    SNF_STUCK_EP = c->stuck_ep;
     snprintf(c->msg, sizeof c->msg, "%s", msg);
     c->plain = plain;
     CATCH    = NULL;   // the frame's owner pops it
@@ -171,6 +173,9 @@ static const char *err_msg(u32 err) {
     case ERR_APP_CTR: return "cannot apply a constructor";
     case ERR_PRIM:    return "unknown primitive";
     case ERR_LABEL:   return "dynamic label is not a number";
+    case ERR_LABEL_OWN:
+      return "dynamic label is reserved: labels 16515072 to 16777215 (taken "
+             "modulo 2^24; named '$___' to '$$$$') belong to the runtime";
     default:          return "evaluation failed";
   }
 }

@@ -44,6 +44,8 @@ typedef struct {
   jmp_buf env;
   u32     nest;       // the thread's pool nesting when pushed
   void   *holds;      // the host slots held BUSY when pushed (eval.c)
+  u16     stuck_ep;   // SNF_STUCK_EP when pushed (cpu.h): a jump out of a
+                      // normalization ends its stuck DUP memo
   int     plain;      // an "Error:" (not a RUNTIME_ERROR) message
   char    msg[160];
 } EvalCatch;

@@ -127,14 +127,41 @@ static void ss_push(u32 loc) {
 // -----------------
 // A λ&f used N times in a lambda that is never applied is a chain of N
 // DUPs, each copying the one below, down to the free variable f. Reducing
-// a use walks the chain down to f: N uses cost O(N^2). Instead, the first
-// use meets the chain bottom up (chain_visit): each DUP slot is then known
-// stuck (known_stuck) and each use costs O(1) (bench/dup_chain.hvm4).
+// a use walks the chain down to f: N uses cost O(N^2). Two things make it
+// O(N). A DUP slot this normalization visited and found neutral stays
+// stuck for the rest of it (nothing binds f meanwhile), so the WNF core
+// stops at its DP0/DP1 (snf_stuck, cpu.h's WNF_STUCK; on once the
+// normalization met a stuck DUP): a use whose link was visited costs
+// O(1), also for chains built while reducing
+// (bench/dup_chain_built.hvm4). And the first use of a chain met top down
+// visits its links bottom up (chain_visit), so that each is then known
+// stuck (bench/dup_chain.hvm4).
 // Sequential only: under the pool a slot is marked seen before its term is
 // reduced, so the pool leaves chain links to the sequential phase.
 
+_Thread_local u16 SNF_STUCK_EP = 0;
+
 static Term load(u32 loc) {
   return __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE);
+}
+
+// Whether DUP slot d, holding c (no SUB, not BUSY), is known stuck in
+// normalization ep: this normalization visited it (c is its WNF) and c is
+// neutral (a variable still free, a stuck DP0/DP1 or application).
+static int slot_stuck(u32 d, Term c, u16 ep) {
+  if (atomic_load_explicit(&SEEN[d], memory_order_relaxed) != ep) return 0;
+  if (TAG(c) == VAR) {
+    Term b = load(VAL(c));
+    return !IS_SUB(b) && b != BUSY;
+  }
+  return !is_whnf(TAG(c));
+}
+
+// Only links and stuck applications are worth a look: a variable is one
+// step away, and SEEN is not read for every DUP a program makes.
+int snf_stuck(u32 loc, Term c) {
+  u32 tc = TAG(c);
+  return (tc == DP0 || tc == DP1 || tc == APP) && slot_stuck(loc, c, SNF_STUCK_EP);
 }
 
 // The head of t's application spine.
@@ -157,9 +184,7 @@ static int known_stuck(Term t, u16 ep) {
     if (tag != DP0 && tag != DP1) return 0;
     Term c = load(VAL(t));
     if (c == BUSY || IS_SUB(c)) return 0;
-    if (atomic_load_explicit(&SEEN[VAL(t)], memory_order_relaxed) == ep && !is_whnf(TAG(c))) {
-      return 1;
-    }
+    if (slot_stuck(VAL(t), c, ep)) return 1;
     t = c;
   }
   return 0;
@@ -204,6 +229,7 @@ static void chain_visit(Wnf *w, Term t, u16 ep) {
     t = c;
   }
   if (n == 0 || !known_stuck(t, ep)) return;
+  SNF_STUCK_EP = ep;
   while (n > 0) {
     u32 d = CHAIN[--n];
     if (!known_stuck(load(d), ep)) return;
@@ -212,7 +238,9 @@ static void chain_visit(Wnf *w, Term t, u16 ep) {
 }
 
 static void snf_seq(Wnf *w, u32 root, u16 ep) {
+  u16 up   = SNF_STUCK_EP;   // a %nf inside runs its own normalization
   u32 base = SS_LEN;
+  SNF_STUCK_EP = 0;          // on at the first stuck DUP met
   ss_push(root);
   while (SS_LEN > base) {
     u32 loc = SS[--SS_LEN];
@@ -222,6 +250,7 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
       if (!known_stuck(t, ep)) t = wnf_at(w, loc);
       u32  tag = TAG(t);
       if (tag == DP0 || tag == DP1) {
+        SNF_STUCK_EP = ep;
         loc = VAL(t);
         continue;
       }
@@ -231,6 +260,7 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
       loc = VAL(t);
     }
   }
+  SNF_STUCK_EP = up;
 }
 
 // The pool

@@ -58,6 +58,14 @@
 #define HEAP_PUT_HELD(w, loc, t) ((void)HEAP_XCHG(w, loc, t))
 #endif
 
+// Whether the DUP slot `loc`, holding `c` (no SUB, not BUSY), is known to be
+// stuck, so that its DP0/DP1 is neutral without walking down `c` again. A
+// backend that remembers what its normalizer found stuck defines it (the
+// CPU's: a chain of N stuck DUPs would otherwise be walked once per use).
+#ifndef WNF_STUCK
+#define WNF_STUCK(w, loc, c) 0
+#endif
+
 
 // The rules every strict position shares, inside wnf_run's frame switch,
 // `tw` being the tag of the value `whnf` just reached: an ERA erases the
@@ -837,6 +845,9 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             next = NO_SUB(c);
             continue;
           }
+          if (c != BUSY && WNF_STUCK(w, loc, c)) {
+            break;   // neutral: as the stuck rule below would leave it
+          }
           if (mode != DUP_SOLO) {
             // take the slot: leave BUSY there while we reduce it
             if (c == BUSY || (mode == DUP_OWNER && REGION_OF(w, loc) != w->owner)) {
@@ -1265,7 +1276,13 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         case DDU: {
           u32 tg = TAG(f);
           if (tw == NUM) {
-            u32 lab = VAL(whnf) & EXT_MASK;
+            u32 lab = VAL(whnf) & EXT_MASK;   // modulo 2^24, as HVM4
+            if (lab >= LAB_OWN) {             // would meet the core's own DUPs
+              sp++;
+              st     = WNF_ERROR;
+              w->err = ERR_LABEL_OWN;
+              break;
+            }
             itrs++;
             WNF_RULE(tg == DSU ? R_DSU_NUM : R_DDU_NUM);
             if (tg == DSU) {                                // DSU-NUM

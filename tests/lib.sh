@@ -23,23 +23,24 @@ strip_ansi() { sed 's/\x1b\[[0-9;]*m//g'; }
 # Reads FILE's directives and expected output into globals:
 #   EXPECT  expected output (trailing // lines, without the //)
 #   NLINES  number of expected lines; NOCOL 1 when a //! line is present
-#   ARGS EXIT MATCH CPUONLY PROG REPEAT  header directives (// key: value)
+#   ARGS EXIT MATCH CPUONLY NOMETAL PROG REPEAT  header directives (// key: value)
 parse_test() {
   local file=$1 line key val
-  ARGS=""; EXIT=""; MATCH=exact; CPUONLY=""; PROG=""; REPEAT=1; LIMIT=
+  ARGS=""; EXIT=""; MATCH=exact; CPUONLY=""; NOMETAL=""; PROG=""; REPEAT=1; LIMIT=
   while IFS= read -r line; do
     case "$line" in
       '') continue ;;
       //*) ;;
       *) break ;;
     esac
-    if [[ "$line" =~ ^//\ *(args|exit|match|cpu-only|file|repeat|timeout):\ *(.*)$ ]]; then
+    if [[ "$line" =~ ^//\ *(args|exit|match|cpu-only|no-metal|file|repeat|timeout):\ *(.*)$ ]]; then
       key=${BASH_REMATCH[1]}; val=${BASH_REMATCH[2]}
       case "$key" in
         args)     ARGS=$val ;;
         exit)     EXIT=$val ;;
         match)    MATCH=$val ;;
         cpu-only) CPUONLY=${val:-yes} ;;
+        no-metal) NOMETAL=${val:-yes} ;;
         file)     PROG=$val ;;
         repeat)   REPEAT=$val ;;
         timeout)  LIMIT=$val ;;
@@ -171,6 +172,9 @@ cmd_same() {
   parse_test "$file"
   if [ -n "$CPUONLY" ]; then
     echo "$CPUONLY" > "$dir/$name.skip"; return
+  fi
+  if [ -n "$NOMETAL" ] && [[ "$label" == metal-* ]]; then
+    echo "$NOMETAL" > "$dir/$name.skip"; return
   fi
   run_test "$bin" "$file" "$@"
   printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"

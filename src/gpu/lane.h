@@ -58,6 +58,7 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   w->defers       = 0;
   w->uns          = 0;
   w->offer        = a->spark_gap;
+  w->stuck        = 0;   // lane_entry's run bitmap
   L->out          = outs + (u64)lane * a->cap;
   L->cnt          = 0;
   L->room         = 0;
@@ -89,6 +90,15 @@ FN void lane_offer(THR Wnf *w, u32 slot, Term b) {
 
 #define WNF_OFFER(w, slot, b)  lane_offer((w), (slot), (b))
 #define WNF_TOOK_BACK(w, slot) ((void)0)
+
+// Whether DUP slot loc, holding c, is known stuck: a lane claimed it in
+// this run (lane_claim: a WNF had just found it stuck) and c is a neutral
+// that walking would only retrace (a copy of a copy, an application).
+// Nothing binds the variable below it meanwhile, so a chain of N stuck
+// DUPs costs each use O(1), not a walk down the chain (dup_chain_built).
+#define WNF_STUCK(w, loc, c)                                        \
+  ((TAG(c) == DP0 || TAG(c) == DP1 || TAG(c) == APP) && (w)->stuck && \
+   (((w)->stuck[(loc) >> 5] >> ((loc) & 31u)) & 1u))
 
 #include "../wnf.h"
 
@@ -175,6 +185,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
   u64 start = w->itrs;
   u64 slots = 0;   // slots visited: a walk that needs no interaction (a
                    // book reference unfolding) still spends budget
+  w->stuck  = seen;
   for (;;) {
     u64 dflag = dpx ? ENT_DPX : (u64)0;
     u32 left  = a->cap - L->cnt;
