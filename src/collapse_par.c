@@ -12,6 +12,7 @@
 #include "eval.h"
 #include "heap.h"
 #include "snf.h"
+#include "pool.h"
 
 // Collapsing ahead (-T N)
 // =======================
@@ -662,7 +663,7 @@ void collapse_par(Wnf *w, u32 root) {
     }
   }
   atomic_store(&SPEC_ON, 1);
-  snf_pool_hold(collapse_help);
+  pool_hold(collapse_help);
   chunk_add(level_room(0), root, 0);
   level_filled(0);
   while (COLLAPSE_PRINTED < COLLAPSE_LIMIT && FULL) {
@@ -694,7 +695,7 @@ void collapse_par(Wnf *w, u32 root) {
   // be long), and only a later collapse waits for that (collapse_join).
   atomic_store(&SPEC_ON, 0);
   eval_stop_ahead(1);
-  snf_pool_hold(NULL);
+  pool_hold(NULL);
   STOPPED = 1;
 }
 

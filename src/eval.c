@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <stdatomic.h>
 #include "eval.h"
-#include "snf.h"
+#include "pool.h"
 #include "heap.h"
 #include "names.h"
 #include "cpu.h"
@@ -19,6 +19,10 @@ static u32  NWORKERS = 0;
 
 // WNF stack entries per thread (reserved, committed when touched).
 #define STACK_WORDS (1u << 27)
+
+Wnf *eval_self(void) {
+  return eval_worker(pool_tid());
+}
 
 Wnf *eval_worker(u32 tid) {
   return tid < NWORKERS ? &WORKERS[tid] : NULL;
@@ -227,7 +231,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         // Another CPU thread holds a DUP slot or reduces an operand we
         // offered: help the pool meanwhile, then retry.
         w->defers++;
-        if (snf_help(w, eval_holding() || AHEAD)) {
+        if (pool_help(w, eval_holding() || AHEAD)) {
           spins = 0;
         } else if (++spins < 64) {
           cpu_relax();
@@ -284,7 +288,7 @@ void eval_spark(Wnf *w, u32 slot) {
     w->budget = w->itrs + SPARK_SLICE;
     t = wnf_run(w, t);
     if (w->status == WNF_BUDGET) {
-      if (snf_halting()) {
+      if (pool_halting()) {
         keep = SUB_BIT;
         break;
       }

@@ -73,7 +73,6 @@ Term prim_host(Wnf *w, Term pri);     // result of a host primitive (%log..)
 Term eval_wnf_run_rules(Wnf *w, Term t); // wnf_run setting Wnf.rule (step.c)
 Wnf *eval_self(void);                 // the calling CPU thread's evaluator
 void eval_spark(Wnf *w, u32 slot);    // reduces an offered operand (wnf.h)
-int  snf_help(Wnf *w, int sparks_only); // runs one pool task, if any (snf.c)
 
 
 #if defined(__x86_64__)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include "eval.h"
 #include "snf.h"
+#include "pool.h"
 #include "heap.h"
 #include "names.h"
 #include "print.h"
@@ -146,7 +147,7 @@ static Term prim_log(Wnf *w, Term pri) {
 static Term prim_nf(Wnf *w, Term pri, int dev) {
   u32 slot = eval_alloc(w, 1);
   HEAP[slot] = HEAP[VAL(pri)];
-  if (!dev || snf_pool_busy() || gpu_snf_at(slot)) snf_at(slot);
+  if (!dev || pool_busy() || gpu_snf_at(slot)) snf_at(slot);
   return HEAP[slot];
 }
 

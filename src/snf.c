@@ -6,15 +6,12 @@
 // into its DUP's expression slot. A slot is visited once per normalization
 // (SEEN, below): after a stuck DUP is copied, both copies share subterms.
 //
-// Pool (-T N, N > 1): N-1 threads started once, sleeping when idle, plus the
-// thread that asks for a normal form. Every normalization is a job: its root
-// goes into the asking thread's deque, which the owner pops last-in first and
-// the others steal from first-in. The asking thread works on the pool until
-// its job has no task left (counted per thread, see "The pool"); a %nf met
-// by a pool thread is a nested job served the same way, so the pool is
-// reused, never grown. A client can hold the pool awake with work for its
-// idle threads (snf_pool_hold): the -C enumeration does, and a thread that
-// finds no task then collapses branches ahead for it (collapse.c).
+// Under -T N (N > 1) every normalization is a job on the pool (pool.c):
+// its root goes into the asking thread's deque, which the owner pops
+// last-in first and the others steal from first-in. The asking thread
+// works on the pool until its job has no task left (counted per thread,
+// see "Jobs on the pool"); a %nf met by a pool thread is a nested job
+// served the same way, so the pool is reused, never grown.
 // The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
 // exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
 //
@@ -31,21 +28,13 @@
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include "eval.h"
 #include "snf.h"
 #include "step.h"
 #include "heap.h"
 #include "print.h"
-#include "deque.h"
-
-// Which CPU thread this is (0: the thread running the program).
-static _Thread_local u32 TID  = 0;
-
-Wnf *eval_self(void) {
-  return eval_worker(TID);
-}
+#include "pool.h"
 
 // Seen set
 // ========
@@ -263,11 +252,10 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
   SNF_STUCK_EP = up;
 }
 
-// The pool
-// ========
-// Deques are Chase-Lev (deque.h: lock-free; the owner pushes and takes at
-// the bottom, thieves steal at the top). A task is a word: its job's slot,
-// then a heap location.
+// Jobs on the pool
+// ================
+// Every normalization under -T is a job (pool.c runs its tasks: a task is
+// its job's slot, then a heap location).
 //
 // A job ends when every task it made is done. Counting that with one shared
 // counter costs two contended atomics per task, which is what limited
@@ -293,15 +281,12 @@ typedef struct {
 
 // Job slots: tasks name their job by slot. A thread that finds none free
 // normalizes alone (jobs nest only through %nf inside a normalization).
-#define MAX_JOBS   1024
-#define TASK(j, x) (((u64)(j) << 32) | (x))
+#define MAX_JOBS 1024
 
 static Job            *JOBS     = NULL;
 static u32            *JOB_FREE = NULL;   // free slots, a stack
 static u32             JOB_NFREE = 0;
 static pthread_mutex_t JOB_LOCK = PTHREAD_MUTEX_INITIALIZER;
-
-static u32 NTHREADS = 1;
 
 static Job *job_new(u32 *slot) {
   pthread_mutex_lock(&JOB_LOCK);
@@ -313,7 +298,7 @@ static Job *job_new(u32 *slot) {
   pthread_mutex_unlock(&JOB_LOCK);
   if (!job) return NULL;
   Count *cnt = job->cnt;
-  for (u32 i = 0; i < NTHREADS; i++) {
+  for (u32 i = 0; i < pool_size(); i++) {
     atomic_store_explicit(&cnt[i].made, 0, memory_order_relaxed);
     atomic_store_explicit(&cnt[i].done, 0, memory_order_relaxed);
   }
@@ -350,87 +335,27 @@ static void count_add(_Atomic u64 *c, u64 k) {
 
 static int job_quiet(Job *job) {
   u64 done = 0, made = 0;
-  for (u32 i = 0; i < NTHREADS; i++) {
+  for (u32 i = 0; i < pool_size(); i++) {
     done += atomic_load_explicit(&job->cnt[i].done, memory_order_acquire);
   }
   atomic_thread_fence(memory_order_seq_cst);
-  for (u32 i = 0; i < NTHREADS; i++) {
+  for (u32 i = 0; i < pool_size(); i++) {
     made += atomic_load_explicit(&job->cnt[i].made, memory_order_acquire);
   }
   return done == made;
 }
 
-// Deques (deque.h), one per thread
-// --------------------------------
-
-static Deque     *DQ      = NULL;
-static pthread_t *THREADS = NULL;
-static _Atomic u32     ACTIVE   = 0;     // jobs in progress
-static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
-
-// A task for thread `me`: any task, or with only != ANY_JOB one of job slot
-// `only` (a foreign task met first stays where it was). Sparks (offered
-// operands, wnf.h) are tasks of no job: SPARK_JOB.
-#define ANY_JOB   (~0u)
-#define SPARK_JOB (~0u - 1)
-#define JOB_OF(x) ((u32)((x) >> 32))
-
-static int find_task(u32 me, u32 only, u64 *x) {
-  if (dq_take(&DQ[me], x)) {
-    if (only == ANY_JOB || JOB_OF(*x) == only) return 1;
-    dq_push(&DQ[me], *x);   // back where it was: no growth, cannot fail
-  }
-  for (u32 k = 1; k < NTHREADS; k++) {
-    if (dq_steal_if(&DQ[(me + k) % NTHREADS], only, x)) return 1;
-  }
-  return 0;
-}
-
-// Sparks
-// ------
-// A thread keeps at most EVAL.sparks offers in its deque: the oldest (the
-// largest operands, offered nearest the root) are what thieves take; more
-// would only be taken back. An offer its thread took back is dropped from
-// the deque's bottom, where it usually still is; one that is not there is
-// dropped by whoever meets it (eval_spark finds its slot unmarked).
-
-void pool_offer(Wnf *w, u32 slot, Term b) {
-  Deque  *q = &DQ[TID];
-  int64_t n = atomic_load_explicit(&q->bottom, memory_order_relaxed) -
-              atomic_load_explicit(&q->top, memory_order_relaxed);
-  if (n >= (int64_t)EVAL.sparks || atomic_load_explicit(&ACTIVE, memory_order_relaxed) == 0) {
-    return;
-  }
-  __atomic_store_n(&w->heap[slot], AS_SUB(b), __ATOMIC_RELAXED);
-  if (!dq_push(q, TASK(SPARK_JOB, slot))) {
-    __atomic_store_n(&w->heap[slot], b, __ATOMIC_RELAXED);   // not offered
-  }
-}
-
-void pool_took_back(Wnf *w, u32 slot) {
-  (void)w;
-  u64 x;
-  if (DQ && dq_take(&DQ[TID], &x) && x != TASK(SPARK_JOB, slot)) {
-    dq_push(&DQ[TID], x);
-  }
-}
-
 // Queues a task of `job` on this thread's deque, counted first.
 static void task_push(Job *job, u32 slot, u32 x) {
-  count_add(&job->cnt[TID].made, 1);
-  if (!dq_push(&DQ[TID], TASK(slot, x))) eval_die("out of memory in the normalizer");
+  count_add(&job->cnt[pool_tid()].made, 1);
+  pool_push(POOL_TASK(slot, x));
 }
 
 // Runs a task: a slot's visit and its first descendants (the other
 // children are queued).
-static void run_task(Wnf *w, u64 task) {
-  u32  slot = (u32)(task >> 32);
+void snf_task(Wnf *w, u64 task) {
+  u32  slot = POOL_KIND(task);
   u32  loc  = (u32)task;
-  if (slot == SPARK_JOB) {
-    eval_spark(w, loc);
-    return;
-  }
   Job *job  = &JOBS[slot];
   u16  ep   = job->ep;
   while (!atomic_load_explicit(&job->stop, memory_order_relaxed) && seen_add(w, loc, ep)) {
@@ -451,117 +376,26 @@ static void run_task(Wnf *w, u64 task) {
     for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
     loc = VAL(v);
   }
-  count_add(&job->cnt[TID].done, 1);   // the last touch of job
+  count_add(&job->cnt[pool_tid()].done, 1);   // the last touch of job
 }
 
-// A thread that found nothing to do: spins a while, then yields.
-static void idle_wait(u32 *idle) {
-  if (++*idle < 256) {
-    cpu_relax();
-  } else {
-    sched_yield();
-  }
-}
-
-// Stopping the pool (snf_at_until): HALT keeps threads from starting tasks;
-// IN_TASK says which thread may be running one. A thread sets its flag and
-// then reads HALT; the stopping thread sets HALT and then reads the flags
-// (both sequentially consistent), so one of them sees the other.
-typedef struct {
-  _Alignas(64) _Atomic u32 on;
-} InTask;
-
-static InTask     *IN_TASK = NULL;
-static _Atomic int HALT    = 0;
-
-int snf_halting(void) {
-  return atomic_load_explicit(&HALT, memory_order_relaxed);
-}
-
-// Sets HALT and waits until no other thread runs a task (sparks end their
-// slice early, eval_spark); snf_resume clears it.
-static void pool_halt(void) {
-  atomic_store(&HALT, 1);
-  for (u32 i = 1; i < NTHREADS; i++) {
-    u32 idle = 0;
-    while (atomic_load(&IN_TASK[i].on)) idle_wait(&idle);
-  }
-}
-
-static void pool_resume(void) {
-  atomic_store(&HALT, 0);
-}
-
-// The holder's work for threads with no task (snf_pool_hold); NULL: none.
-static int (*_Atomic IDLE_WORK)(Wnf *w);
-
-static int idle_work(Wnf *w) {
-  int (*f)(Wnf *) = atomic_load_explicit(&IDLE_WORK, memory_order_acquire);
-  return f && f(w);
-}
-
-// Runs one task (or the holder's idle work) if there is one to find.
-static void work_once(Wnf *w, u32 *idle) {
-  u64 t;
-  atomic_store(&IN_TASK[TID].on, 1);
-  if (atomic_load(&HALT)) {
-    atomic_store_explicit(&IN_TASK[TID].on, 0, memory_order_release);
-    idle_wait(idle);
-    return;
-  }
-  int got = find_task(TID, ANY_JOB, &t);
-  if (got) run_task(w, t);
-  atomic_store_explicit(&IN_TASK[TID].on, 0, memory_order_release);
-  if (got) {
-    *idle = 0;
-  } else if (idle_work(w)) {
-    *idle = 0;
-  } else {
-    idle_wait(idle);
-  }
-}
-
-static void *pool_main(void *arg) {
-  TID = (u32)(uintptr_t)arg;
-  Wnf *w = eval_self();
-  for (;;) {
-    pthread_mutex_lock(&IDLE_LOCK);
-    while (atomic_load(&ACTIVE) == 0) {
-      pthread_cond_wait(&IDLE_COND, &IDLE_LOCK);
-    }
-    pthread_mutex_unlock(&IDLE_LOCK);
-    u32 idle = 0;
-    while (atomic_load_explicit(&ACTIVE, memory_order_relaxed) > 0) {
-      work_once(w, &idle);
-    }
-  }
-  return NULL;
-}
-
-// Wakes the pool for a job already queued (one more job in progress).
-static void pool_wake(void) {
-  pthread_mutex_lock(&IDLE_LOCK);
-  atomic_fetch_add(&ACTIVE, 1);
-  pthread_cond_broadcast(&IDLE_COND);
-  pthread_mutex_unlock(&IDLE_LOCK);
-}
-
-// Works on the pool until `job` (in slot `slot`) is done; then the job no
-// longer counts as in progress. A thread that holds a host primitive's slot
-// BUSY (a %nf inside a DUP) runs only its own job's tasks meanwhile: a task
-// of an enclosing job may reach that slot and would wait on it forever.
 // The tasks `job` made so far (a stop's poll: relaxed, approximate).
 static u64 job_made(Job *job) {
   u64 n = 0;
-  for (u32 i = 0; i < NTHREADS; i++) {
+  for (u32 i = 0; i < pool_size(); i++) {
     n += atomic_load_explicit(&job->cnt[i].made, memory_order_relaxed);
   }
   return n;
 }
 
+// Works on the pool until `job` (in slot `slot`) is done; then the job no
+// longer counts as in progress. A thread that holds a host primitive's slot
+// BUSY (a %nf inside a DUP) runs only its own job's tasks (and sparks)
+// meanwhile: a task of an enclosing job may reach that slot and would wait
+// on it forever. With `yield`, it polls whether to stop the job early.
 static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
   u32 idle = 0;
-  u32 only = eval_holding() ? slot : ANY_JOB;
+  u32 only = eval_holding() ? slot : POOL_ANY;
   u32 poll = 0;
   eval_nest(1);
   for (;;) {
@@ -569,38 +403,16 @@ static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
     if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop) && yield(job_made(job))) {
       atomic_store(&job->stop, 1);
     }
-    if (find_task(TID, only, &t) || (only != ANY_JOB && find_task(TID, SPARK_JOB, &t))) {
-      run_task(w, t);
+    if (pool_find(only, &t) || (only != POOL_ANY && pool_find(POOL_SPARK, &t))) {
+      pool_run(w, t);
       idle = 0;
       continue;
     }
     if (job_quiet(job)) break;
-    idle_wait(&idle);
+    pool_idle_wait(&idle);
   }
   eval_nest(-1);
-  atomic_fetch_sub(&ACTIVE, 1);
-}
-
-// Helping while waiting (eval.c: an offered operand or a DUP slot being
-// reduced elsewhere): one task, a spark only when sparks_only (a thread
-// that holds a slot BUSY, or works ahead). The task runs one nesting level
-// down, so that an error in it is not taken by a catch frame of ours.
-#define HELP_DEPTH 8
-
-static _Thread_local u32 HELPING = 0;
-
-int snf_help(Wnf *w, int sparks_only) {
-  u64 t;
-  if (NTHREADS <= 1 || HELPING >= HELP_DEPTH ||
-      !find_task(TID, sparks_only ? SPARK_JOB : ANY_JOB, &t)) {
-    return 0;
-  }
-  HELPING++;
-  eval_nest(1);
-  run_task(w, t);
-  eval_nest(-1);
-  HELPING--;
-  return 1;
+  pool_rest();
 }
 
 static void job_wait(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
@@ -635,20 +447,6 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(u64)) {
   return 0;
 }
 
-void snf_pool_hold(int (*idle)(Wnf *w)) {
-  if (NTHREADS <= 1) return;
-  atomic_store_explicit(&IDLE_WORK, idle, memory_order_release);
-  if (idle) {
-    pool_wake();
-  } else {
-    atomic_fetch_sub(&ACTIVE, 1);
-  }
-}
-
-int snf_pool_busy(void) {
-  return atomic_load(&ACTIVE) > 0;
-}
-
 void snf_init(void) {
   SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -656,45 +454,25 @@ void snf_init(void) {
     fprintf(stderr, "Error: cannot reserve the normalizer's seen set\n");
     exit(1);
   }
-  NTHREADS = EVAL.threads > 1 ? EVAL.threads : 1;
-  DQ       = aligned_alloc(64, NTHREADS * sizeof(Deque));
-  IN_TASK  = aligned_alloc(64, NTHREADS * sizeof(InTask));
-  THREADS  = calloc(NTHREADS, sizeof(pthread_t));
+  pool_init(EVAL.threads);
+  u32 n = pool_size();
   JOBS     = calloc(MAX_JOBS, sizeof(Job));
   JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
-  Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * NTHREADS * sizeof(Count));
-  if (!DQ || !IN_TASK || !THREADS || !JOBS || !JOB_FREE || !cnt) {
+  Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * n * sizeof(Count));
+  if (!JOBS || !JOB_FREE || !cnt) {
     fprintf(stderr, "Error: out of memory\n");
     exit(1);
   }
-  for (u32 i = 0; i < NTHREADS; i++) {
-    atomic_init(&IN_TASK[i].on, 0);
-    if (!dq_init(&DQ[i], 1 << 12)) {
-      fprintf(stderr, "Error: out of memory\n");
-      exit(1);
-    }
-  }
   for (u32 j = 0; j < MAX_JOBS; j++) {
-    JOBS[j].cnt = cnt + (size_t)j * NTHREADS;
+    JOBS[j].cnt = cnt + (size_t)j * n;
     JOB_FREE[j] = MAX_JOBS - 1 - j;
   }
   JOB_NFREE = MAX_JOBS;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, (size_t)64 << 20);
-  for (u32 i = 1; i < NTHREADS; i++) {
-    if (pthread_create(&THREADS[i], &attr, pool_main, (void *)(uintptr_t)i)) {
-      fprintf(stderr, "Error: cannot start thread %u\n", i);
-      exit(1);
-    }
-    pthread_detach(THREADS[i]);
-  }
-  pthread_attr_destroy(&attr);
 }
 
 int snf_at_until(u32 loc, int (*yield)(u64 tasks)) {
   pool_resume();
-  if (NTHREADS <= 1 || EVAL.debug) {
+  if (pool_size() <= 1 || EVAL.debug) {
     snf_at(loc);
     return 0;
   }
@@ -709,7 +487,7 @@ void snf_at(u32 loc) {
     return;
   }
   pool_resume();
-  if (NTHREADS > 1) {
+  if (pool_size() > 1) {
     snf_par(w, loc, NULL);
   } else {
     snf_seq(w, loc, epoch_new());

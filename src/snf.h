@@ -13,12 +13,6 @@ void snf_at(u32 loc);       // strong normal form of HEAP[loc], in place
 // 1 when it stopped early: the heap is then a valid term graph holding the
 // work done, and no CPU thread touches it until the next normalization.
 int  snf_at_until(u32 loc, int (*yield)(u64 tasks));
-int  snf_halting(void);     // a stop is under way: sparks end their slice
-int  snf_pool_busy(void);   // other CPU threads may be reducing
-
-// Keeps the -T pool awake, its threads that find no task calling `idle`
-// (1 when it found work), until released with NULL. The -C enumeration
-// holds it with collapse_help.
-void snf_pool_hold(int (*idle)(Wnf *w));
+void snf_task(Wnf *w, u64 task);   // runs a job's task (pool.c)
 
 #endif

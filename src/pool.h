@@ -1,0 +1,50 @@
+// pool.h: the -T pool: N-1 threads started once plus the calling one,
+// each with a work-stealing deque of tasks (host code). What a task means
+// is its kind's: a job's slot to normalize (snf.c) or a spark (an offered
+// operand, wnf.h "Sparks", run by eval_spark).
+
+#ifndef HVM4G_POOL_H
+#define HVM4G_POOL_H
+
+#include "core.h"
+
+// A task is a word: its kind (a job slot, or POOL_SPARK), then a location.
+#define POOL_ANY       (~0u)        // pool_find: a task of any kind
+#define POOL_SPARK     (~0u - 1)    // the kind of sparks
+#define POOL_TASK(k, x) (((u64)(k) << 32) | (u32)(x))
+#define POOL_KIND(t)   ((u32)((t) >> 32))
+
+void pool_init(u32 threads);        // after eval_init; threads >= 1
+u32  pool_size(void);               // threads in the pool
+u32  pool_tid(void);                // this thread's index (0: the program's)
+
+void pool_push(u64 task);           // on this thread's deque
+// A task for this thread: its own newest, else the oldest of another's;
+// with `only` (a kind, not POOL_ANY) only a task of that kind.
+int  pool_find(u32 only, u64 *task);
+void pool_run(Wnf *w, u64 task);    // a spark here, a job's task in snf.c
+void pool_idle_wait(u32 *idle);     // found nothing: spin a while, then yield
+
+// Jobs in progress keep the pool's threads awake: pool_wake says one more
+// is queued, pool_rest that one ended.
+void pool_wake(void);
+void pool_rest(void);
+int  pool_busy(void);               // other CPU threads may be reducing
+
+// Keeps the pool awake, its threads that find no task calling `idle` (1
+// when it found work), until released with NULL. The -C enumeration holds
+// it with collapse_help.
+void pool_hold(int (*idle)(Wnf *w));
+
+// Runs one task while waiting for something (eval.c: a slot another
+// thread holds): a spark only when sparks_only. 1 if it ran one.
+int  pool_help(Wnf *w, int sparks_only);
+
+// Stopping (snf_at_until): no thread starts a task until pool_resume;
+// pool_halt returns once no other thread runs one. Sparks running check
+// pool_halting every slice and stay on offer.
+void pool_halt(void);
+void pool_resume(void);
+int  pool_halting(void);
+
+#endif
