@@ -184,6 +184,16 @@ static const char *err_msg(u32 err) {
   }
 }
 
+// While a slot is held elsewhere: one pool task, a spark only while this
+// thread holds a host slot or works ahead. The task runs one nesting level
+// down, so that an error in it is not taken by a catch frame of ours.
+static int eval_help(Wnf *w) {
+  NEST++;
+  int ran = pool_help(w, eval_holding() || AHEAD);
+  NEST--;
+  return ran;
+}
+
 // The driver loop, instantiated twice: with the plain core and, for -D,
 // with the core that records each interaction's name (step.c), so that the
 // plain one compiles exactly as if -D did not exist.
@@ -231,7 +241,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         // Another CPU thread holds a DUP slot or reduces an operand we
         // offered: help the pool meanwhile, then retry.
         w->defers++;
-        if (pool_help(w, eval_holding() || AHEAD)) {
+        if (eval_help(w)) {
           spins = 0;
         } else if (++spins < 64) {
           cpu_relax();
@@ -272,7 +282,8 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
 // Interactions between a spark's checks for a stop of the pool.
 #define SPARK_SLICE (1u << 16)
 
-void eval_spark(Wnf *w, u32 slot) {
+void eval_spark(Wnf *w, u64 task) {
+  u32           slot = (u32)task;
   _Atomic Term *at = (_Atomic Term *)&HEAP[slot];
   Term y = atomic_load_explicit(at, memory_order_acquire);
   if (!IS_SUB(y) || !atomic_compare_exchange_strong(at, &y, BUSY)) {

@@ -72,15 +72,7 @@ int  eval_refill(Wnf *w, u32 n);      // new arena of >= n words; 0 if none
 Term prim_host(Wnf *w, Term pri);     // result of a host primitive (%log..)
 Term eval_wnf_run_rules(Wnf *w, Term t); // wnf_run setting Wnf.rule (step.c)
 Wnf *eval_self(void);                 // the calling CPU thread's evaluator
-void eval_spark(Wnf *w, u32 slot);    // reduces an offered operand (wnf.h)
+void eval_spark(Wnf *w, u64 task);    // reduces an offered operand (wnf.h)
 
-
-#if defined(__x86_64__)
-#define cpu_relax() __asm__ __volatile__("pause")
-#elif defined(__aarch64__)
-#define cpu_relax() __asm__ __volatile__("yield")
-#else
-#define cpu_relax() ((void)0)
-#endif
 
 #endif

@@ -187,6 +187,26 @@ static double seconds_since(struct timespec t0) {
   return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
+// --gpu: the device and the CPU pool take turns, each on the phases it
+// runs faster: the pool first while the device warms up, the device once
+// the normal form is wide, the pool again when the device's frontier stays
+// narrow, and back (docs/gpu.md, "CPU first" and "Narrow phases").
+#define MAX_TURNS 4
+
+static void normalize_hybrid(u32 root) {
+  u32 stop = gpu_cpu_first() ? 0 : gpu_snf_at(root);
+  int cpu  = gpu_cpu_first() || gpu_may_return(stop);
+  for (u32 turn = 0; stop != 0 || cpu; turn++) {
+    if (!cpu || turn >= MAX_TURNS) {
+      snf_at(root);            // the CPU finishes
+      return;
+    }
+    if (!snf_at_until(root, gpu_take_over)) return;   // it did
+    stop = gpu_snf_from_cpu(root);
+    cpu  = gpu_may_return(stop);
+  }
+}
+
 static int run(int argc, char **argv) {
   Cli c = parse_args(argc, argv);
 
@@ -226,12 +246,10 @@ static int run(int argc, char **argv) {
     if (gpu) gpu_snf_bounded(root);   // the collapser goes on either way
     collapse_print(root, c.limit);
   } else {
-    if (gpu && gpu_cpu_first()) {
-      // the pool starts while the device warms up; a wide normal form is
-      // the device's once it is ready (gpu.h)
-      if (snf_at_until(root, gpu_take_over) && gpu_snf_from_cpu(root)) snf_at(root);
-    } else if (!gpu || gpu_snf_at(root)) {
-      snf_at(root);  // CPU finishes
+    if (gpu) {
+      normalize_hybrid(root);
+    } else {
+      snf_at(root);
     }
     if (!EVAL.silent && !EVAL.debug) {
       print_term(stdout, HEAP[root]);

@@ -12,15 +12,15 @@
 #include <pthread.h>
 #include <sched.h>
 #include "pool.h"
-#include "eval.h"
-#include "snf.h"
-#include "heap.h"
 #include "deque.h"
 
 // Which CPU thread this is (0: the thread running the program).
 static _Thread_local u32 TID = 0;
 static u32               NTHREADS = 1;
 
+static Wnf            *WORKERS = NULL;  // thread i reduces with WORKERS[i]
+static u32             OFFERS  = 0;     // sparks a thread keeps queued
+static PoolRun         RUN_JOB, RUN_SPARK;
 static Deque          *DQ      = NULL;
 static pthread_t      *THREADS = NULL;
 static _Atomic u32     ACTIVE  = 0;     // jobs in progress (and holds)
@@ -39,7 +39,10 @@ u32 pool_tid(void) {
 // =====
 
 void pool_push(u64 task) {
-  if (!dq_push(&DQ[TID], task)) eval_die("out of memory in the normalizer");
+  if (!dq_push(&DQ[TID], task)) {
+    fprintf(stderr, "RUNTIME_ERROR: out of memory in the normalizer\n");
+    exit(1);
+  }
 }
 
 int pool_find(u32 only, u64 *x) {
@@ -54,11 +57,7 @@ int pool_find(u32 only, u64 *x) {
 }
 
 void pool_run(Wnf *w, u64 task) {
-  if (POOL_KIND(task) == POOL_SPARK) {
-    eval_spark(w, (u32)task);
-  } else {
-    snf_task(w, task);
-  }
+  (POOL_KIND(task) == POOL_SPARK ? RUN_SPARK : RUN_JOB)(w, task);
 }
 
 void pool_idle_wait(u32 *idle) {
@@ -71,7 +70,7 @@ void pool_idle_wait(u32 *idle) {
 
 // Sparks
 // ======
-// A thread keeps at most EVAL.sparks offers in its deque: the oldest (the
+// A thread keeps at most OFFERS (--sparks) offers in its deque: the oldest (the
 // largest operands, offered nearest the root) are what thieves take; more
 // would only be taken back. An offer its thread took back is dropped from
 // the deque's bottom, where it usually still is; one that is not there is
@@ -81,7 +80,7 @@ void pool_offer(Wnf *w, u32 slot, Term b) {
   Deque  *q = &DQ[TID];
   int64_t n = atomic_load_explicit(&q->bottom, memory_order_relaxed) -
               atomic_load_explicit(&q->top, memory_order_relaxed);
-  if (n >= (int64_t)EVAL.sparks || atomic_load_explicit(&ACTIVE, memory_order_relaxed) == 0) {
+  if (n >= (int64_t)OFFERS || atomic_load_explicit(&ACTIVE, memory_order_relaxed) == 0) {
     return;
   }
   __atomic_store_n(&w->heap[slot], AS_SUB(b), __ATOMIC_RELAXED);
@@ -163,7 +162,7 @@ static void work_once(Wnf *w, u32 *idle) {
 
 static void *pool_main(void *arg) {
   TID = (u32)(uintptr_t)arg;
-  Wnf *w = eval_self();
+  Wnf *w = &WORKERS[TID];
   for (;;) {
     pthread_mutex_lock(&IDLE_LOCK);
     while (atomic_load(&ACTIVE) == 0) {
@@ -192,8 +191,7 @@ void pool_rest(void) {
 
 // Helping while waiting (eval.c: an offered operand or a DUP slot being
 // reduced elsewhere): one task, a spark only when sparks_only (a thread
-// that holds a slot BUSY, or works ahead). The task runs one nesting level
-// down, so that an error in it is not taken by a catch frame of ours.
+// that holds a slot BUSY, or works ahead). HELP_DEPTH bounds the nesting.
 #define HELP_DEPTH 8
 
 static _Thread_local u32 HELPING = 0;
@@ -205,9 +203,7 @@ int pool_help(Wnf *w, int sparks_only) {
     return 0;
   }
   HELPING++;
-  eval_nest(1);
   pool_run(w, t);
-  eval_nest(-1);
   HELPING--;
   return 1;
 }
@@ -226,8 +222,12 @@ int pool_busy(void) {
   return atomic_load(&ACTIVE) > 0;
 }
 
-void pool_init(u32 threads) {
-  NTHREADS = threads > 1 ? threads : 1;
+void pool_init(u32 threads, Wnf *workers, u32 offers, PoolRun job, PoolRun spark) {
+  NTHREADS  = threads > 1 ? threads : 1;
+  WORKERS   = workers;
+  OFFERS    = offers;
+  RUN_JOB   = job;
+  RUN_SPARK = spark;
   DQ       = aligned_alloc(64, NTHREADS * sizeof(Deque));
   IN_TASK  = aligned_alloc(64, NTHREADS * sizeof(InTask));
   THREADS  = calloc(NTHREADS, sizeof(pthread_t));

@@ -14,7 +14,13 @@
 #define POOL_TASK(k, x) (((u64)(k) << 32) | (u32)(x))
 #define POOL_KIND(t)   ((u32)((t) >> 32))
 
-void pool_init(u32 threads);        // after eval_init; threads >= 1
+// What a task of each kind means, given by the modules that make them:
+// a job's task (snf.c) and a spark (eval.c). The pool calls nothing else.
+typedef void (*PoolRun)(Wnf *w, u64 task);
+
+// Starts threads-1 threads; thread i reduces with workers[i]. A thread
+// keeps at most `offers` sparks in its deque (pool_offer).
+void pool_init(u32 threads, Wnf *workers, u32 offers, PoolRun job, PoolRun spark);
 u32  pool_size(void);               // threads in the pool
 u32  pool_tid(void);                // this thread's index (0: the program's)
 
@@ -37,7 +43,8 @@ int  pool_busy(void);               // other CPU threads may be reducing
 void pool_hold(int (*idle)(Wnf *w));
 
 // Runs one task while waiting for something (eval.c: a slot another
-// thread holds): a spark only when sparks_only. 1 if it ran one.
+// thread holds): a spark only when sparks_only. 1 if it ran one. The
+// caller hides its catch frames from the task (eval_nest).
 int  pool_help(Wnf *w, int sparks_only);
 
 // Stopping (snf_at_until): no thread starts a task until pool_resume;
@@ -46,5 +53,13 @@ int  pool_help(Wnf *w, int sparks_only);
 void pool_halt(void);
 void pool_resume(void);
 int  pool_halting(void);
+
+#if defined(__x86_64__)
+#define cpu_relax() __asm__ __volatile__("pause")
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
 
 #endif

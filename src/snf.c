@@ -454,7 +454,7 @@ void snf_init(void) {
     fprintf(stderr, "Error: cannot reserve the normalizer's seen set\n");
     exit(1);
   }
-  pool_init(EVAL.threads);
+  pool_init(EVAL.threads, eval_worker(0), EVAL.sparks, snf_task, eval_spark);
   u32 n = pool_size();
   JOBS     = calloc(MAX_JOBS, sizeof(Job));
   JOB_FREE = calloc(MAX_JOBS, sizeof(u32));

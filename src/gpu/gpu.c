@@ -292,6 +292,10 @@ u32 gpu_snf_from_cpu(u32 loc) {
   return gpu_snf_at(loc);
 }
 
+int gpu_may_return(u32 stop) {
+  return stop == STOP_NARROW && GPU.cpu_first > 0 && EVAL.threads > 1;
+}
+
 int gpu_take_over(u64 tasks) {
   return tasks >= GPU.cpu_first && (!warming || atomic_load(&warm_done));
 }
@@ -395,8 +399,9 @@ void gpu_print_stats(FILE *out) {
           "heap grew by %llu words (%.1f MB)\n",
           (unsigned long long)s->alloc, (unsigned long long)s->live,
           (unsigned long long)s->live, (double)s->live * 8 / 1e6);
-  fprintf(out, "- Device took over from the CPU: %llu run(s) (--cpu-first)\n",
-          (unsigned long long)s->taken);
+  fprintf(out, "- Device took over from the CPU: %llu run(s) (--cpu-first); "
+          "the CPU ran %llu interactions\n", (unsigned long long)s->taken,
+          (unsigned long long)eval_itrs());
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");
     return;
@@ -406,5 +411,5 @@ void gpu_print_stats(FILE *out) {
           (unsigned long long)s->stop_pass, s->stop_loc, stop_name(s->stop));
   if (s->stop == WNF_HOST) fprintf(out, " (%%%s)", prim_name(s->stop_pri));
   if (s->stop == WNF_ERROR) fprintf(out, " (error %u)", s->stop_err);
-  fprintf(out, "; the CPU finished\n");
+  fprintf(out, "; the CPU went on from there\n");
 }

@@ -29,6 +29,9 @@ u32  gpu_snf_at(u32 loc);
 int  gpu_cpu_first(void);
 int  gpu_take_over(u64 tasks);
 u32  gpu_snf_from_cpu(u32 loc);   // gpu_snf_at, after the CPU stopped
+// Whether a run that stopped with `stop` ended a narrow phase (--handoff)
+// the CPU may hand back once it is wide again (--cpu-first > 0, -T > 1).
+int  gpu_may_return(u32 stop);
 // The same, for a collapse (-C): the normal form may be infinite, so the
 // run stops once it has allocated --gpu-grow words (default 2^24) or four
 // times the heap in use, whichever is more; the collapser goes on from
