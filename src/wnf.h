@@ -87,10 +87,12 @@
 // b's slot (AS_SUB(b): no operand slot holds a SUB otherwise) and publish
 // it. So only operands whose left side has run a while are offered, and
 // the oldest, nearest the root, first (wnf_offer_oldest). A
-// worker claims a marked slot with a compare-and-swap to BUSY, reduces it
-// and stores its WNF back, plain. The offering worker, once the left
-// operand is a value, takes its offer back (the same CAS, to the plain
-// word; WNF_TOOK_BACK), or finds BUSY and defers until the claimer is done.
+// worker claims a marked slot by exchanging it with BUSY (a word it finds
+// unmarked it puts back), reduces it and stores its WNF back, plain. The
+// offering worker, once the left operand is a value, takes its offer back
+// the same way and stores it plain (WNF_TOOK_BACK), or finds BUSY and
+// defers until the claimer is done. Exchanges only: the 32-bit take of
+// Apple GPUs (take32.h) has no compare-and-swap on a whole word.
 // Every rule that reads the right operand runs after that, so no marked or
 // BUSY word leaves the node. (docs/architecture.md, "Sparks".)
 #ifndef WNF_OFFER
@@ -1166,13 +1168,19 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           u32  op = EXT(f);
           Term y  = HEAP_LD(w, fl + 1);
           if (IS_SUB(y) || y == BUSY) {                     // b was offered
-            if (y == BUSY || HEAP_CAS(w, fl + 1, y, NO_SUB(y)) != y) {
-              stk[sp++] = f;                                // being reduced
+            if (y != BUSY) {
+              y = HEAP_XCHG(w, fl + 1, BUSY);              // take it back
+            }
+            if (y == BUSY) {                                // being reduced
+              stk[sp++] = f;
               next = TERM(VAR, 0, fl + 1);
               st   = WNF_DEFER;
               break;
             }
-            WNF_TOOK_BACK(w, fl + 1);
+            wnf_put(w, mode, fl + 1, NO_SUB(y));            // plain again
+            if (IS_SUB(y)) {
+              WNF_TOOK_BACK(w, fl + 1);
+            }
             y = NO_SUB(y);
           }
           if (tw == NUM) {

@@ -143,8 +143,16 @@ FN void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32 rem)
     return;
   }
   Term y = HEAP_LD(w, loc);
-  if (!IS_SUB(y) || HEAP_CAS(w, loc, y, BUSY) != y) {
+  if (!IS_SUB(y)) {
     return;                        // taken back, or claimed this pass
+  }
+  y = HEAP_XCHG(w, loc, BUSY);
+  if (y == BUSY) {
+    return;                        // claimed this pass
+  }
+  if (!IS_SUB(y)) {
+    HEAP_XCHG(w, loc, y);          // taken back meanwhile: as it was
+    return;
   }
   w->owner    = own;
   w->dup_mode = (a->dup_mode == DUP_OWNER && tries >= ENT_ESCALATE)
