@@ -808,6 +808,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
   WNF_RULE_LOCAL
   u64       lim  = w->budget;
   u32       scan = 0;      // stack frames looked at for offers (sparks)
+  u64       from = itrs;   // offers only after w->offer interactions here
   if (w->offer && itrs + w->offer < lim) {
     lim = itrs + w->offer;
   }
@@ -962,8 +963,10 @@ FN Term wnf_run(THR Wnf *w, Term t) {
       }
       if (itrs >= lim) {
         // an offer point, and the budget's end too: what stops here goes
-        // on later, so its oldest operand may as well go on elsewhere
-        if (w->offer) {
+        // on later, so its oldest operand may as well go on elsewhere (a
+        // budget shorter than the gap offers nothing: its entries are
+        // too small to split)
+        if (w->offer && itrs - from >= w->offer) {
           wnf_offer_oldest(w, stk, sp, &scan);
         }
         if (itrs < w->budget) {
