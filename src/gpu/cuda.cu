@@ -447,12 +447,7 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
     }
     cudaGetLastError();
     C.heap = NULL; C.seen = C.live = C.rank = NULL;
-    if (cap / 2 < min) {
-      snprintf(err, errlen, "device heap: out of memory for %llu words",
-               (unsigned long long)min);
-      return -1;
-    }
-    cap = (cap / 2) & ~31ull;
+    if ((cap = gpu_cap_halve(cap, min, err, errlen)) == 0) return -1;
   }
   C.cap = cap;
   // Cleared once; afterwards each run clears what it used.

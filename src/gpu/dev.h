@@ -159,6 +159,9 @@ u32  gpu_book_cnt(void);             // book ids in use
 u32  gpu_out_cap(u32 n, u32 lanes);  // output slots per lane for n entries
 // Budget and segment size of a pass over n entries with `lanes` lanes.
 void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes);
+// A device heap of cap words could not be allocated: the next size to try
+// (half, a multiple of 32), or 0 with a message when that is under min.
+u64  gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen);
 Term *gpu_heap(void);                // HEAP
 u64  gpu_heap_words(void);           // HEAP_WORDS
 u32 *gpu_book(void);                 // BOOK

@@ -63,12 +63,7 @@ static int mt_heap(u64 top, char *err, unsigned errlen) {
   cap &= ~31ull;
   while (md_need(MB_HEAP, (MTL_HDR + cap) * sizeof(Term)) != 0 ||
          md_need(MB_SEEN, (cap / 32 + 1) * sizeof(u32)) != 0) {
-    if (cap / 2 < min) {
-      snprintf(err, errlen, "device heap: out of memory for %llu words",
-               (unsigned long long)min);
-      return -1;
-    }
-    cap = (cap / 2) & ~31ull;
+    if ((cap = gpu_cap_halve(cap, min, err, errlen)) == 0) return -1;
   }
   M.cap = cap;
   return 0;

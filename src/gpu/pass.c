@@ -61,6 +61,15 @@ void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes) {
   }
 }
 
+u64 gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen) {
+  if (cap / 2 < min) {
+    snprintf(err, errlen, "device heap: out of memory for %llu words",
+             (unsigned long long)min);
+    return 0;
+  }
+  return (cap / 2) & ~31ull;
+}
+
 Term *gpu_heap(void)       { return HEAP; }
 u64   gpu_heap_words(void) { return HEAP_WORDS; }
 u32  *gpu_book(void)       { return BOOK; }
