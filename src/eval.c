@@ -294,7 +294,7 @@ void eval_spark(Wnf *w, u64 task) {
   u64  budget = w->budget;
   Term t      = NO_SUB(y);
   Term keep   = 0;   // still on offer: a stop of the pool is under way
-  u32  tries  = 0;
+  u32  tries  = 0, idle = 0;
   for (;;) {
     w->budget = w->itrs + SPARK_SLICE;
     t = wnf_run(w, t);
@@ -307,11 +307,7 @@ void eval_spark(Wnf *w, u64 task) {
     }
     if (w->status != WNF_DEFER || eval_holding() || ++tries >= SPARK_TRIES) break;
     w->defers++;
-    if (tries < 64) {
-      cpu_relax();
-    } else {
-      sched_yield();
-    }
+    pool_idle_wait(&idle);
   }
   w->budget = budget;
   atomic_store_explicit(at, t | keep, memory_order_release);

@@ -194,17 +194,18 @@ static double seconds_since(struct timespec t0) {
 #define MAX_TURNS 4
 
 static void normalize_hybrid(u32 root) {
-  u32 stop = gpu_cpu_first() ? 0 : gpu_snf_at(root);
-  int cpu  = gpu_cpu_first() || gpu_may_return(stop);
-  for (u32 turn = 0; stop != 0 || cpu; turn++) {
-    if (!cpu || turn >= MAX_TURNS) {
-      snf_at(root);            // the CPU finishes
-      return;
-    }
-    if (!snf_at_until(root, gpu_take_over)) return;   // it did
+  u32 stop = 0;
+  int cpu  = gpu_cpu_first();
+  if (!cpu) {
+    stop = gpu_snf_at(root);
+    cpu  = gpu_may_return(stop);
+  }
+  for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
+    if (!snf_at_until(root, gpu_take_over)) return;   // the CPU finished
     stop = gpu_snf_from_cpu(root);
     cpu  = gpu_may_return(stop);
   }
+  if (stop) snf_at(root);      // the CPU finishes what the device left
 }
 
 static int run(int argc, char **argv) {

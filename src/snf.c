@@ -333,16 +333,22 @@ static void count_add(_Atomic u64 *c, u64 k) {
   atomic_store_explicit(c, v + k, memory_order_release);
 }
 
+// The tasks `job` made so far (also a stop's poll).
+static u64 job_made(Job *job) {
+  u64 n = 0;
+  for (u32 i = 0; i < pool_size(); i++) {
+    n += atomic_load_explicit(&job->cnt[i].made, memory_order_acquire);
+  }
+  return n;
+}
+
 static int job_quiet(Job *job) {
-  u64 done = 0, made = 0;
+  u64 done = 0;
   for (u32 i = 0; i < pool_size(); i++) {
     done += atomic_load_explicit(&job->cnt[i].done, memory_order_acquire);
   }
   atomic_thread_fence(memory_order_seq_cst);
-  for (u32 i = 0; i < pool_size(); i++) {
-    made += atomic_load_explicit(&job->cnt[i].made, memory_order_acquire);
-  }
-  return done == made;
+  return done == job_made(job);
 }
 
 // Queues a task of `job` on this thread's deque, counted first.
@@ -377,15 +383,6 @@ void snf_task(Wnf *w, u64 task) {
     loc = VAL(v);
   }
   count_add(&job->cnt[pool_tid()].done, 1);   // the last touch of job
-}
-
-// The tasks `job` made so far (a stop's poll: relaxed, approximate).
-static u64 job_made(Job *job) {
-  u64 n = 0;
-  for (u32 i = 0; i < pool_size(); i++) {
-    n += atomic_load_explicit(&job->cnt[i].made, memory_order_relaxed);
-  }
-  return n;
 }
 
 // Works on the pool until `job` (in slot `slot`) is done; then the job no

@@ -83,6 +83,13 @@ golden_list() {
   done
 }
 
+# N nested copies of OPEN around ATOM, closed by CLOSE, on one line.
+nest() {
+  awk -v n="$1" -v o="$2" -v a="$3" -v c="$4" \
+    'BEGIN { for (i = 0; i < n; i++) printf "%s", o; printf "%s", a;
+             for (i = 0; i < n; i++) printf "%s", c; print "" }'
+}
+
 # Generated programs: too big to keep in the repository.
 gen_programs() {
   local g=$TMP/gen
@@ -91,19 +98,16 @@ gen_programs() {
   {
     echo '// match: nocrash'
     printf '@main = '
-    awk 'BEGIN { for (i = 0; i < 200000; i++) printf "("; printf "1";
-                 for (i = 0; i < 200000; i++) printf ")"; print "" }'
+    nest 200000 '(' 1 ')'
     echo '//1'
   } > "$g/gen_deep_parens.hvm4"
   # A 100,000-deep constructor nest, printed back (deep printer recursion).
   {
     echo '// match: nocrash'
     printf '@main = '
-    awk 'BEGIN { for (i = 0; i < 100000; i++) printf "#S{"; printf "#Z";
-                 for (i = 0; i < 100000; i++) printf "}"; print "" }'
+    nest 100000 '#S{' '#Z' '}'
     printf '//'
-    awk 'BEGIN { for (i = 0; i < 100000; i++) printf "#S{"; printf "#Z{}";
-                 for (i = 0; i < 100000; i++) printf "}"; print "" }'
+    nest 100000 '#S{' '#Z{}' '}'
   } > "$g/gen_deep_ctr.hvm4"
   # A 100,000-element list literal.
   {
@@ -141,8 +145,7 @@ EOF
     echo '// timeout: 10'
     echo '// args: -S'
     printf '@main = λ&f.'
-    awk 'BEGIN { for (i = 0; i < 80000; i++) printf "f("; printf "1";
-                 for (i = 0; i < 80000; i++) printf ")"; print "" }'
+    nest 80000 'f(' 1 ')'
     echo '//!- Itrs: 0 interactions'
   } > "$g/gen_dup_chain.hvm4"
   if [ "$ONLY" = '*' ]; then
