@@ -82,6 +82,26 @@ done
 par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda --dup=owner \
   --lanes=256 --region-shift=8 --budget=64 < "$LIST"
 
+# --- hybrid: when the context is made (--warm-after) -------------------------
+
+# Under --gpu -T N the context is made only after --warm-after ms of CPU
+# work: a run the pool ends sooner must not make one, and one that runs
+# longer must be taken over by the device, with the CPU's output.
+mkdir -p "$RES/hybrid"
+hyb() {   # name, expected -s pattern, args...
+  local name=$1 want=$2; shift 2
+  local got; got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$@" -s 2>&1)
+  if printf '%s\n' "$got" | grep -q -- "$want"; then : > "$RES/hybrid/$name.pass"
+  else { echo "no '$want' in:"; printf '%s\n' "$got" | tail -n 20; } > "$RES/hybrid/$name.fail"; fi
+}
+hyb short_no_context 'Device: not used (the CPU finished within --warm-after; no context made)' "$RES/probe.hvm4" -G -T4
+hyb at_once_context 'Device: not used (the CPU finished first; context started 0.000' "$RES/probe.hvm4" -G -T4 --warm-after=0
+hyb long_taken_over 'Device took over from the CPU: 1 run' "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1024 --take-max=4G
+want=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -T4 2>&1 | md5sum)
+got=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1024 --take-max=4G 2>&1 | md5sum)
+if [ "$want" = "$got" ]; then : > "$RES/hybrid/long_same_output.pass"
+else echo "output differs from -T4's" > "$RES/hybrid/long_same_output.fail"; fi
+
 # --- compute-sanitizer -------------------------------------------------------
 
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n1)
@@ -119,7 +139,7 @@ fi
 # --- report -----------------------------------------------------------------
 
 pass=0; fail=0
-for phase in cpu cuda-owner cuda-atomic cuda-tight sanitizer; do
+for phase in cpu cuda-owner cuda-atomic cuda-tight hybrid sanitizer; do
   [ -d "$RES/$phase" ] || continue
   p=$(find "$RES/$phase" -name '*.pass' | wc -l)
   f=$(find "$RES/$phase" -name '*.fail' | wc -l)

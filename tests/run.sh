@@ -311,6 +311,20 @@ for g in spark_nested spark_sup spark_gnf; do
     [ "$a" = "$b" ] && [ "$a" = "$c" ] && echo same || echo "$a / $b / $c"' "$BIN" "$ROOT/tests/golden/$g.hvm4"
 done
 cli_check sparks_bad  1 'bad spark count'         "$BIN" cli_list.hvm4 --sparks=x
+# The device takes over from the CPU pool only while the host heap is at
+# most --take-max words (the take-over copies it all in): past it the CPU
+# keeps the run, with the same output.
+# A tree of 4096 loops: the pool makes thousands of tasks, so the rule is
+# polled long before the CPU could end the run.
+CFT=$TMP/cli_take.hvm4
+sed 's/@gen(7, 0)/@gen(12, 0)/' "$ROOT/tests/gpu/cpu_first_tree.hvm4" | grep -v '^//' > "$CFT"
+cli_check take_max_kept 0 "^- Device: not used \\(the CPU's heap passed --take-max" \
+  "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1K -s
+cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
+  "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1G -s
+cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)
+  [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$CFT"
+cli_check take_max_bad 1 'take-max expects a size' "$BIN" cli_list.hvm4 --gpu --take-max=x
 
 # --- phases: sim-owner, sim-atomic ---------------------------------------
 

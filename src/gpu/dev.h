@@ -45,6 +45,11 @@ typedef struct {
                      // over a run that started on the CPU (0: never start
                      // there); set: given on the command line
   int  cpu_first_set;
+  u64  take_max;     // --take-max=SIZE: the device takes over from the CPU
+                     // only while the host heap holds at most this many
+                     // words (the take-over copies them all in)
+  u32  warm_after;   // --warm-after=MS: under --gpu -T N, milliseconds of
+                     // CPU work before the context is made (see gpu.c)
   u32  handoff;      // --handoff=K: narrow passes in a row before the CPU
                      // takes over (0: never; see pass.c)
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
@@ -69,6 +74,7 @@ typedef struct {
   u64    widest;     // largest frontier
   double dev_s;      // time in passes
   double ctx_s;      // creating the context and buffers (overlaps parsing)
+  double warm_at;    // when the warm-up began, after gpu_prepare (-1: never)
   double wait_s;     // of that, what the first run waited for
   double buf_s;      // of that, allocating and clearing the buffers
   double in_s;       // copying the heap in
@@ -85,6 +91,7 @@ typedef struct {
   u32    stop_pri;
   u64    stop_pass;
   u64    taken;      // runs the device took over from the CPU (--cpu-first)
+  u64    too_big;    // a take-over was refused: the host heap passed --take-max
   u64    stops;      // runs that the CPU had to finish
   u32    lanes;      // lanes used by the last run
   u32    shift;      // region shift of the last run

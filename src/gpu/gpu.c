@@ -28,6 +28,8 @@ GpuConf GPU = {
   .threads      = 0,
   .max_passes   = 0,
   .cpu_first    = 1u << 16,
+  .warm_after   = 200,
+  .take_max     = 64ull << 20,
   .handoff      = 64,
   .spark_gap    = 64,
   .dev_heap     = 0,
@@ -35,7 +37,7 @@ GpuConf GPU = {
   .trace        = NULL,
 };
 
-GpuStats GPU_STATS;
+GpuStats GPU_STATS = { .warm_at = -1 };
 
 // --gpu-grow: words a run under a collapse may allocate (gpu_snf_bounded).
 static u64 GPU_GROW = 1ull << 24;
@@ -110,6 +112,7 @@ static const struct {
   { "--gpu-spark-gap", &GPU.spark_gap,    0,  1u << 30,  NULL               },
   { "--cpu-first",     &GPU.cpu_first,    0,  1u << 31,  &GPU.cpu_first_set },
   { "--handoff",       &GPU.handoff,      0,  1u << 30,  NULL               },
+  { "--warm-after",    &GPU.warm_after,   0,  1u << 30,  NULL               },
   { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL               },
 };
 
@@ -179,6 +182,13 @@ int gpu_flag(int argc, char **argv, int i) {
     }
     return used;
   }
+  if ((v = opt_val(argc, argv, i, "--take-max", &used))) {
+    GPU.take_max = heap_parse_size(v);
+    if (GPU.take_max == 0 && strcmp(v, "0") != 0) {
+      die("--take-max expects a size in words, 0..4G (suffix K/M/G), got ", v);
+    }
+    return used;
+  }
   if ((v = opt_val(argc, argv, i, "--gpu-grow", &used))) {
     GPU_GROW = heap_parse_size(v);
     if (GPU_GROW < 1024) {
@@ -195,9 +205,22 @@ int gpu_requested(void) {
 
 // The context and buffers made ahead (gpu_prepare): backend() waits for
 // them before it asks the backend anything.
+//
+// Deferred warm-up. Under --gpu -T N the run starts on the CPU pool, and
+// the context (0.2 s on the H200) is made only once the CPU has worked
+// --warm-after milliseconds (200): a run the pool ends sooner never pays
+// for a device it would not use. A context still being made when the
+// process ends delays its exit by 0.05-0.1 s (the driver finishes its
+// set-up before it can release the device), which made `--gpu -T16`
+// 1.5x `-T16` on programs the CPU ends in 0.15 s. The deferral is the
+// ski-rental rule: wait about as long as the context costs, then pay.
+// One thread (no pool to start on), --warm-after=0 and --cpu-first=0
+// warm up at once.
 static pthread_t   warm_th;
 static int         warming = 0;
 static _Atomic int warm_done = 0;   // the warm-up thread has finished
+static int         warm_due  = 0;   // deferred: start once the CPU has run
+static double      warm_t0   = 0;   // when gpu_prepare deferred it
 
 static void *warm_main(void *p) {
   const GpuBackend *b = p;
@@ -210,6 +233,7 @@ static void *warm_main(void *p) {
 }
 
 static void warm_join(void) {
+  warm_due = 0;   // whoever needs the device now makes its context itself
   if (!warming) return;
   double t0 = gpu_now();
   pthread_join(warm_th, NULL);
@@ -234,12 +258,27 @@ void gpu_done(int rc) {
   }
 }
 
-void gpu_prepare(void) {
+static void warm_start(void) {
 #ifdef HVM4G_CUDA
-  if (warming || GPU.device == DEV_SIM) return;
+  warm_due = 0;
+  GPU_STATS.warm_at = gpu_now() - warm_t0;
   warming = pthread_create(&warm_th, NULL, warm_main, (void *)&GPU_CUDA) == 0;
   static int hooked = 0;
   if (warming && !hooked) hooked = atexit(warm_exit) == 0;
+#endif
+}
+
+void gpu_prepare(void) {
+#ifdef HVM4G_CUDA
+  if (warming || warm_due || GPU.device == DEV_SIM) return;
+  warm_t0 = gpu_now();
+  // No NVIDIA device node: the probe fails at once, nothing to defer.
+  int maybe = GPU.device == DEV_CUDA || access("/dev/nvidiactl", F_OK) == 0;
+  if (maybe && EVAL.threads > 1 && GPU.cpu_first > 0 && GPU.warm_after > 0) {
+    warm_due = 1;   // gpu_take_over starts it (or backend(), if needed first)
+    return;
+  }
+  warm_start();
 #endif
 }
 
@@ -284,7 +323,7 @@ static const GpuBackend *backend(void) {
 // pool to stop at a task boundary: it waits for the device.
 int gpu_cpu_first(void) {
   if (EVAL.threads <= 1 || GPU.cpu_first == 0) return 0;
-  return GPU.cpu_first_set || (warming && !atomic_load(&warm_done));
+  return GPU.cpu_first_set || warm_due || (warming && !atomic_load(&warm_done));
 }
 
 u32 gpu_snf_from_cpu(u32 loc) {
@@ -297,7 +336,17 @@ int gpu_may_return(u32 stop) {
 }
 
 int gpu_take_over(u64 tasks) {
-  return tasks >= GPU.cpu_first && (!warming || atomic_load(&warm_done));
+  if (warm_due && gpu_now() - warm_t0 >= GPU.warm_after / 1e3) warm_start();
+  if (warm_due) return 0;
+  if (tasks < GPU.cpu_first || (warming && !atomic_load(&warm_done))) return 0;
+  // The take-over copies in all the CPU allocated (1-2 s for the 5-8 GB a
+  // wide program reaches in 0.4 s of -T16): past --take-max the CPU keeps
+  // the run.
+  if (gpu_top() > GPU.take_max) {
+    GPU_STATS.too_big = 1;
+    return 0;
+  }
+  return 1;
 }
 
 // Nested %gnf on the device is flattened by the core (on_device); a %gnf
@@ -368,7 +417,22 @@ static const char *stop_name(u32 s) {
 
 void gpu_print_stats(FILE *out) {
   GpuStats *s = &GPU_STATS;
-  if (!s->runs) return;
+  if (!s->runs) {
+    // --gpu -T N: the pool may end a run before the device is worth it
+    if (GPU.requested) {
+      const char *why = s->too_big ? "the CPU's heap passed --take-max "
+                        "before the device could take over"
+                      : "the CPU finished first";
+      if (s->warm_at >= 0) {
+        fprintf(out, "- Device: not used (%s; context started %.3f s in)\n",
+                why, s->warm_at);
+      } else {
+        fprintf(out, "- Device: not used (%s; no context made)\n",
+                s->too_big ? why : "the CPU finished within --warm-after");
+      }
+    }
+    return;
+  }
   double ips = s->dev_s > 0 ? (double)s->itrs / s->dev_s : 0.0;
   fprintf(out, "- Device: %s, %u lanes, dup=%s, take=%u, region=2^%u "
           "words, budget=%u\n", s->backend ? s->backend : "?", s->lanes,
@@ -387,8 +451,8 @@ void gpu_print_stats(FILE *out) {
   fprintf(out, "- Device time: %.6f s\n", s->dev_s);
   fprintf(out, "- Device perf: %.2f M itrs/s\n", ips / 1e6);
   fprintf(out, "- Device setup: %.6f s (context %.6f s, buffers %.6f s; "
-          "%.6f s of it waited for)\n", s->ctx_s + s->buf_s, s->ctx_s,
-          s->buf_s, s->wait_s);
+          "%.6f s of it waited for; started %.3f s in)\n", s->ctx_s + s->buf_s,
+          s->ctx_s, s->buf_s, s->wait_s, s->warm_at > 0 ? s->warm_at : 0.0);
   fprintf(out, "- Device copy in: %.6f s\n", s->in_s);
   fprintf(out, "- Device packing: %.6f s (marking %.6f s in %llu passes; "
           "%llu changed words below the host's top)\n", s->compact_s,
