@@ -101,7 +101,10 @@ FN void mark_begin(MarkLane *M, const CompactArgs *a, u32 lane,
 }
 
 // Marks the node that the word at `loc` points into; pushes each of its
-// words that was not marked yet.
+// words that was not marked yet and points into the run's words itself.
+// Leaves (numbers, erasures, pointers to host words) are marked, never
+// pushed: a list's spine then leaves one entry per pass, not one per
+// element, which the mark budget's rule reads as a spine (pass.c).
 FN void mark_scan(MarkLane *M, const CompactArgs *a, u32 loc) {
   Term t = a->heap[loc];
   if (!compact_inside(a, t)) {
@@ -111,7 +114,8 @@ FN void mark_scan(MarkLane *M, const CompactArgs *a, u32 loc) {
   for (u32 j = 0; j < n; j++) {
     u64 k   = (u64)VAL(t) + j - a->top0;
     u32 bit = 1u << (k & 31u);
-    if ((GPU_OR32(&a->live[k >> 5], bit) & bit) == 0u) {
+    if ((GPU_OR32(&a->live[k >> 5], bit) & bit) == 0u &&
+        compact_inside(a, a->heap[VAL(t) + j])) {
       M->out[M->cnt++] = (u64)(VAL(t) + j);
     }
   }

@@ -98,18 +98,27 @@ static FILE *trace_open(void) {
   return f;
 }
 
-// Mark passes: a wide frontier gets MARK_BUDGET. A narrow one that is
-// widening (a tree fanning out) gets short passes, so it spreads over the
-// lanes within a few; one that is not (a list's spine) gets a budget that
-// doubles each pass, so a long spine is still walked in few passes.
+// Mark passes. A wide frontier gets MARK_BUDGET. A narrow one:
+// - widening (a tree fanning out): short passes, so it spreads over the
+//   lanes within a few;
+// - the same size as before (a list's spine, k spines): a budget that
+//   doubles each pass, so a long spine is still walked in few passes;
+// - shrinking (a tree's last subtrees): a budget that doubles only up to
+//   MARK_DRAIN_MAX. A pass lasts as long as its longest walk (about 1 us
+//   a word), and doubling here made the last passes of the H200's
+//   packings 1-2.7 ms each: this rule cut marking 2-3x (sup_tree 8.6 ms
+//   -> 2.9 ms, logs/h200-2026-12-01/run10_packing.txt; the final rule is measured in run11).
 #define MARK_BUDGET      4096u
-#define MARK_NARROW_MIN  64u
-#define MARK_NARROW_MAX  (1u << 20)
+#define MARK_NARROW_MIN  32u
+#define MARK_DRAIN_MAX   128u
+#define MARK_CHAIN_MAX   (1u << 20)
 
 u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget) {
   if (n >= lanes) return MARK_BUDGET;
-  if (n >= 2 * prev_n || prev_budget < MARK_NARROW_MIN) return MARK_NARROW_MIN;
-  return prev_budget < MARK_NARROW_MAX ? 2 * prev_budget : MARK_NARROW_MAX;
+  if (n > prev_n || prev_budget < MARK_NARROW_MIN) return MARK_NARROW_MIN;
+  u32 cap = n == prev_n ? MARK_CHAIN_MAX : MARK_DRAIN_MAX;
+  if (prev_budget >= cap) return prev_budget;
+  return 2 * prev_budget;
 }
 
 // The run's end: the live words it allocated go to the host (compact.h).

@@ -35,12 +35,16 @@ static u32 dev_alloc(u32 n) {
   return at;
 }
 
-// Packs; returns 0 on success.
+// Packs; returns 0 on success. PASSES: its mark passes.
+static u32 PASSES = 0;
+
 static int pack(void) {
   char err[256];
   long long n = GPU_SIM.roots(err, sizeof err);
   u32 prev = 0, b = 0;
+  PASSES = 0;
   while (n > 0) {
+    PASSES++;
     b    = gpu_mark_budget((u32)n, GPU_SIM.lanes(), prev, b);
     prev = (u32)n;
     n    = GPU_SIM.mark((u32)n, b, err, sizeof err);
@@ -178,6 +182,7 @@ static void long_list(u32 lanes) {
     t = HEAP[VAL(t) + 1];
   }
   CHECK(ok && i == 0 && t == TERM(C00, 2, 0));
+  CHECK(PASSES <= 24);   // the spine's budget doubles: 100,000 words
 }
 
 // A wide tree: many lanes mark at once (atomic or on shared bitmap words).
@@ -206,6 +211,27 @@ static void wide_tree(void) {
   CHECK(tree_sum(HEAP[9]) == want);
 }
 
+// The mark budget: short passes while the frontier widens or drains, a
+// doubling budget while it keeps its size (a spine), MARK_BUDGET when wide.
+static void mark_budget_rule(void) {
+  u32 b = 0, prev = 0;
+  for (u32 i = 0; i < 20; i++) {          // one spine
+    b    = gpu_mark_budget(1, 1000, prev, b);
+    prev = 1;
+  }
+  CHECK(b == (1u << 20));
+  b = 0; prev = 0;
+  u32 most = 0;
+  for (u32 n = 900; n > 0; n -= 30) {      // a tree's last subtrees
+    b    = gpu_mark_budget(n, 1000, prev, b);
+    prev = n;
+    if (b > most) most = b;
+  }
+  CHECK(most == 128);
+  CHECK(gpu_mark_budget(50, 1000, 10, 1024) == 32);     // widening again
+  CHECK(gpu_mark_budget(2000, 1000, 10, 64) == 4096);   // wide
+}
+
 int main(void) {
   if (heap_init(1u << 26) != 0) {
     printf("heap_init failed\n0 passed, 1 failed\n");
@@ -220,5 +246,6 @@ int main(void) {
   long_list(1);
   long_list(256);
   wide_tree();
+  mark_budget_rule();
   return check_done();
 }
