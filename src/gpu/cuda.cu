@@ -558,6 +558,79 @@ static int stage_out(void *to, const void *from, u64 n, char *err,
   return 0;
 }
 
+// Pin ahead. While a pass runs, the host only waits on the device; after
+// launching one, it faults in and pins the next 4 MB of the host heap above
+// the run's top, where the packed result lands, so that the copy out is one
+// DMA at full speed. On the H200 host a fresh page costs more to fault and
+// to pin than to copy: sup_tree's 67 MB result took 10-12 ms to fault, 4-8
+// ms to pin and 1.2 ms to copy (logs/h200-2026-12-01/run9_warm_after.txt).
+// At most --pin-ahead words (8M: 64 MB of resident memory). The same
+// thread does it, between launch and wait: a second thread pinning 16 MB
+// at a time held the driver while passes waited (+7% device time on the
+// tree map, run11).
+#define PIN_CHUNK  (4ull << 20)   // bytes per pass
+#define PIN_CHUNKS 1024u
+
+static struct {
+  char *lo;      // first page (it may hold host words below the top)
+  u64   want;    // bytes to pin
+  u32   n;       // chunks pinned: [lo, lo + n * PIN_CHUNK)
+  int   done;    // no more (reached want, or pinning failed)
+} P;
+
+static void pin_start(void) {
+  Term *host = gpu_heap();
+  char *lo   = (char *)((u64)(host + C.top0) & ~4095ull);
+  char *end  = (char *)(host + gpu_heap_words());
+  u64   want = GPU.pin_ahead * sizeof(Term);
+  if (lo + want > end) want = (u64)(end - lo);
+  P.lo   = lo;
+  P.want = want;
+  P.n    = 0;
+  P.done = want < PIN_CHUNK;
+}
+
+// One chunk more, while the device runs a pass.
+static void pin_step(void) {
+  if (P.done) return;
+  char *a = P.lo + (u64)P.n * PIN_CHUNK;
+  if (madvise(a, PIN_CHUNK, MADV_POPULATE_WRITE) != 0 ||
+      cudaHostRegister(a, PIN_CHUNK, cudaHostRegisterDefault) != cudaSuccess) {
+    cudaGetLastError();
+    P.done = 1;
+    return;
+  }
+  P.n++;
+  P.done = P.n >= PIN_CHUNKS || (u64)(P.n + 1) * PIN_CHUNK > P.want;
+}
+
+// Copies what of [to, to + n) the pinned chunks cover; returns the bytes
+// copied (a prefix of the range), or ~0 with a message.
+static u64 pin_copy(char *to, const char *from, u64 n, char *err,
+                    unsigned errlen) {
+  u64 done = 0;
+  for (u32 i = 0; i < P.n && done < n; i++) {
+    char *b = P.lo + (u64)(i + 1) * PIN_CHUNK;
+    if (b <= to + done) continue;
+    u64 k = (u64)(b - (to + done));
+    if (k > n - done) k = n - done;
+    cudaError_t e = cudaMemcpy(to + done, from + done, k, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+      snprintf(err, errlen, "copy out: %s", cudaGetErrorString(e));
+      cudaGetLastError();
+      return ~0ull;
+    }
+    done += k;
+  }
+  return done;
+}
+
+static void pin_release(void) {
+  for (u32 i = 0; i < P.n; i++) cudaHostUnregister(P.lo + (u64)i * PIN_CHUNK);
+  P.n    = 0;
+  P.done = 1;
+}
+
 static int cu_open(u32 loc, char *err, unsigned errlen) {
   Term *host = gpu_heap();
   u64   top  = gpu_top();
@@ -639,6 +712,7 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   C.a.cap          = 0;
   C.a.shallow_inc  = (u32)GPU.collapse;
   C.a.spark_gap    = GPU.spark_gap;
+  pin_start();
   return 0;
 }
 
@@ -683,6 +757,7 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   k_step<<<(lanes + tpb - 1) / tpb, tpb>>>(C.a, C.in, n, lanes, C.outs,
       C.out_n, C.arena, C.stacks, C.seen, &C.res->ctl);
   CK(cudaGetLastError(), "step kernel launch");
+  pin_step();
   return cu_next(lanes, C.a.cap, ctl, err, errlen);
 }
 
@@ -757,6 +832,7 @@ static int cu_clear(char *err, unsigned errlen) {
 }
 
 static void cu_abandon(void) {
+  pin_release();
   char err[256];
   cu_clear(err, sizeof err);
 }
@@ -814,8 +890,12 @@ static int cu_close(char *err, unsigned errlen) {
   Term *host = gpu_heap();
   Term *vals = (Term *)malloc(((u64)nroots + 1) * sizeof(Term));
   u32  *locs = (u32 *)malloc(((u64)nroots + 1) * sizeof(u32));
-  int   ok   = vals && locs &&
-    stage_out(host + C.top0, dst, (u64)live * sizeof(Term), err, errlen) == 0 &&
+  u64   bytes = (u64)live * sizeof(Term);
+  u64   pinned = pin_copy((char *)(host + C.top0), (const char *)dst, bytes, err, errlen);
+  if (pinned != ~0ull) GPU_STATS.pinned += pinned;
+  int   ok   = vals && locs && pinned != ~0ull &&
+    stage_out((char *)(host + C.top0) + pinned, (const char *)dst + pinned,
+              bytes - pinned, err, errlen) == 0 &&
     stage_out(vals, dst + live, (u64)nroots * sizeof(Term), err, errlen) == 0 &&
     stage_out(locs, C.roots, (u64)nroots * sizeof(u32), err, errlen) == 0 &&
     stage_out(host, C.heap, sizeof(Term), err, errlen) == 0;   // label count
@@ -827,6 +907,7 @@ static int cu_close(char *err, unsigned errlen) {
   }
   free(vals);
   free(locs);
+  pin_release();
   GPU_STATS.out_s += gpu_now() - t0;
   if (!ok) {
     // Part of the live words may be written above the host's top: unused.

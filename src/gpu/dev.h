@@ -48,6 +48,9 @@ typedef struct {
   u64  take_max;     // --take-max=SIZE: the device takes over from the CPU
                      // only while the host heap holds at most this many
                      // words (the take-over copies them all in)
+  u64  pin_ahead;    // --pin-ahead=SIZE: words of host heap above the
+                     // run's top faulted in and pinned while the passes
+                     // run, for the copy out (CUDA; 0: none)
   u32  warm_after;   // --warm-after=MS: under --gpu -T N, milliseconds of
                      // CPU work before the context is made (see gpu.c)
   u32  handoff;      // --handoff=K: narrow passes in a row before the CPU
@@ -82,6 +85,7 @@ typedef struct {
   double mark_s;     // of that, the mark passes
   u64    marks;      // mark passes
   double out_s;      // copying them out
+  u64    pinned;     // of those, bytes copied into pages pinned ahead
   u64    alloc;      // words the device allocated, all runs
   u64    live;       // of those, live at the end: the host heap's growth
   u64    changed;    // words below the host's top the device changed

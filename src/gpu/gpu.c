@@ -30,6 +30,7 @@ GpuConf GPU = {
   .cpu_first    = 1u << 16,
   .warm_after   = 200,
   .take_max     = 64ull << 20,
+  .pin_ahead    = 8ull << 20,
   .handoff      = 64,
   .spark_gap    = 64,
   .dev_heap     = 0,
@@ -116,6 +117,20 @@ static const struct {
   { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL               },
 };
 
+// Sizes in words (heap_parse_size: digits, then K/M/G); 0 is a value
+// only where lo is 0.
+static const struct {
+  const char *name;
+  u64        *field;
+  u64         lo;
+  const char *lo_s;
+} SIZE_FLAGS[] = {
+  { "--dev-heap",  &GPU.dev_heap,  1u << 20, "1M" },
+  { "--take-max",  &GPU.take_max,  0,        "0"  },
+  { "--pin-ahead", &GPU.pin_ahead, 0,        "0"  },
+  { "--gpu-grow",  &GPU_GROW,      1024,     "1K" },
+};
+
 int gpu_flag(int argc, char **argv, int i) {
   const char *a = argv[i];
   const char *v;
@@ -175,26 +190,17 @@ int gpu_flag(int argc, char **argv, int i) {
       return used;
     }
   }
-  if ((v = opt_val(argc, argv, i, "--dev-heap", &used))) {
-    GPU.dev_heap = heap_parse_size(v);
-    if (GPU.dev_heap < (1u << 20)) {
-      die("--dev-heap expects a size in words, 1M..4G (suffix K/M/G), got ", v);
+  for (u32 f = 0; f < sizeof SIZE_FLAGS / sizeof SIZE_FLAGS[0]; f++) {
+    if ((v = opt_val(argc, argv, i, SIZE_FLAGS[f].name, &used))) {
+      u64 n = heap_parse_size(v);
+      if ((n == 0 && strcmp(v, "0") != 0) || n < SIZE_FLAGS[f].lo) {
+        fprintf(stderr, "hvm4g: %s expects a size in words, %s..4G (suffix "
+                "K/M/G), got '%s'\n", SIZE_FLAGS[f].name, SIZE_FLAGS[f].lo_s, v);
+        exit(1);
+      }
+      *SIZE_FLAGS[f].field = n;
+      return used;
     }
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--take-max", &used))) {
-    GPU.take_max = heap_parse_size(v);
-    if (GPU.take_max == 0 && strcmp(v, "0") != 0) {
-      die("--take-max expects a size in words, 0..4G (suffix K/M/G), got ", v);
-    }
-    return used;
-  }
-  if ((v = opt_val(argc, argv, i, "--gpu-grow", &used))) {
-    GPU_GROW = heap_parse_size(v);
-    if (GPU_GROW < 1024) {
-      die("--gpu-grow expects a size in words, 1K..4G (suffix K/M/G), got ", v);
-    }
-    return used;
   }
   return 0;
 }
@@ -458,7 +464,8 @@ void gpu_print_stats(FILE *out) {
           "%llu changed words below the host's top)\n", s->compact_s,
           s->mark_s, (unsigned long long)s->marks,
           (unsigned long long)s->changed);
-  fprintf(out, "- Device copy out: %.6f s\n", s->out_s);
+  fprintf(out, "- Device copy out: %.6f s (%.1f MB into pages pinned ahead)\n",
+          s->out_s, (double)s->pinned / 1e6);
   fprintf(out, "- Device heap: %llu words allocated, %llu live: the host "
           "heap grew by %llu words (%.1f MB)\n",
           (unsigned long long)s->alloc, (unsigned long long)s->live,

@@ -106,8 +106,9 @@ static FILE *trace_open(void) {
 // - shrinking (a tree's last subtrees): a budget that doubles only up to
 //   MARK_DRAIN_MAX. A pass lasts as long as its longest walk (about 1 us
 //   a word), and doubling here made the last passes of the H200's
-//   packings 1-2.7 ms each: this rule cut marking 2-3x (sup_tree 8.6 ms
-//   -> 2.9 ms, logs/h200-2026-12-01/run10_packing.txt; the final rule is measured in run11).
+//   packings 1-2.7 ms each: this rule cut marking 2-4x (sup_tree 8.6 ->
+//   3.2 ms, shared tree 7.1 -> 3.1, tree map 3.8 -> 2.1; H200,
+//   logs/h200-2026-12-01/run10_packing.txt, run11_pin.txt).
 #define MARK_BUDGET      4096u
 #define MARK_NARROW_MIN  32u
 #define MARK_DRAIN_MAX   128u
