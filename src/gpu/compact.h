@@ -47,6 +47,7 @@ typedef struct {
   u32             cap;     // output segment words per lane (mark passes)
   u32             budget;  // words a lane scans per mark pass
   DEV u32        *bad;     // pointers to unmarked words met (must stay 0)
+  DEV u32        *cut;     // lanes a mark pass left with words to scan
 } CompactArgs;
 
 #ifndef GPU_POPC32
@@ -130,6 +131,17 @@ FN void mark_entry(MarkLane *M, const CompactArgs *a, u64 e, u32 rem) {
     u32 loc = (u32)M->out[--M->cnt];
     mark_scan(M, a, loc);
     M->spent++;
+  }
+}
+
+// A lane's end of a mark pass: its entries for the next one, and whether
+// its walk was cut short (budget or room). How many lanes were cut tells
+// the mark budget's rule a few spines from a tree (pass.c).
+FN void mark_end(const MarkLane *M, const CompactArgs *a, DEV u32 *out_n,
+                 u32 lane) {
+  out_n[lane] = M->cnt;
+  if (M->cnt > 0u) {
+    GPU_ADD32(a->cut, 1u);
   }
 }
 

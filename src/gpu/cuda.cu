@@ -134,6 +134,7 @@ struct PassRes {
   u32     total;
   u32     nroots;  // packing: changed words found (k_diff)
   u32     bad;     // packing: pointers to unmarked words (must stay 0)
+  u32     cut;     // packing: lanes a mark pass left with words to scan
 };
 
 __global__ void k_step(PassArgs a, const u64 *in, u32 n, u32 lanes,
@@ -160,7 +161,7 @@ __global__ void k_mark(CompactArgs c, const u64 *in, u32 n, u32 lanes,
     u32 rem = (u32)((n - 1 - i) / lanes);
     mark_entry(&M, &c, in[i], rem);
   }
-  out_n[lane] = M.cnt;
+  mark_end(&M, &c, out_n, lane);
 }
 
 // Grid-stride loops of the packing (compact.h), one item per thread.
@@ -723,13 +724,14 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
 
 // After a kernel that filled lane segments of `cap` (counts in out_n):
 // scans them, reads the counters back, gathers the next frontier.
-static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, char *err,
-                         unsigned errlen) {
+static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, u32 *cut,
+                         char *err, unsigned errlen) {
   k_scan<<<1, SCAN_T>>>(C.out_n, C.off, lanes, &C.res->total, C.res);
   CK(cudaGetLastError(), "scan kernel launch");
   PassRes r;
   CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "pass");
   if (ctl) *ctl = r.ctl;
+  if (cut) *cut = r.cut;
   if (r.total == 0) return 0;
   // The frontier just read is dead: the next one may replace it.
   if (cu_grow((void **)&C.in, &C.in_cap, r.total, sizeof(u64))) {
@@ -763,7 +765,7 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
       C.out_n, C.arena, C.stacks, C.seen, &C.res->ctl);
   CK(cudaGetLastError(), "step kernel launch");
   pin_step();
-  return cu_next(lanes, C.a.cap, ctl, err, errlen);
+  return cu_next(lanes, C.a.cap, ctl, NULL, err, errlen);
 }
 
 // Packing
@@ -782,6 +784,7 @@ static long long cu_roots(char *err, unsigned errlen) {
   C.c.rank    = C.rank;
   C.c.nroots  = &C.res->nroots;
   C.c.bad     = &C.res->bad;
+  C.c.cut     = &C.res->cut;
   C.live_used = (dtop - C.top0) / 32 + 1;
   if (cu_grow((void **)&C.roots, &C.roots_cap, 4096, sizeof(u32))) {
     snprintf(err, errlen, "out of device memory for the changed words");
@@ -815,16 +818,17 @@ static long long cu_roots(char *err, unsigned errlen) {
   }
 }
 
-static long long cu_mark(u32 n, u32 budget, char *err, unsigned errlen) {
+static long long cu_mark(u32 n, u32 budget, u32 *cut, char *err,
+                         unsigned errlen) {
   u32 lanes = n < C.lanes ? n : C.lanes;
   C.c.budget = budget;
-  C.c.cap    = gpu_out_cap(n, C.lanes);
+  C.c.cap    = gpu_mark_cap(n, C.lanes, budget);
   if (cu_segments(lanes, C.c.cap, n, err, errlen)) return -1;
   u32 tpb = 128;
   k_mark<<<(lanes + tpb - 1) / tpb, tpb>>>(C.c, C.in, n, lanes, C.outs,
                                            C.out_n);
   CK(cudaGetLastError(), "mark kernel launch");
-  return cu_next(lanes, C.c.cap, NULL, err, errlen);
+  return cu_next(lanes, C.c.cap, NULL, cut, err, errlen);
 }
 
 // Clears what this run set in the bitmaps, for the next run.

@@ -125,8 +125,9 @@ typedef struct {
   // changed; returns how many, or -1.
   long long (*roots)(char *err, unsigned errlen);
   // One mark pass over n words, each lane scanning up to `budget`;
-  // returns the size of the next frontier, or -1.
-  long long (*mark)(u32 n, u32 budget, char *err, unsigned errlen);
+  // returns the size of the next frontier, or -1; *cut: the lanes it left
+  // with words to scan.
+  long long (*mark)(u32 n, u32 budget, u32 *cut, char *err, unsigned errlen);
   // Ranks and packs the live words, copies them to the host heap at its
   // top and the changed words to their places; HEAP_TOP = top + live.
   // -1 (message in `err`) when that failed: the host heap is then a valid
@@ -159,8 +160,9 @@ extern const GpuBackend GPU_METAL;
 u32 gpu_run(const GpuBackend *b, u32 loc);
 
 // Budget of a mark pass over n words with `lanes` lanes, after a pass over
-// prev_n words with prev_budget (0, 0 for the first).
-u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget);
+// prev_n words with prev_budget that left `cut` lanes with words to scan
+// (0, 0, 0 for the first).
+u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget, u32 cut);
 
 double gpu_now(void);  // seconds, monotonic
 
@@ -168,6 +170,7 @@ double gpu_now(void);  // seconds, monotonic
 // (cuda.cu) without heap.h's C11 atomics.
 u32  gpu_book_cnt(void);             // book ids in use
 u32  gpu_out_cap(u32 n, u32 lanes);  // output slots per lane for n entries
+u32  gpu_mark_cap(u32 n, u32 lanes, u32 budget);  // the same, mark passes
 // Budget and segment size of a pass over n entries with `lanes` lanes.
 void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes);
 // A device heap of cap words could not be allocated: the next size to try

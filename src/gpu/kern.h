@@ -38,8 +38,11 @@
 // Owner mode: an entry deferred this many times in a row takes DUP slots
 // atomically on its next try. Nested DUPs whose slots live in different
 // regions need both owners at once; without this they would bounce
-// between the two owners forever.
-#define ENT_ESCALATE    4u
+// between the two owners forever. Once is enough: an entry that its
+// owner must defer again is one such bounce, and each waits a pass (4 made
+// owner mode 1.6x slower than atomic on a SUP search: 105 passes against
+// 44; logs/h200-2026-12-01/run14_escalate.txt).
+#define ENT_ESCALATE    1u
 
 // Most children one WNF can have (C16), plus the entry itself.
 #define LANE_KIDS 17u

@@ -183,8 +183,9 @@ static long long mt_roots(char *err, unsigned errlen) {
   return GPU_SIM.roots(err, errlen);
 }
 
-static long long mt_mark(u32 n, u32 budget, char *err, unsigned errlen) {
-  return GPU_SIM.mark(n, budget, err, errlen);
+static long long mt_mark(u32 n, u32 budget, u32 *cut, char *err,
+                         unsigned errlen) {
+  return GPU_SIM.mark(n, budget, cut, err, errlen);
 }
 
 static int mt_close(char *err, unsigned errlen) {

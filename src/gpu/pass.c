@@ -47,6 +47,22 @@ u32 gpu_out_cap(u32 n, u32 lanes) {
   return c > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)c;
 }
 
+// A mark pass's segments: a lane's depth-first walk keeps on its stack what
+// it has not scanned yet, and a spine with side branches (a comb, such as
+// a DUP chain's levels) leaves one per level. So a narrow pass's lanes get
+// room for their budget, within MARK_ROOM entries in all: with the normal
+// form's segments a 100,000-level chain's walk stopped every 66 levels,
+// for 1,539 passes.
+#define MARK_ROOM (1u << 22)
+
+u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
+  u32 cap    = gpu_out_cap(n, lanes);
+  u32 active = n < lanes ? n : lanes;
+  u32 room   = MARK_ROOM / (active ? active : 1);
+  u64 c      = (u64)cap + (budget < room ? budget : room);
+  return c > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)c;
+}
+
 // A frontier narrower than the lanes leaves lanes idle: such a pass uses a
 // short budget, so the frontier widens (walking lanes push siblings) as
 // fast as it can instead of one lane finishing a big entry alone. A wide
@@ -98,28 +114,35 @@ static FILE *trace_open(void) {
   return f;
 }
 
-// Mark passes. A wide frontier gets MARK_BUDGET. A narrow one:
-// - widening (a tree fanning out): short passes, so it spreads over the
-//   lanes within a few;
-// - the same size as before (a list's spine, k spines): a budget that
-//   doubles each pass, so a long spine is still walked in few passes;
-// - shrinking (a tree's last subtrees): a budget that doubles only up to
-//   MARK_DRAIN_MAX. A pass lasts as long as its longest walk (about 1 us
-//   a word), and doubling here made the last passes of the H200's
-//   packings 1-2.7 ms each: this rule cut marking 2-4x (sup_tree 8.6 ->
-//   3.2 ms, shared tree 7.1 -> 3.1, tree map 3.8 -> 2.1; H200,
+// Mark passes. A wide frontier gets MARK_BUDGET. A narrow one, by what the
+// last pass left (`cut`: lanes it stopped with words still to scan):
+// - a few cut walks (MARK_SPINES at most): spines, such as a list, a DUP
+//   chain, or a comb of small side branches on one spine. Their budget
+//   doubles each pass, so a long spine is walked in few passes (a
+//   100,000-level DUP chain took 2,086 passes when this was read from the
+//   frontier's size, which a comb's side branches inflate);
+// - many, and the frontier widening: a tree fanning out gets short passes,
+//   so it spreads over the lanes within a few;
+// - many, the frontier not widening (a tree's last subtrees): the budget
+//   doubles only up to MARK_DRAIN_MAX. A pass lasts as long as its longest
+//   walk (about 1 us a word), and doubling here made the last passes of
+//   the H200's packings 1-2.7 ms each: keeping them short cut marking 2-4x
+//   (sup_tree 8.6 -> 3.2 ms, shared tree 7.1 -> 3.1, tree map 3.8 -> 2.1;
 //   logs/h200-2026-12-01/run10_packing.txt, run11_pin.txt).
 #define MARK_BUDGET      4096u
 #define MARK_NARROW_MIN  32u
 #define MARK_DRAIN_MAX   128u
 #define MARK_CHAIN_MAX   (1u << 20)
+#define MARK_SPINES      8u
 
-u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget) {
+u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget, u32 cut) {
   if (n >= lanes) return MARK_BUDGET;
-  if (n > prev_n || prev_budget < MARK_NARROW_MIN) return MARK_NARROW_MIN;
-  u32 cap = n == prev_n ? MARK_CHAIN_MAX : MARK_DRAIN_MAX;
-  if (prev_budget >= cap) return prev_budget;
-  return 2 * prev_budget;
+  if (prev_budget < MARK_NARROW_MIN) return MARK_NARROW_MIN;
+  if (cut <= MARK_SPINES) {
+    return prev_budget < MARK_CHAIN_MAX ? 2 * prev_budget : MARK_CHAIN_MAX;
+  }
+  if (n > prev_n) return MARK_NARROW_MIN;
+  return prev_budget < MARK_DRAIN_MAX ? 2 * prev_budget : prev_budget;
 }
 
 // The run's end: the live words it allocated go to the host (compact.h).
@@ -128,12 +151,12 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
   GpuStats *s  = &GPU_STATS;
   double    t0 = gpu_now();
   long long n  = b->roots(err, errlen);
-  u32       prev = 0, budget = 0;
+  u32       prev = 0, budget = 0, cut = 0;
   double    m0 = gpu_now();
   while (n > 0) {
-    budget = gpu_mark_budget((u32)n, b->lanes(), prev, budget);
+    budget = gpu_mark_budget((u32)n, b->lanes(), prev, budget, cut);
     prev   = (u32)n;
-    n      = b->mark((u32)n, budget, err, errlen);
+    n      = b->mark((u32)n, budget, &cut, err, errlen);
     s->marks++;
   }
   s->mark_s    += gpu_now() - m0;
@@ -172,14 +195,14 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
   s->in_s += gpu_now() - t0;
   s->lanes = b->lanes();
 
-  FILE *tr    = trace_open();
-  u32   n     = 1;
-  u32   stop  = 0;
-  u32   stall = 0;
-  u32   thin  = 0;    // narrow passes in a row
-  u64   pass  = 0;
-  u64   dtop  = top0;
-  u64   uns   = 0;
+  FILE  *tr     = trace_open();
+  u32    n      = 1;
+  u32    stop   = 0;
+  u32    stall  = 0;
+  u32    thin   = 0;   // narrow passes in a row
+  u64    pass   = 0;
+  u64    dtop   = top0;
+  u64    uns    = 0;
   while (n > 0) {
     PassCtl ctl;
     memset(&ctl, 0, sizeof ctl);

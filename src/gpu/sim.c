@@ -115,6 +115,7 @@ static struct {
   u32     *roots;    // compaction: changed words below top0
   u32      nroots;
   u32      bad;
+  u32      cut;      // packing: lanes of the last mark pass cut short
   u64      live_words; // bitmap words of live and rank
   u32      n;        // entries in `in`
   PassCtl *ctl;
@@ -263,7 +264,7 @@ static void *sim_worker(void *arg) {
       if (!any) break;
     }
     for (u32 j = 0; j < nl; j++) {
-      if (mark) S.out_n[l0 + j] = M[j].cnt;
+      if (mark) mark_end(&M[j], &S.c, S.out_n, l0 + j);
       else      lane_end(&L[j], S.arena, l0 + j, S.out_n, S.ctl);
     }
   }
@@ -394,6 +395,7 @@ static long long sim_roots(char *err, unsigned errlen) {
   S.c.nroots    = &S.nroots;
   S.c.roots_cap = S.top0 > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)S.top0;
   S.c.bad       = &S.bad;
+  S.c.cut       = &S.cut;
   sim_par(PH_DIFF, 1, S.top0);
   if (grow(&S.in, &S.in_cap, S.nroots ? S.nroots : 1)) {
     snprintf(err, errlen, "out of host memory for %u roots", S.nroots);
@@ -404,11 +406,15 @@ static long long sim_roots(char *err, unsigned errlen) {
   return S.nroots;
 }
 
-static long long sim_mark(u32 n, u32 budget, char *err, unsigned errlen) {
+static long long sim_mark(u32 n, u32 budget, u32 *cut, char *err,
+                          unsigned errlen) {
   S.kind     = PASS_MARK;
   S.c.budget = budget;
-  S.c.cap    = gpu_out_cap(n, S.lanes);
-  return sim_lanes_pass(n, S.c.cap, err, errlen);
+  S.c.cap    = gpu_mark_cap(n, S.lanes, budget);
+  S.cut      = 0;
+  long long next = sim_lanes_pass(n, S.c.cap, err, errlen);
+  *cut = S.cut;
+  return next;
 }
 
 // Zeroes heap words [lo, hi): whole pages are handed back to the system

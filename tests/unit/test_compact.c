@@ -41,13 +41,13 @@ static u32 PASSES = 0;
 static int pack(void) {
   char err[256];
   long long n = GPU_SIM.roots(err, sizeof err);
-  u32 prev = 0, b = 0;
+  u32 prev = 0, b = 0, cut = 0;
   PASSES = 0;
   while (n > 0) {
     PASSES++;
-    b    = gpu_mark_budget((u32)n, GPU_SIM.lanes(), prev, b);
+    b    = gpu_mark_budget((u32)n, GPU_SIM.lanes(), prev, b, cut);
     prev = (u32)n;
-    n    = GPU_SIM.mark((u32)n, b, err, sizeof err);
+    n    = GPU_SIM.mark((u32)n, b, &cut, err, sizeof err);
   }
   if (n < 0) {
     printf("mark failed: %s\n", err);
@@ -214,22 +214,48 @@ static void wide_tree(void) {
 // The mark budget: short passes while the frontier widens or drains, a
 // doubling budget while it keeps its size (a spine), MARK_BUDGET when wide.
 static void mark_budget_rule(void) {
-  u32 b = 0, prev = 0;
-  for (u32 i = 0; i < 20; i++) {          // one spine
-    b    = gpu_mark_budget(1, 1000, prev, b);
-    prev = 1;
+  u32 b = 0;
+  for (u32 i = 0; i < 20; i++) {          // one spine: one walk cut a pass
+    b = gpu_mark_budget(1, 1000, 1, b, 1);
   }
   CHECK(b == (1u << 20));
-  b = 0; prev = 0;
-  u32 most = 0;
+  b = 0;
+  for (u32 i = 0; i < 20; i++) {          // a comb: b / 2 side branches
+    b = gpu_mark_budget(b / 2 + 1, 1u << 30, b / 4 + 1, b, 1);
+  }
+  CHECK(b == (1u << 20));
+  b = 0;
+  u32 prev = 0, most = 0;
   for (u32 n = 900; n > 0; n -= 30) {      // a tree's last subtrees
-    b    = gpu_mark_budget(n, 1000, prev, b);
+    b    = gpu_mark_budget(n, 1000, prev, b, n / 2);
     prev = n;
     if (b > most) most = b;
   }
   CHECK(most == 128);
-  CHECK(gpu_mark_budget(50, 1000, 10, 1024) == 32);     // widening again
-  CHECK(gpu_mark_budget(2000, 1000, 10, 64) == 4096);   // wide
+  CHECK(gpu_mark_budget(50, 1000, 10, 1024, 10) == 32);   // widening again
+  CHECK(gpu_mark_budget(2000, 1000, 10, 64, 10) == 4096);  // wide
+}
+
+// A comb: a list whose every cell also points at a small node of its own,
+// so each pass leaves one cut walk (the spine) and many side branches.
+static void comb_list(void) {
+  begin(200, 256);
+  u32 root  = 150;
+  u32 cells = 30000;
+  Term next = TERM(C00, 2, 0);
+  for (u32 i = 0; i < cells; i++) {
+    u32 leaf = dev_alloc(2);
+    HEAP[leaf + 0] = TERM(NUM, 0, i);
+    HEAP[leaf + 1] = TERM(NUM, 0, 1);
+    u32 c = dev_alloc(2);
+    HEAP[c + 0] = TERM(SUP, 1, leaf);
+    HEAP[c + 1] = next;
+    next = TERM(C00 + 2, 3, c);
+  }
+  HEAP[root] = next;
+  CHECK(pack() == 0);
+  CHECK(grew() == 4ull * cells);
+  CHECK(PASSES <= 30);   // was 1,500-2,000 passes when read from the frontier
 }
 
 int main(void) {
@@ -247,5 +273,6 @@ int main(void) {
   long_list(256);
   wide_tree();
   mark_budget_rule();
+  comb_list();
   return check_done();
 }
