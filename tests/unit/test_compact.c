@@ -157,19 +157,33 @@ static void host_pointers(void) {
 
 // A long list spread over many rank chunks and lanes, with garbage between
 // the cells: order, count and links survive; a deep spine is walked.
-static void long_list(u32 lanes) {
-  begin(200, lanes);
-  u32 root = 150;
-  u32 cells = 50000;
+// A list of `cells` cells at HEAP[root], with garbage between them; with
+// `comb`, each cell's head is a node of its own (a side branch) instead of
+// a number.
+static void build_list(u32 root, u32 cells, int comb) {
   Term next = TERM(C00, 2, 0);                     // #Nil{}
   for (u32 i = 0; i < cells; i++) {
     dev_alloc(i % 13);
+    Term head = TERM(NUM, 0, i);
+    if (comb) {
+      u32 leaf = dev_alloc(2);
+      HEAP[leaf + 0] = TERM(NUM, 0, i);
+      HEAP[leaf + 1] = TERM(NUM, 0, 1);
+      head = TERM(SUP, 1, leaf);
+    }
     u32 c = dev_alloc(2);
-    HEAP[c + 0] = TERM(NUM, 0, i);
+    HEAP[c + 0] = head;
     HEAP[c + 1] = next;
     next = TERM(C00 + 2, 3, c);
   }
   HEAP[root] = next;
+}
+
+static void long_list(u32 lanes) {
+  begin(200, lanes);
+  u32 root = 150;
+  u32 cells = 50000;
+  build_list(root, cells, 0);
   CHECK(pack() == 0);
   CHECK(grew() == 2ull * cells);
   u32 i = cells;
@@ -242,17 +256,7 @@ static void comb_list(void) {
   begin(200, 256);
   u32 root  = 150;
   u32 cells = 30000;
-  Term next = TERM(C00, 2, 0);
-  for (u32 i = 0; i < cells; i++) {
-    u32 leaf = dev_alloc(2);
-    HEAP[leaf + 0] = TERM(NUM, 0, i);
-    HEAP[leaf + 1] = TERM(NUM, 0, 1);
-    u32 c = dev_alloc(2);
-    HEAP[c + 0] = TERM(SUP, 1, leaf);
-    HEAP[c + 1] = next;
-    next = TERM(C00 + 2, 3, c);
-  }
-  HEAP[root] = next;
+  build_list(root, cells, 1);
   CHECK(pack() == 0);
   CHECK(grew() == 4ull * cells);
   CHECK(PASSES <= 30);   // was 1,500-2,000 passes when read from the frontier
