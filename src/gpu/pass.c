@@ -25,9 +25,14 @@
 // the host's 16 threads; on few lanes (the simulator) the bar is a
 // sixteenth of them. A tree widens past it within a few passes, so only
 // GPU.handoff (--handoff) narrow passes in a row end the run: the CPU
-// finishes (its -T pool, if any).
+// finishes (its -T pool, if any). So do NARROW_TIME seconds of narrow
+// passes in a row: a narrow frontier whose entries each walk far before
+// they defer (1,000 DP0/DP1 of a 100,000-level stuck DUP chain waiting on
+// one slot, in atomic mode on CUDA) made passes of 0.1-0.5 s, and 64 of
+// them took 5 s where the CPU needs 0.1 s.
 #define NARROW_SHARE 16u
 #define NARROW_WIDTH 2048u
+#define NARROW_TIME  0.1
 
 static int narrow(u32 n, u32 lanes) {
   u32 w = lanes / NARROW_SHARE;
@@ -200,6 +205,7 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
   u32    stop   = 0;
   u32    stall  = 0;
   u32    thin   = 0;   // narrow passes in a row
+  double thin_s = 0;   // and their time
   u64    pass   = 0;
   u64    dtop   = top0;
   u64    uns    = 0;
@@ -247,8 +253,10 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
       stop = STOP_PASSES;
       ctl.stop_loc = loc;
     }
-    thin = narrow(n, s->lanes) ? thin + 1 : 0;
-    if (!stop && m > 0 && GPU.handoff && thin >= GPU.handoff) {
+    thin   = narrow(n, s->lanes) ? thin + 1 : 0;
+    thin_s = thin ? thin_s + dt : 0;
+    if (!stop && m > 0 && GPU.handoff &&
+        (thin >= GPU.handoff || thin_s >= NARROW_TIME)) {
       stop = STOP_NARROW;
       ctl.stop_loc = loc;
     }
