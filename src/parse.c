@@ -78,6 +78,7 @@ static char  **SEEN;                  // files already parsed
 static u32     SEEN_LEN;
 
 static u8      USED[PRIM_COUNT];      // primitives the program calls
+static int     UNSCOPED;              // the program has an unscoped binder
 static Term   *ARGS;                  // pending constructor fields
 static u32     ARGS_LEN, ARGS_CAP;
 static int     RENAMES;               // auto-dups wait for rename_dups
@@ -823,6 +824,7 @@ static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
     if (B[b[i]].uses[0] > 1) err_affine(s, B[b[i]].nick, -1, B[b[i]].uses[0]);
   }
   for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, B[b[i]].uses[0]);
+  UNSCOPED = 1;
   return node1(UNS, 0, t);
 }
 
@@ -1218,4 +1220,8 @@ int parse_file(const char *path) {
 
 int parse_used(u32 prim) {
   return prim < PRIM_COUNT && USED[prim];
+}
+
+int parse_unscoped(void) {
+  return UNSCOPED;
 }

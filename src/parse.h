@@ -69,4 +69,8 @@ void parse_reset(void);
 // Whether the program read calls primitive `prim` (PRIM_x, term.h).
 int parse_used(u32 prim);
 
+// Whether the program read has an unscoped binder (`! f = λ v; t`): its
+// variable may be bound after the normal form's walk passed its uses.
+int parse_unscoped(void);
+
 #endif

@@ -6,7 +6,8 @@
 // into its DUP's expression slot. A slot is visited once per normalization
 // (SEEN, below): after a stuck DUP is copied, both copies share subterms.
 //
-// Under -T N (N > 1) every normalization is a job on the pool (pool.c):
+// Under -T N (N > 1) every normalization is a job on the pool (pool.c),
+// unless the program has an unscoped binder (see "Stuck DUP chains"):
 // its root goes into the asking thread's deque, which the owner pops
 // last-in first and the others steal from first-in. The asking thread
 // works on the pool until its job has no task left (counted per thread,
@@ -35,12 +36,17 @@
 #include "heap.h"
 #include "print.h"
 #include "pool.h"
+#include "parse.h"
 
 // Seen set
 // ========
 // One u16 per heap word, the epoch of the last normalization that visited
 // it. Reserved for the whole heap, committed where touched. Epochs are not
 // reused until the array is wiped, so no wipe is needed between jobs.
+// Epochs fit in 15 bits: the pool marks a DUP slot it found stuck with its
+// epoch plus FOUND (see "Stuck DUP chains").
+
+#define FOUND 0x8000
 
 static _Atomic u16 *SEEN = NULL;
 static u32          EPOCH = 0;
@@ -48,7 +54,7 @@ static pthread_mutex_t EPOCH_LOCK = PTHREAD_MUTEX_INITIALIZER;
 
 static u16 epoch_new(void) {
   pthread_mutex_lock(&EPOCH_LOCK);
-  if (++EPOCH > 0xFFFF) {
+  if (++EPOCH >= FOUND) {
     madvise((void *)SEEN, HEAP_WORDS * sizeof(u16), MADV_DONTNEED);
     EPOCH = 1;
   }
@@ -125,25 +131,42 @@ static void ss_push(u32 loc) {
 // (bench/dup_chain_built.hvm4). And the first use of a chain met top down
 // visits its links bottom up (chain_visit), so that each is then known
 // stuck (bench/dup_chain.hvm4).
-// Sequential only: under the pool a slot is marked seen before its term is
-// reduced, so the pool leaves chain links to the sequential phase.
+// Under the pool a slot is marked seen before its term is reduced, so
+// "seen" there does not mean "found stuck": a task marks the DUP slots it
+// found stuck with ep | FOUND instead (the memo's key, SNF_STUCK_EP, in its
+// thread), and leaves their visit to the sequential phase, whose memo
+// takes both marks (bench/dup_chain_built.hvm4 under -T2).
+// "Nothing binds f meanwhile" fails for an unscoped variable (`! f = λ v;`):
+// v is bound where f is applied, maybe after the walk passed a DUP of v.
+// In a program with one, a use is then reduced again where one thread's
+// walk meets it (as in HVM4), so the memo trusts only what it can check
+// again (a variable still free) and the normalization runs in that order,
+// on one thread (tests/golden/unscoped_late_bind.hvm4).
 
 _Thread_local u16 SNF_STUCK_EP = 0;
+static int        UNSCOPED     = 0;   // parse_unscoped(): parsed before snf_init
 
 static Term load(u32 loc) {
   return __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE);
 }
 
-// Whether DUP slot d, holding c (no SUB, not BUSY), is known stuck in
-// normalization ep: this normalization visited it (c is its WNF) and c is
-// neutral (a variable still free, a stuck DP0/DP1 or application).
-static int slot_stuck(u32 d, Term c, u16 ep) {
-  if (atomic_load_explicit(&SEEN[d], memory_order_relaxed) != ep) return 0;
+// Whether slot d carries mark m, or m | FOUND.
+static int marked(u32 d, u16 m) {
+  u16 s = atomic_load_explicit(&SEEN[d], memory_order_relaxed);
+  return s == m || s == (m | FOUND);
+}
+
+// Whether DUP slot d, holding c (no SUB, not BUSY), is known stuck under
+// key m (an epoch, or an epoch | FOUND in a pool task): the normalization
+// reduced it (c is its WNF) and c is neutral (a variable still free, a
+// stuck DP0/DP1 or application).
+static int slot_stuck(u32 d, Term c, u16 m) {
+  if (!marked(d, m)) return 0;
   if (TAG(c) == VAR) {
     Term b = load(VAL(c));
     return !IS_SUB(b) && b != BUSY;
   }
-  return !is_whnf(TAG(c));
+  return !UNSCOPED && !is_whnf(TAG(c));
 }
 
 // Only links and stuck applications are worth a look: a variable is one
@@ -159,10 +182,10 @@ static Term spine_head(Term t) {
   return t;
 }
 
-// Whether t is known to be stuck in normalization ep without reducing it:
-// its head is a free variable, or a DP0/DP1 of a DUP slot this
-// normalization already reduced to a neutral term (not a value).
-static int known_stuck(Term t, u16 ep) {
+// Whether t is known to be stuck under key m without reducing it: its head
+// is a free variable, or a DP0/DP1 of a DUP slot this normalization
+// already reduced to a neutral term (not a value).
+static int known_stuck(Term t, u16 m) {
   for (u32 hops = 0; hops < 2; hops++) {
     t = spine_head(t);
     u32 tag = TAG(t);
@@ -173,7 +196,7 @@ static int known_stuck(Term t, u16 ep) {
     if (tag != DP0 && tag != DP1) return 0;
     Term c = load(VAL(t));
     if (c == BUSY || IS_SUB(c)) return 0;
-    if (slot_stuck(VAL(t), c, ep)) return 1;
+    if (slot_stuck(VAL(t), c, m)) return 1;
     t = c;
   }
   return 0;
@@ -196,9 +219,10 @@ static int chain_link(Term t) {
 static _Thread_local u32 *CHAIN     = NULL;
 static _Thread_local u32  CHAIN_CAP = 0;
 
-// Visits the unvisited DUP slots below t's head, bottom up, when they form
-// a chain of copies down to a free variable (each then stuck in O(1)).
-static void chain_visit(Wnf *w, Term t, u16 ep) {
+// Marks the unmarked DUP slots below t's head with m, bottom up, when they
+// form a chain of copies down to a free variable (each then stuck in O(1)),
+// and turns the memo on.
+static void chain_visit(Wnf *w, Term t, u16 m) {
   u32 n = 0;
   t = spine_head(t);
   while (TAG(t) == DP0 || TAG(t) == DP1) {
@@ -206,8 +230,7 @@ static void chain_visit(Wnf *w, Term t, u16 ep) {
     Term c  = load(d);
     u32  tc = TAG(c);
     // only links (a copy of a variable): their slots have nothing to visit
-    if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1) ||
-        atomic_load_explicit(&SEEN[d], memory_order_relaxed) == ep) break;
+    if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1) || marked(d, m)) break;
     if (n == CHAIN_CAP) {
       u32  cap = CHAIN_CAP ? CHAIN_CAP * 2 : 256;
       u32 *nc  = realloc(CHAIN, (size_t)cap * sizeof(u32));
@@ -217,12 +240,12 @@ static void chain_visit(Wnf *w, Term t, u16 ep) {
     CHAIN[n++] = d;
     t = c;
   }
-  if (n == 0 || !known_stuck(t, ep)) return;
-  SNF_STUCK_EP = ep;
+  if (n == 0 || !known_stuck(t, m)) return;
+  SNF_STUCK_EP = m;
   while (n > 0) {
     u32 d = CHAIN[--n];
-    if (!known_stuck(load(d), ep)) return;
-    seen_add(w, d, ep);
+    if (!known_stuck(load(d), m)) return;
+    seen_add(w, d, m);
   }
 }
 
@@ -273,6 +296,7 @@ typedef struct {
 typedef struct {
   u16             ep;
   _Atomic int     stop;      // stopped early (snf_at_until): tasks end
+  _Atomic int     found;     // a task marked a stuck DUP: the memo is on
   Count          *cnt;       // one per thread
   pthread_mutex_t lock;      // guards the stuck DUP slots below
   u32            *dups;
@@ -364,9 +388,14 @@ void snf_task(Wnf *w, u64 task) {
   u32  loc  = (u32)task;
   Job *job  = &JOBS[slot];
   u16  ep   = job->ep;
+  u16  m    = ep | FOUND;
+  u16  up   = SNF_STUCK_EP;   // this thread may be inside another normalization
+  SNF_STUCK_EP = atomic_load_explicit(&job->found, memory_order_relaxed) ? m : 0;
   while (!atomic_load_explicit(&job->stop, memory_order_relaxed) && seen_add(w, loc, ep)) {
-    if (chain_link(load(loc))) {
-      // to the sequential phase, which walks chains once (see above)
+    Term t = load(loc);
+    if (chain_link(t)) {
+      // marked bottom up, visited by the sequential phase (see above)
+      chain_visit(w, t, m);
       atomic_store_explicit(&SEEN[loc], 0, memory_order_relaxed);
       job_dup(job, loc);
       break;
@@ -374,6 +403,8 @@ void snf_task(Wnf *w, u64 task) {
     Term v   = wnf_at(w, loc);
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {
+      atomic_store_explicit(&SEEN[VAL(v)], m, memory_order_relaxed);
+      SNF_STUCK_EP = m;
       job_dup(job, VAL(v));
       break;
     }
@@ -382,6 +413,8 @@ void snf_task(Wnf *w, u64 task) {
     for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
     loc = VAL(v);
   }
+  if (SNF_STUCK_EP) atomic_store_explicit(&job->found, 1, memory_order_relaxed);
+  SNF_STUCK_EP = up;
   count_add(&job->cnt[pool_tid()].done, 1);   // the last touch of job
 }
 
@@ -451,6 +484,7 @@ void snf_init(void) {
     fprintf(stderr, "Error: cannot reserve the normalizer's seen set\n");
     exit(1);
   }
+  UNSCOPED = parse_unscoped();
   pool_init(EVAL.threads, eval_worker(0), EVAL.sparks, snf_task, eval_spark);
   u32 n = pool_size();
   JOBS     = calloc(MAX_JOBS, sizeof(Job));
@@ -469,7 +503,7 @@ void snf_init(void) {
 
 int snf_at_until(u32 loc, int (*yield)(u64 tasks)) {
   pool_resume();
-  if (pool_size() <= 1 || EVAL.debug) {
+  if (pool_size() <= 1 || EVAL.debug || UNSCOPED) {
     snf_at(loc);
     return 0;
   }
@@ -484,7 +518,7 @@ void snf_at(u32 loc) {
     return;
   }
   pool_resume();
-  if (pool_size() > 1) {
+  if (pool_size() > 1 && !UNSCOPED) {
     snf_par(w, loc, NULL);
   } else {
     snf_seq(w, loc, epoch_new());

@@ -11,6 +11,7 @@
 #include "dev.h"
 #include "../heap.h"
 #include "../eval.h"
+#include "../parse.h"
 #include "../names.h"
 
 GpuConf GPU = {
@@ -364,6 +365,7 @@ u32 gpu_snf_at(u32 loc) {
   if (in_run) {
     return STOP_SPACE;
   }
+  if (parse_unscoped()) return STOP_UNSCOPED;   // the CPU's order binds it (snf.c)
   in_run = 1;
   const GpuBackend *b = backend();
   u32 stop = gpu_run(b, loc);
