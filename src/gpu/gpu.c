@@ -365,7 +365,10 @@ u32 gpu_snf_at(u32 loc) {
   if (in_run) {
     return STOP_SPACE;
   }
-  if (parse_unscoped()) return STOP_UNSCOPED;   // the CPU's order binds it (snf.c)
+  if (parse_unscoped()) {   // the CPU's order binds it (snf.c)
+    GPU_STATS.stop = STOP_UNSCOPED;
+    return STOP_UNSCOPED;
+  }
   in_run = 1;
   const GpuBackend *b = backend();
   u32 stop = gpu_run(b, loc);
@@ -427,7 +430,10 @@ void gpu_print_stats(FILE *out) {
   GpuStats *s = &GPU_STATS;
   if (!s->runs) {
     // --gpu -T N: the pool may end a run before the device is worth it
-    if (GPU.requested) {
+    if (GPU.requested && s->stop == STOP_UNSCOPED) {
+      fprintf(out, "- Device: not used (the program has an unscoped binder: "
+              "the CPU normalizes it in one thread's order)\n");
+    } else if (GPU.requested) {
       const char *why = s->too_big ? "the CPU's heap passed --take-max "
                         "before the device could take over"
                       : "the CPU finished first";

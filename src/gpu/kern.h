@@ -55,7 +55,8 @@
 #define STOP_LIMIT 19  // the run's heap growth passed GpuConf.grow (-C)
 #define STOP_PASSES 20 // --max-passes reached
 #define STOP_NARROW 21 // the frontier stayed too narrow to pay (--handoff)
-#define STOP_UNSCOPED 22 // unscoped binders ran: the CPU re-checks the order
+#define STOP_UNSCOPED 22 // the program has unscoped binders: the CPU
+                         // normalizes it, in one thread's order (gpu.c)
 
 // Counters of one pass, summed over lanes (atomics, once per lane).
 typedef struct {

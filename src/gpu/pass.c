@@ -208,7 +208,6 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
   double thin_s = 0;   // and their time
   u64    pass   = 0;
   u64    dtop   = top0;
-  u64    uns    = 0;
   while (n > 0) {
     PassCtl ctl;
     memset(&ctl, 0, sizeof ctl);
@@ -225,7 +224,6 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
     s->local   += ctl.local;
     s->dev_s   += dt;
     if (ctl.top > dtop) dtop = ctl.top;
-    uns += ctl.uns;
     if (n > s->widest) s->widest = n;
     if (tr) {
       fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f\n", (unsigned long long)pass,
@@ -273,15 +271,6 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
   if (tr && (ferror(tr) | fclose(tr))) {
     fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
     exit(1);
-  }
-  // An unscoped binder (`! f = λ x; ...`) binds its variable where the
-  // lambda is applied, which may be after a lane took the variable's slot
-  // for normal (the CPU's order visits the application first). Then the
-  // CPU passes over the result once: it only reduces what is left.
-  if (!stop && uns) {
-    PassCtl at = { .stop_loc = loc };
-    stop = STOP_UNSCOPED;
-    stop_at(s, stop, &at, pass);
   }
 
   s->alloc += dtop - top0;
