@@ -25,5 +25,5 @@ awk '
   }' |
 while IFS=$'\t' read -r name regs stack st ld; do
   printf '%-24s %5s regs %5s B stack %5s/%s B spill st/ld\n' \
-    "$(printf '%s' "$name" | "$FILT" | sed 's/(.*//')" "$regs" "$stack" "$st" "$ld"
+    "$(printf '%s' "$name" | "$FILT" | sed -e 's/(.*//' -e 's/^_INTERNAL_[^:]*:://')" "$regs" "$stack" "$st" "$ld"
 done

@@ -130,7 +130,7 @@ FN int lane_claim(DEV u32 *seen, u32 loc) {
 // stays on offer (marked, its entry pushed again); any other stop (an
 // error, a host primitive, the heap) leaves it plain, for the offering
 // lane to meet in its own order. `left`: free entries in the segment.
-FN void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32 rem) {
+FN_COLD void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32 rem) {
   THR Wnf *w   = &L->w;
   u32     loc  = ENT_LOC(e);
   u32     own  = ENT_OWN(e);
