@@ -173,13 +173,15 @@ FN_COLD void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan) 
 // Allocation
 // ==========
 
+// A fresh arena of at least n words from the heap; 0 when it is exhausted.
+FN_COLD u32 wnf_refill(THR Wnf *w, u32 n) {
+  return HEAP_REFILL(w, n) ? 1u : 0u;
+}
+
 // Makes sure the arena holds n more words; refills it from the heap when it
 // does not. 0 when the heap is exhausted.
 FN u32 wnf_room(THR Wnf *w, u32 n) {
-  if (w->end - w->next >= n) {
-    return 1;
-  }
-  return HEAP_REFILL(w, n) ? 1u : 0u;
+  return w->end - w->next >= n ? 1u : wnf_refill(w, n);
 }
 
 // n words from the arena, unchecked: callers made room first.
@@ -794,6 +796,63 @@ FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
   return root;
 }
 
+// Folds the frames stk[0, sp) back into the heap around cur, the term an
+// early stop left (wnf_run's REBUILD): the result is the term the run
+// started from, with the work done so far. w->host_at gets the slot that
+// holds cur (the innermost frame's).
+FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) {
+  u32 first = 1;
+  while (sp > 0) {
+    Term f    = stk[--sp];
+    u32  fl   = VAL(f);
+    u32  slot = fl;
+    switch (TAG(f)) {
+      case DP0:
+      case DP1: {
+        wnf_put(w, mode, fl, cur);
+        cur = f;
+        break;
+      }
+      case F_MAT:
+      case F_RMAT:
+      case F_RUSE: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(APP, 0, fl);
+        break;
+      }
+      case F_ARED: {
+        slot = VAL(HEAP_LD(w, fl)) + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(APP, 0, fl);
+        break;
+      }
+      case F_OP2R: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(OP2, EXT(f), fl);
+        break;
+      }
+      case F_EQLR: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(EQL, 0, fl);
+        break;
+      }
+      default: {    // APP OP2 EQL AND OR DSU DDU: field 0
+        HEAP_ST(w, fl, cur);
+        cur = f;
+        break;
+      }
+    }
+    if (first) {
+      w->host_at = slot;
+      first      = 0;
+    }
+  }
+  return cur;
+}
+
 // The machine
 // ===========
 
@@ -978,7 +1037,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         st = WNF_BUDGET;
         break;
       }
-      if (w->end - w->next < WNF_RESERVE && !HEAP_REFILL(w, WNF_RESERVE)) {
+      if (!wnf_room(w, WNF_RESERVE)) {
         st = WNF_OOM;
         break;
       }
@@ -1389,56 +1448,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
   if (st == WNF_DEFER) {
     w->defer = REGION_OF(w, VAL(next));   // (w->defers: the caller counts)
   }
-  u32 first = 1;
-  while (sp > 0) {
-    Term f    = stk[--sp];
-    u32  fl   = VAL(f);
-    u32  slot = fl;
-    switch (TAG(f)) {
-      case DP0:
-      case DP1: {
-        wnf_put(w, mode, fl, cur);
-        cur = f;
-        break;
-      }
-      case F_MAT:
-      case F_RMAT:
-      case F_RUSE: {
-        slot = fl + 1;
-        HEAP_ST(w, slot, cur);
-        cur = TERM(APP, 0, fl);
-        break;
-      }
-      case F_ARED: {
-        slot = VAL(HEAP_LD(w, fl)) + 1;
-        HEAP_ST(w, slot, cur);
-        cur = TERM(APP, 0, fl);
-        break;
-      }
-      case F_OP2R: {
-        slot = fl + 1;
-        HEAP_ST(w, slot, cur);
-        cur = TERM(OP2, EXT(f), fl);
-        break;
-      }
-      case F_EQLR: {
-        slot = fl + 1;
-        HEAP_ST(w, slot, cur);
-        cur = TERM(EQL, 0, fl);
-        break;
-      }
-      default: {    // APP OP2 EQL AND OR DSU DDU: field 0
-        HEAP_ST(w, fl, cur);
-        cur = f;
-        break;
-      }
-    }
-    if (first) {
-      w->host_at = slot;
-      first      = 0;
-    }
-  }
-  return cur;
+  return wnf_rebuild(w, stk, sp, mode, cur);
 }
 
 #endif
