@@ -37,7 +37,7 @@ typedef u64 Term;
 #endif
 #endif
 
-// FN for the core's cold rules (equality, RED, sparks, rebuild, refill;
+// FN for the core's cold rules (equality, RED, sparks, rebuild;
 // take32.h's 32-bit take, a cross-check on CUDA): out of line on CUDA, so
 // that the hot loop they would join holds fewer registers (more lanes
 // resident; `make cuda-regs`). Inline on the CPU (measured: bench/

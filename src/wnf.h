@@ -173,15 +173,13 @@ FN_COLD void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan) 
 // Allocation
 // ==========
 
-// A fresh arena of at least n words from the heap; 0 when it is exhausted.
-FN_COLD u32 wnf_refill(THR Wnf *w, u32 n) {
-  return HEAP_REFILL(w, n) ? 1u : 0u;
-}
-
 // Makes sure the arena holds n more words; refills it from the heap when it
 // does not. 0 when the heap is exhausted.
 FN u32 wnf_room(THR Wnf *w, u32 n) {
-  return w->end - w->next >= n ? 1u : wnf_refill(w, n);
+  if (w->end - w->next >= n) {
+    return 1;
+  }
+  return HEAP_REFILL(w, n) ? 1u : 0u;
 }
 
 // n words from the arena, unchecked: callers made room first.
@@ -1037,7 +1035,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         st = WNF_BUDGET;
         break;
       }
-      if (!wnf_room(w, WNF_RESERVE)) {
+      if (w->end - w->next < WNF_RESERVE && !HEAP_REFILL(w, WNF_RESERVE)) {
         st = WNF_OOM;
         break;
       }

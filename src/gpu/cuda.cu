@@ -79,7 +79,9 @@ __device__ inline void cu_st(Term *p, Term t) {
 // aligned (cu_open) and grows by whole regions, so a refill is one add.
 __device__ unsigned long long D_ALIGN;
 
-__device__ inline int cu_refill(Wnf *w, u32 n) {
+// Out of line: rare, and its atomic and arithmetic would hold registers in
+// k_step's hot loop (`make cuda-regs`).
+__device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
   unsigned long long al = D_ALIGN;
   unsigned long long want = al == 0 ? (n > D_ARENA ? n : D_ARENA)
                                     : ((unsigned long long)n + al - 1) & ~(al - 1);
