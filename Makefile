@@ -59,6 +59,13 @@ $(BUILD)/%.o: %.cu $(HDRS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c -o $@ $<
 
+# Registers, stack frame and spills of each CUDA kernel (nvcc -Xptxas -v).
+cuda-regs:
+	@test -n "$(NVCC)" || { echo "cuda-regs: no nvcc"; exit 1; }
+	@scripts/cuda_regs.sh $(NVCC) $(NVFLAGS)
+
+.PHONY: cuda-regs
+
 $(BUILD)/%.o: %.m $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fobjc-arc -c -o $@ $<

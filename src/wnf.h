@@ -3,7 +3,8 @@
 //
 // Portable dialect (docs/architecture.md, docs/gpu.md): no goto,
 // recursion, function pointers, VLAs or libc; every heap access through the
-// backend's HEAP_* primitives (core.h); every function FN. (A CUDA backend
+// backend's HEAP_* primitives (core.h); every function FN, or FN_COLD
+// for the rare rules kept out of the hot loop (term.h). (A CUDA backend
 // whose primitives are device-only defines FN as `static __device__ inline`
 // before including term.h: see tests/unit/check_cuda.cu.)
 //
@@ -146,7 +147,7 @@ FN u32 wnf_worth(Term t) {
 
 // Offers the right operand of the oldest OP2 frame in stk[*scan, sp) that
 // has work there; frames below *scan were looked at already.
-FN void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan) {
+FN_COLD void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan) {
   u32 i = *scan < sp ? *scan : sp;
   for (; i < sp; i++) {
     Term f = stk[i];
@@ -387,7 +388,7 @@ FN Term wnf_eql_pair(THR Wnf *w, u32 nd, u32 la, u32 lb) {
 
 // EQL on two values, neither ERA, SUP, INC (handled before): the term to
 // enter next. Counts one interaction, as HVM4 does for each case.
-FN Term wnf_eql(THR Wnf *w, u32 nd, Term a, Term b) {
+FN_COLD Term wnf_eql(THR Wnf *w, u32 nd, Term a, Term b) {
   u32 ta = TAG(a);
   u32 tb = TAG(b);
   if (ta == ANY || tb == ANY) {
@@ -517,8 +518,9 @@ FN Term wnf_red_both(THR Wnf *w, u32 app, u32 red, Term f, Term g, Term x) {
 
 // ((f ~> g) x) once g is a value, for the g that need no further reduction
 // (F_ARED): the result, or 0 when g is MAT/SWI/USE (the caller reduces x).
-// `app` is [red, x], `red` is [f, g_old].
-FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term g) {
+// `app` is [red, x], `red` is [f, g_old]. *itrs: 1 when it interacted (a
+// count of its own: the caller's stays in a register).
+FN_COLD Term wnf_app_red(THR Wnf *w, THR u32 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term g) {
   Term f = HEAP_LD(w, red + 0);
   Term x = HEAP_LD(w, app + 1);
   u32  tg = TAG(g);
@@ -593,8 +595,8 @@ FN Term wnf_app_red(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, 
 // ((f ~> e) v), v a value, e an eliminator: a match λ{..} (MAT, SWI: F_RMAT)
 // or a use λ{g} (USE: F_RUSE). Returns the term to enter. `app` is
 // [red, v_old], `red` is [f, e]; e's node holds its branches (a match: the
-// hit and the miss, a use: g).
-FN Term wnf_red_elim(THR Wnf *w, THR u64 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term v) {
+// hit and the miss, a use: g). *itrs as for wnf_app_red.
+FN_COLD Term wnf_red_elim(THR Wnf *w, THR u32 *itrs WNF_RULE_PARAM, u32 app, u32 red, Term v) {
   Term f   = HEAP_LD(w, red + 0);
   Term e   = HEAP_LD(w, red + 1);
   u32  m   = VAL(e);
@@ -790,6 +792,63 @@ FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
     root = WNF_RELOC(root, off);
   }
   return root;
+}
+
+// Folds the frames stk[0, sp) back into the heap around cur, the term an
+// early stop left (wnf_run's REBUILD): the result is the term the run
+// started from, with the work done so far. w->host_at gets the slot that
+// holds cur (the innermost frame's).
+FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) {
+  u32 first = 1;
+  while (sp > 0) {
+    Term f    = stk[--sp];
+    u32  fl   = VAL(f);
+    u32  slot = fl;
+    switch (TAG(f)) {
+      case DP0:
+      case DP1: {
+        wnf_put(w, mode, fl, cur);
+        cur = f;
+        break;
+      }
+      case F_MAT:
+      case F_RMAT:
+      case F_RUSE: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(APP, 0, fl);
+        break;
+      }
+      case F_ARED: {
+        slot = VAL(HEAP_LD(w, fl)) + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(APP, 0, fl);
+        break;
+      }
+      case F_OP2R: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(OP2, EXT(f), fl);
+        break;
+      }
+      case F_EQLR: {
+        slot = fl + 1;
+        HEAP_ST(w, slot, cur);
+        cur = TERM(EQL, 0, fl);
+        break;
+      }
+      default: {    // APP OP2 EQL AND OR DSU DDU: field 0
+        HEAP_ST(w, fl, cur);
+        cur = f;
+        break;
+      }
+    }
+    if (first) {
+      w->host_at = slot;
+      first      = 0;
+    }
+  }
+  return cur;
 }
 
 // The machine
@@ -1338,7 +1397,9 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         // ((f ~> □) x): node fl = [red, x]
         case F_ARED: {
           u32  red = VAL(HEAP_LD(w, fl));
-          Term r   = wnf_app_red(w, &itrs WNF_RULE_ARG, fl, red, whnf);
+          u32  hit = 0;
+          Term r   = wnf_app_red(w, &hit WNF_RULE_ARG, fl, red, whnf);
+          itrs    += hit;
           if (r != 0) {     // every result of wnf_app_red is a value
             whnf = r;
             continue;
@@ -1358,7 +1419,9 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           u32 red = VAL(HEAP_LD(w, fl));
-          next = wnf_red_elim(w, &itrs WNF_RULE_ARG, fl, red, whnf);
+          u32 hit = 0;
+          next  = wnf_red_elim(w, &hit WNF_RULE_ARG, fl, red, whnf);
+          itrs += hit;
           break;
         }
 
@@ -1383,56 +1446,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
   if (st == WNF_DEFER) {
     w->defer = REGION_OF(w, VAL(next));   // (w->defers: the caller counts)
   }
-  u32 first = 1;
-  while (sp > 0) {
-    Term f    = stk[--sp];
-    u32  fl   = VAL(f);
-    u32  slot = fl;
-    switch (TAG(f)) {
-      case DP0:
-      case DP1: {
-        wnf_put(w, mode, fl, cur);
-        cur = f;
-        break;
-      }
-      case F_MAT:
-      case F_RMAT:
-      case F_RUSE: {
-        slot = fl + 1;
-        HEAP_ST(w, slot, cur);
-        cur = TERM(APP, 0, fl);
-        break;
-      }
-      case F_ARED: {
-        slot = VAL(HEAP_LD(w, fl)) + 1;
-        HEAP_ST(w, slot, cur);
-        cur = TERM(APP, 0, fl);
-        break;
-      }
-      case F_OP2R: {
-        slot = fl + 1;
-        HEAP_ST(w, slot, cur);
-        cur = TERM(OP2, EXT(f), fl);
-        break;
-      }
-      case F_EQLR: {
-        slot = fl + 1;
-        HEAP_ST(w, slot, cur);
-        cur = TERM(EQL, 0, fl);
-        break;
-      }
-      default: {    // APP OP2 EQL AND OR DSU DDU: field 0
-        HEAP_ST(w, fl, cur);
-        cur = f;
-        break;
-      }
-    }
-    if (first) {
-      w->host_at = slot;
-      first      = 0;
-    }
-  }
-  return cur;
+  return wnf_rebuild(w, stk, sp, mode, cur);
 }
 
 #endif

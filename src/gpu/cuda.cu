@@ -79,7 +79,9 @@ __device__ inline void cu_st(Term *p, Term t) {
 // aligned (cu_open) and grows by whole regions, so a refill is one add.
 __device__ unsigned long long D_ALIGN;
 
-__device__ inline int cu_refill(Wnf *w, u32 n) {
+// Out of line: rare, and its atomic and arithmetic would hold registers in
+// k_step's hot loop (`make cuda-regs`).
+__device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
   unsigned long long al = D_ALIGN;
   unsigned long long want = al == 0 ? (n > D_ARENA ? n : D_ARENA)
                                     : ((unsigned long long)n + al - 1) & ~(al - 1);
@@ -137,9 +139,19 @@ struct PassRes {
   u32     cut;     // packing: lanes a mark pass left with words to scan
 };
 
-__global__ void k_step(PassArgs a, const u64 *in, u32 n, u32 lanes,
-                       u64 *outs, u32 *out_n, u32 *arena, Term *stacks,
-                       u32 *seen, PassCtl *ctl) {
+// Threads per block of the step kernel, and the blocks of them a
+// multiprocessor must hold at once: ptxas fits the registers to that
+// (`make cuda-regs`; bench/RESULTS.md, "Registers of the step kernel").
+// 7 blocks: 70 registers, no spills; 8: 64 registers, but 68 B of spills.
+// -DK_STEP_BLOCKS=N in NVFLAGS tries another (1: ptxas alone, 76).
+#define LANE_TPB 128
+#ifndef K_STEP_BLOCKS
+#define K_STEP_BLOCKS 7
+#endif
+
+__global__ void __launch_bounds__(LANE_TPB, K_STEP_BLOCKS)
+k_step(PassArgs a, const u64 *in, u32 n, u32 lanes, u64 *outs, u32 *out_n,
+       u32 *arena, Term *stacks, u32 *seen, PassCtl *ctl) {
   u32 lane = blockIdx.x * blockDim.x + threadIdx.x;
   if (lane >= lanes) return;
   Lane L;
@@ -361,7 +373,6 @@ static u32 grid_of(u64 n) {
 // (registers limit it), so that lanes that finish early are replaced and
 // a pass's long entries overlap (H200, tree map: 0.83 G itrs/s at 32K
 // lanes, 1.48 G at 262K; bench/RESULTS.md).
-#define LANE_TPB   128
 #define LANE_WAVES 4
 
 static u32 default_lanes(void) {

@@ -26,12 +26,11 @@ typedef struct {
   DEV u64    *out;   // this lane's output segment [0, cap)
   u32         cnt;   // entries written to it
   u32         room;  // entries offers may still add in this WNF run
-  u64         itrs0; // w.itrs at pass start
-  u64         defers;
-  u64         pushes;
-  u64         done;
-  u64         again;
-  u64         local;  // deferrals to the lane's own arena region
+  u32         defers; // counts of this pass (u32: fewer registers)
+  u32         pushes;
+  u32         done;
+  u32         again;
+  u32         local;  // deferrals to the lane's own arena region
 } Lane;
 
 FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
@@ -62,7 +61,6 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   L->out          = outs + (u64)lane * a->cap;
   L->cnt          = 0;
   L->room         = 0;
-  L->itrs0        = 0;
   L->defers       = 0;
   L->pushes       = 0;
   L->done         = 0;
@@ -132,7 +130,7 @@ FN int lane_claim(DEV u32 *seen, u32 loc) {
 // stays on offer (marked, its entry pushed again); any other stop (an
 // error, a host primitive, the heap) leaves it plain, for the offering
 // lane to meet in its own order. `left`: free entries in the segment.
-FN void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32 rem) {
+FN_COLD void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32 rem) {
   THR Wnf *w   = &L->w;
   u32     loc  = ENT_LOC(e);
   u32     own  = ENT_OWN(e);

@@ -50,7 +50,9 @@
 #define T32_HI(h, loc) ((DEV T32 *)(h) + 2 * (u64)(loc) + 1)
 #define T32_WORD(hi, lo) (((Term)(hi) << 32) | (Term)(u32)(lo))
 
-FN Term t32_ld(DEV Term *h, u32 loc) {
+// FN_COLD: CUDA runs these only as a cross-check (--take=32), so they stay
+// out of its 64-bit hot loop; on Metal, whose take they are, FN_COLD is FN.
+FN_COLD Term t32_ld(DEV Term *h, u32 loc) {
   u32 hi = T32_LD(T32_HI(h, loc));
   if (hi == BUSY_HI) {
     return BUSY;
@@ -61,7 +63,7 @@ FN Term t32_ld(DEV Term *h, u32 loc) {
   return T32_WORD(hi, T32_LD(T32_LO(h, loc)));
 }
 
-FN void t32_st(DEV Term *h, u32 loc, Term t) {
+FN_COLD void t32_st(DEV Term *h, u32 loc, Term t) {
   T32_ST(T32_LO(h, loc), (u32)t);
   if (IS_SUB(t)) {
     T32_FENCE();
@@ -72,7 +74,7 @@ FN void t32_st(DEV Term *h, u32 loc, Term t) {
 // HEAP_XCHG: t == BUSY takes the slot (returns the word taken, or BUSY
 // when another lane holds it); any other t is the holder's release
 // (returns BUSY, the word it replaced).
-FN Term t32_xchg(DEV Term *h, u32 loc, Term t) {
+FN_COLD Term t32_xchg(DEV Term *h, u32 loc, Term t) {
   if (t == BUSY) {
     T32_FENCE();
     u32 hi = T32_XCHG(T32_HI(h, loc), BUSY_HI);
@@ -89,7 +91,7 @@ FN Term t32_xchg(DEV Term *h, u32 loc, Term t) {
 }
 
 // HEAP_CAS on a word whose high half is fixed (word 0: hi(o) == hi(n)).
-FN Term t32_cas(DEV Term *h, u32 loc, Term o, Term n) {
+FN_COLD Term t32_cas(DEV Term *h, u32 loc, Term o, Term n) {
   T32_FENCE();
   u32 lo = T32_CAS(T32_LO(h, loc), (u32)o, (u32)n);
   T32_FENCE();
