@@ -94,7 +94,7 @@ hyb() {   # name, expected -s pattern, args...
   if printf '%s\n' "$got" | grep -q -- "$want"; then : > "$RES/hybrid/$name.pass"
   else { echo "no '$want' in:"; printf '%s\n' "$got" | tail -n 20; } > "$RES/hybrid/$name.fail"; fi
 }
-hyb short_no_context 'Device: not used (the CPU finished within --warm-after; no context made)' "$RES/probe.hvm4" -G -T4
+hyb short_no_context 'Device: not used (the CPU finished before the device could pay: --warm-after, --cpu-first; no context made)' "$RES/probe.hvm4" -G -T4
 hyb at_once_context 'Device: not used (the CPU finished first; context started 0.000' "$RES/probe.hvm4" -G -T4 --warm-after=0
 hyb long_taken_over 'Device took over from the CPU: 1 run' "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1024 --take-max=4G
 want=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -T4 2>&1 | md5sum)

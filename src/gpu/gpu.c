@@ -215,8 +215,9 @@ int gpu_requested(void) {
 //
 // Deferred warm-up. Under --gpu -T N the run starts on the CPU pool, and
 // the context (0.2 s on the H200) is made only once the CPU has worked
-// --warm-after milliseconds (200): a run the pool ends sooner never pays
-// for a device it would not use. A context still being made when the
+// --warm-after milliseconds (200) on a run the device could take over
+// (gpu_take_over): a run the pool ends sooner, or one too narrow or too
+// large to hand over, never pays for a device it would not use. A context still being made when the
 // process ends delays its exit by 0.05-0.1 s (the driver finishes its
 // set-up before it can release the device), which made `--gpu -T16`
 // 1.5x `-T16` on programs the CPU ends in 0.15 s. The deferral is the
@@ -343,17 +344,23 @@ int gpu_may_return(u32 stop) {
 }
 
 int gpu_take_over(u64 tasks) {
-  if (warm_due && gpu_now() - warm_t0 >= GPU.warm_after / 1e3) warm_start();
-  if (warm_due) return 0;
-  if (tasks < GPU.cpu_first || (warming && !atomic_load(&warm_done))) return 0;
   // The take-over copies in all the CPU allocated (1-2 s for the 5-8 GB a
   // wide program reaches in 0.4 s of -T16): past --take-max the CPU keeps
   // the run.
-  if (gpu_top() > GPU.take_max) {
+  if (tasks >= GPU.cpu_first && gpu_top() > GPU.take_max) {
     GPU_STATS.too_big = 1;
     return 0;
   }
-  return 1;
+  // The context is made only for a run the device could take: wide enough
+  // (--cpu-first tasks), within --take-max, and --warm-after ms in. A
+  // narrow one (spin_tree's 256 loops) or a large one made it for nothing,
+  // and paid for it at exit (0.05-0.1 s).
+  if (warm_due && tasks >= GPU.cpu_first &&
+      gpu_now() - warm_t0 >= GPU.warm_after / 1e3) {
+    warm_start();
+  }
+  if (warm_due) return 0;
+  return tasks >= GPU.cpu_first && (!warming || atomic_load(&warm_done));
 }
 
 // Nested %gnf on the device is flattened by the core (on_device); a %gnf
@@ -442,7 +449,8 @@ void gpu_print_stats(FILE *out) {
                 why, s->warm_at);
       } else {
         fprintf(out, "- Device: not used (%s; no context made)\n",
-                s->too_big ? why : "the CPU finished within --warm-after");
+                s->too_big ? why : "the CPU finished before the device "
+                "could pay: --warm-after, --cpu-first");
       }
     }
     return;
