@@ -70,8 +70,6 @@ typedef struct {
   u32            host_at;  // heap slot holding `host` in the returned term
                            // (0: the returned term is `host` itself)
   u32            rule;     // last interaction run (R_*, rules.h): WNF_RULES builds
-  u32            uns;      // WNF-UNS rules run: an unscoped variable may be
-                           // bound after a lane took it for normal (lane.h)
   u32            offer;    // interactions between offers of strict operands
                            // to other workers (sparks, wnf.h); 0: none
   DEV u32       *stuck;    // device: one bit per heap word, the DUP slots

@@ -987,7 +987,6 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           itrs++;
-          w->uns++;
           WNF_RULE(R_WNF_UNS);
           u32 n = wnf_bump(w, 6);
           HEAP_ST(w, n + 0, TERM(VAR, 0, n + 1));    // λ$x.y   (body slot n)

@@ -612,12 +612,12 @@ static void pin_start(void) {
   P.done = want < PIN_CHUNK;
 }
 
-// One chunk more, while the device runs a pass.
+// One chunk more, while the device runs a pass (registering faults the
+// pages in).
 static void pin_step(void) {
   if (P.done) return;
   char *a = P.lo + (u64)P.n * PIN_CHUNK;
-  if (madvise(a, PIN_CHUNK, MADV_POPULATE_WRITE) != 0 ||
-      cudaHostRegister(a, PIN_CHUNK, cudaHostRegisterDefault) != cudaSuccess) {
+  if (cudaHostRegister(a, PIN_CHUNK, cudaHostRegisterDefault) != cudaSuccess) {
     cudaGetLastError();
     P.done = 1;
     return;
@@ -911,7 +911,8 @@ static int cu_close(char *err, unsigned errlen) {
   Term *vals = (Term *)malloc(((u64)nroots + 1) * sizeof(Term));
   u32  *locs = (u32 *)malloc(((u64)nroots + 1) * sizeof(u32));
   u64   bytes = (u64)live * sizeof(Term);
-  u64   pinned = pin_copy((char *)(host + C.top0), (const char *)dst, bytes, err, errlen);
+  u64   pinned = pin_copy((char *)(host + C.top0), (const char *)dst, bytes,
+                          err, errlen);
   if (pinned != ~0ull) GPU_STATS.pinned += pinned;
   int   ok   = vals && locs && pinned != ~0ull &&
     stage_out((char *)(host + C.top0) + pinned, (const char *)dst + pinned,

@@ -217,10 +217,10 @@ int gpu_requested(void) {
 // the context (0.2 s on the H200) is made only once the CPU has worked
 // --warm-after milliseconds (200) on a run the device could take over
 // (gpu_take_over): a run the pool ends sooner, or one too narrow or too
-// large to hand over, never pays for a device it would not use. A context still being made when the
-// process ends delays its exit by 0.05-0.1 s (the driver finishes its
-// set-up before it can release the device), which made `--gpu -T16`
-// 1.5x `-T16` on programs the CPU ends in 0.15 s. The deferral is the
+// large to hand over, never pays for a device it would not use. A context
+// still being made when the process ends delays its exit by 0.05-0.1 s
+// (the driver finishes its set-up before it can release the device),
+// which made `--gpu -T16` 1.5x `-T16` on programs the CPU ends in 0.15 s. The deferral is the
 // ski-rental rule: wait about as long as the context costs, then pay.
 // One thread (no pool to start on), --warm-after=0 and --cpu-first=0
 // warm up at once.
@@ -344,23 +344,19 @@ int gpu_may_return(u32 stop) {
 }
 
 int gpu_take_over(u64 tasks) {
+  if (tasks < GPU.cpu_first) return 0;   // not wide enough yet
   // The take-over copies in all the CPU allocated (1-2 s for the 5-8 GB a
   // wide program reaches in 0.4 s of -T16): past --take-max the CPU keeps
   // the run.
-  if (tasks >= GPU.cpu_first && gpu_top() > GPU.take_max) {
+  if (gpu_top() > GPU.take_max) {
     GPU_STATS.too_big = 1;
     return 0;
   }
-  // The context is made only for a run the device could take: wide enough
-  // (--cpu-first tasks), within --take-max, and --warm-after ms in. A
-  // narrow one (spin_tree's 256 loops) or a large one made it for nothing,
-  // and paid for it at exit (0.05-0.1 s).
-  if (warm_due && tasks >= GPU.cpu_first &&
-      gpu_now() - warm_t0 >= GPU.warm_after / 1e3) {
-    warm_start();
-  }
-  if (warm_due) return 0;
-  return tasks >= GPU.cpu_first && (!warming || atomic_load(&warm_done));
+  // So the context is made only for a run the device could take, and
+  // --warm-after ms in: a narrow one (spin_tree's 256 loops) or a large
+  // one made it for nothing, and paid for it at exit (0.05-0.1 s).
+  if (warm_due && gpu_now() - warm_t0 >= GPU.warm_after / 1e3) warm_start();
+  return !warm_due && (!warming || atomic_load(&warm_done));
 }
 
 // Nested %gnf on the device is flattened by the core (on_device); a %gnf
@@ -428,7 +424,7 @@ static const char *stop_name(u32 s) {
     case STOP_LIMIT: return "heap growth limit under -C (--gpu-grow)";
     case STOP_PASSES: return "--max-passes reached";
     case STOP_NARROW: return "frontier too narrow to pay (--handoff)";
-    case STOP_UNSCOPED: return "unscoped binders ran (the CPU checks the result)";
+    case STOP_UNSCOPED: return "the program has an unscoped binder (the CPU normalizes it)";
     default:         return "unknown";
   }
 }
@@ -437,21 +433,23 @@ void gpu_print_stats(FILE *out) {
   GpuStats *s = &GPU_STATS;
   if (!s->runs) {
     // --gpu -T N: the pool may end a run before the device is worth it
-    if (GPU.requested && s->stop == STOP_UNSCOPED) {
+    if (!GPU.requested) return;
+    if (s->stop == STOP_UNSCOPED) {
       fprintf(out, "- Device: not used (the program has an unscoped binder: "
               "the CPU normalizes it in one thread's order)\n");
-    } else if (GPU.requested) {
-      const char *why = s->too_big ? "the CPU's heap passed --take-max "
-                        "before the device could take over"
-                      : "the CPU finished first";
-      if (s->warm_at >= 0) {
-        fprintf(out, "- Device: not used (%s; context started %.3f s in)\n",
-                why, s->warm_at);
-      } else {
-        fprintf(out, "- Device: not used (%s; no context made)\n",
-                s->too_big ? why : "the CPU finished before the device "
-                "could pay: --warm-after, --cpu-first");
-      }
+      return;
+    }
+    const char *why =
+        s->too_big     ? "the CPU's heap passed --take-max before the device "
+                         "could take over"
+      : s->warm_at < 0 ? "the CPU finished before the device could pay: "
+                         "--warm-after, --cpu-first"
+      :                  "the CPU finished first";
+    if (s->warm_at >= 0) {
+      fprintf(out, "- Device: not used (%s; context started %.3f s in)\n",
+              why, s->warm_at);
+    } else {
+      fprintf(out, "- Device: not used (%s; no context made)\n", why);
     }
     return;
   }

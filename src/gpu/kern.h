@@ -66,7 +66,6 @@ typedef struct {
   u64 done;      // entries that reached WNF (progress)
   u64 again;     // entries pushed back (budget, full segment, busy slot)
   u64 local;     // owner mode: deferrals resolved by the allocating lane
-  u64 uns;       // WNF-UNS rules run
   u32 stop;      // first stop reason (0 = none)
   u32 stop_loc;  // where
   u32 stop_err;  // ERR_* when stop == WNF_ERROR

@@ -55,7 +55,6 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   w->defer        = 0;
   w->host         = 0;
   w->defers       = 0;
-  w->uns          = 0;
   w->offer        = a->spark_gap;
   w->stuck        = 0;   // lane_entry's run bitmap
   L->out          = outs + (u64)lane * a->cap;
@@ -309,7 +308,6 @@ FN void lane_end(THR Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
   if (L->done)   GPU_ADD64(&ctl->done,   L->done);
   if (L->again)  GPU_ADD64(&ctl->again,  L->again);
   if (L->local)  GPU_ADD64(&ctl->local,  L->local);
-  if (L->w.uns)  GPU_ADD64(&ctl->uns,    L->w.uns);
 }
 
 #endif
