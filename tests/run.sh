@@ -325,6 +325,12 @@ cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
 cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$CFT"
 cli_check take_max_bad 1 'take-max expects a size' "$BIN" cli_list.hvm4 --gpu --take-max=x
+# --trace: a row per pass, then the packing's mark passes, whose first
+# row starts from the changed words (the root slot) and the last leaves none.
+cli_check trace_phases 0 '^ok$' sh -c '"$0" "$1" -G --device=sim --trace t.csv > /dev/null &&
+  head -n 1 t.csv | grep -qx "pass,entries,interactions,deferrals,pushes,time_us,phase" &&
+  grep -q ",step\$" t.csv && grep ",mark\$" t.csv | head -n 1 | grep -q "^1,1," &&
+  grep ",mark\$" t.csv | tail -n 1 | grep -q "^[0-9]*,[0-9]*,0,0,0," && echo ok' "$BIN" "$CFT"
 
 # --- phases: sim-owner, sim-atomic ---------------------------------------
 

@@ -12,12 +12,13 @@
 // allocated and the words below top it changed (compact.h), through a
 // pinned staging buffer.
 //
-// A pass: step kernel (one thread = one lane), a one-block scan of the
-// segment sizes, a gather kernel that concatenates the segments in lane
+// A pass: step kernel (one thread = one lane), a scan of the segment
+// sizes (CUB), a gather kernel that concatenates the segments in lane
 // order, and one small copy back (counters + next frontier size). Mark
 // passes of the packing run the same way with the mark kernel.
 
 #include <cuda_runtime.h>
+#include <cub/device/device_scan.cuh>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,11 +143,13 @@ struct PassRes {
 // Threads per block of the step kernel, and the blocks of them a
 // multiprocessor must hold at once: ptxas fits the registers to that
 // (`make cuda-regs`; bench/RESULTS.md, "Registers of the step kernel").
-// 7 blocks: 70 registers, no spills; 8: 64 registers, but 68 B of spills.
+// 8 blocks: 64 registers and 68 B of spills, which the extra warps pay for
+// (H200: wide map +5-10%, shared wide +7-9%, SUP search even against 7
+// blocks' 70 registers without spills; logs/h200-2026-12-01/run21).
 // -DK_STEP_BLOCKS=N in NVFLAGS tries another (1: ptxas alone, 76).
 #define LANE_TPB 128
 #ifndef K_STEP_BLOCKS
-#define K_STEP_BLOCKS 7
+#define K_STEP_BLOCKS 8
 #endif
 
 __global__ void __launch_bounds__(LANE_TPB, K_STEP_BLOCKS)
@@ -224,35 +227,13 @@ __global__ void k_root_vals(CompactArgs c, u32 n, Term *vals) {
   }
 }
 
-// Exclusive scan of n counts (one block of 1024 threads); the sum goes to
-// *total (saturated at 2^32 - 1), the device's top to res->ctl.top.
-#define SCAN_T 1024
-__global__ void k_scan(const u32 *cnt, u32 *off, u64 n, u32 *total,
-                       PassRes *res) {
-  __shared__ unsigned long long part[SCAN_T];
-  u32 t   = threadIdx.x;
-  u64 per = (n + SCAN_T - 1) / SCAN_T;
-  u64 lo  = t * per;
-  u64 hi  = lo + per < n ? lo + per : n;
-  unsigned long long s = 0;
-  for (u64 i = lo; i < hi; i++) s += cnt[i];
-  part[t] = s;
-  __syncthreads();
-  for (u32 d = 1; d < SCAN_T; d <<= 1) {
-    unsigned long long v = t >= d ? part[t - d] : 0;
-    __syncthreads();
-    part[t] += v;
-    __syncthreads();
-  }
-  unsigned long long base = t ? part[t - 1] : 0;
-  for (u64 i = lo; i < hi; i++) {
-    off[i] = (u32)base;
-    base  += cnt[i];
-  }
-  if (t == SCAN_T - 1) {
-    *total = part[t] > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)part[t];
-    res->ctl.top = D_TOP;
-  }
+// The sum of n counts after their exclusive scan, to *total (saturated at
+// 2^32 - 1), and the device's top to res->ctl.top.
+__global__ void k_total(const u32 *cnt, const u32 *off, u64 n, u32 *total,
+                        PassRes *res) {
+  unsigned long long s = n ? (unsigned long long)off[n - 1] + cnt[n - 1] : 0;
+  *total       = s > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)s;
+  res->ctl.top = D_TOP;
 }
 
 // Concatenates the lane segments in lane order: one warp per segment.
@@ -301,6 +282,8 @@ static struct {
   u64        sums_cap;
   Term      *dst;       // packing: the live words, when not in the heap
   u64        dst_cap;
+  void      *scan_tmp;  // CUB's scan buffer
+  size_t     scan_cap;
   Term      *stage;     // pinned host staging buffer
   u64        stage_cap; // bytes
   PassRes   *res;
@@ -733,12 +716,30 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   return 0;
 }
 
+// Exclusive scan of n counts into off (CUB's single-pass scan: a pass's
+// one-block scan of 473K lane counts took about 0.1 ms), then k_total. The
+// counts' sum must fit 32 bits: the callers' buffers bound it.
+static int cu_scan(const u32 *cnt, u32 *off, u64 n, char *err,
+                   unsigned errlen) {
+  size_t need = 0;
+  CK(cub::DeviceScan::ExclusiveSum(NULL, need, cnt, off, (int)n), "scan");
+  if (need > C.scan_cap) {
+    if (C.scan_tmp) cudaFree(C.scan_tmp);
+    C.scan_cap = 0;
+    CK(cudaMalloc(&C.scan_tmp, need), "scan buffer");
+    C.scan_cap = need;
+  }
+  CK(cub::DeviceScan::ExclusiveSum(C.scan_tmp, need, cnt, off, (int)n), "scan");
+  k_total<<<1, 1>>>(cnt, off, n, &C.res->total, C.res);
+  CK(cudaGetLastError(), "total kernel launch");
+  return 0;
+}
+
 // After a kernel that filled lane segments of `cap` (counts in out_n):
 // scans them, reads the counters back, gathers the next frontier.
 static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, u32 *cut,
                          char *err, unsigned errlen) {
-  k_scan<<<1, SCAN_T>>>(C.out_n, C.off, lanes, &C.res->total, C.res);
-  CK(cudaGetLastError(), "scan kernel launch");
+  if (cu_scan(C.out_n, C.off, lanes, err, errlen)) return -1;
   PassRes r;
   CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "pass");
   if (ctl) *ctl = r.ctl;
@@ -759,7 +760,9 @@ static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, u32 *cut,
 
 static int cu_segments(u32 lanes, u32 cap, u32 n, char *err,
                        unsigned errlen) {
-  if (cu_grow((void **)&C.outs, &C.outs_cap, (u64)lanes * cap, sizeof(u64))) {
+  // Segment offsets are 32-bit (cu_scan).
+  if ((u64)lanes * cap > 0xFFFFFFFFull ||
+      cu_grow((void **)&C.outs, &C.outs_cap, (u64)lanes * cap, sizeof(u64))) {
     snprintf(err, errlen, "out of device memory for a frontier of %u", n);
     return -1;
   }
@@ -872,7 +875,7 @@ static int cu_close(char *err, unsigned errlen) {
   u32 *base = C.sums + chunks + 1;
   CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
   k_count<<<grid_of(chunks), 256>>>(C.c, chunks, words, C.sums);
-  k_scan<<<1, SCAN_T>>>(C.sums, base, chunks, &C.res->total, C.res);
+  if (cu_scan(C.sums, base, chunks, err, errlen)) return -1;
   k_rank<<<grid_of(chunks), 256>>>(C.c, chunks, words, base);
   CK(cudaGetLastError(), "rank kernels");
   u32 live = 0;

@@ -71,8 +71,15 @@ u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
 // A frontier narrower than the lanes leaves lanes idle: such a pass uses a
 // short budget, so the frontier widens (walking lanes push siblings) as
 // fast as it can instead of one lane finishing a big entry alone. A wide
-// frontier gets the full budget.
+// frontier gets the full budget. A narrow pass lasts about as long as one
+// lane spending the budget (1.3-4 ms at 256 on the H200), yet 32, 64 and
+// 1024 were each slower on most of the seven benchmark programs: a
+// shorter budget widens the frontier less per pass (tree map: 21 passes
+// at 256, 53 at 64, 96 at 32; logs/h200-2026-12-01/run22_narrow.txt).
+// -DNARROW_BUDGET=N tries another.
+#ifndef NARROW_BUDGET
 #define NARROW_BUDGET 256u
+#endif
 
 void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes) {
   a->cap    = gpu_out_cap(n, lanes);
@@ -113,10 +120,17 @@ static FILE *trace_open(void) {
     exit(1);
   }
   if (!started) {
-    fprintf(f, "pass,entries,interactions,deferrals,pushes,time_us\n");
+    fprintf(f, "pass,entries,interactions,deferrals,pushes,time_us,phase\n");
     started = 1;
   }
   return f;
+}
+
+static void trace_close(FILE *tr) {
+  if (tr && (ferror(tr) | fclose(tr))) {
+    fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
+    exit(1);
+  }
 }
 
 // Mark passes. A wide frontier gets MARK_BUDGET. A narrow one, by what the
@@ -156,14 +170,21 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
   GpuStats *s  = &GPU_STATS;
   double    t0 = gpu_now();
   long long n  = b->roots(err, errlen);
-  u32       prev = 0, budget = 0, cut = 0;
+  u32       prev = 0, budget = 0, cut = 0, pass = 0;
   double    m0 = gpu_now();
+  FILE     *tr = trace_open();
   while (n > 0) {
     budget = gpu_mark_budget((u32)n, b->lanes(), prev, budget, cut);
     prev   = (u32)n;
+    double p0 = gpu_now();
     n      = b->mark((u32)n, budget, &cut, err, errlen);
     s->marks++;
+    if (tr) {   // pushes: the words left to scan (the next mark frontier)
+      fprintf(tr, "%u,%u,0,0,%lld,%.0f,mark\n", ++pass, prev,
+              n > 0 ? n : 0, (gpu_now() - p0) * 1e6);
+    }
   }
+  trace_close(tr);
   s->mark_s    += gpu_now() - m0;
   s->compact_s += gpu_now() - t0;
   if (n < 0) {
@@ -226,7 +247,7 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
     if (ctl.top > dtop) dtop = ctl.top;
     if (n > s->widest) s->widest = n;
     if (tr) {
-      fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f\n", (unsigned long long)pass,
+      fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f,step\n", (unsigned long long)pass,
               n, (unsigned long long)ctl.itrs,
               (unsigned long long)ctl.defers,
               (unsigned long long)ctl.pushes, dt * 1e6);
@@ -268,10 +289,7 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
     }
     n = (u32)m;
   }
-  if (tr && (ferror(tr) | fclose(tr))) {
-    fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
-    exit(1);
-  }
+  trace_close(tr);
 
   s->alloc += dtop - top0;
   if (pack(b, err, sizeof err) != 0) {
