@@ -12,7 +12,7 @@
 //              the run began (word 0, the fresh-label count, is no term:
 //              the host takes it as it is)
 //   2. mark:   every word of [top0, dtop) reachable from the roots, one bit
-//              per word; passes of lanes, each scanning a word and marking
+//              per word; passes of lanes, each taking a term and marking
 //              the node it points to (all of its words: nodes stay whole)
 //   3. rank:   live words before each bitmap word (popcounts and a scan)
 //   4. copy:   each live word, relocated, to top0 + its rank; each root's
@@ -45,9 +45,9 @@ typedef struct {
   DEV u32        *nroots;  // how many (may exceed roots_cap: then redo)
   u32             roots_cap;
   u32             cap;     // output segment words per lane (mark passes)
-  u32             budget;  // words a lane scans per mark pass
+  u32             budget;  // nodes a lane marks per mark pass
   DEV u32        *bad;     // pointers to unmarked words met (must stay 0)
-  DEV u32        *cut;     // lanes a mark pass left with words to scan
+  DEV u32        *cut;     // lanes a mark pass left with nodes to mark
 } CompactArgs;
 
 #ifndef GPU_POPC32
@@ -87,7 +87,8 @@ FN void compact_diff(const CompactArgs *a, u64 i) {
 }
 
 // 2. One lane's share of a mark pass. Its output segment is its stack:
-// entries are words whose content is still to be scanned.
+// entries are terms that point into the run's words, whose nodes are
+// still to be marked (the first pass: the changed words' values).
 typedef struct {
   DEV u64 *out;
   u32      cnt;
@@ -101,35 +102,37 @@ FN void mark_begin(MarkLane *M, const CompactArgs *a, u32 lane,
   M->spent = 0;
 }
 
-// Marks the node that the word at `loc` points into; pushes each of its
-// words that was not marked yet and points into the run's words itself.
-// Leaves (numbers, erasures, pointers to host words) are marked, never
-// pushed: a list's spine then leaves one entry per pass, not one per
-// element, which the mark budget's rule reads as a spine (pass.c).
-FN void mark_scan(MarkLane *M, const CompactArgs *a, u32 loc) {
-  Term t = a->heap[loc];
+// Marks the node that `t` points into (all of its words: nodes stay
+// whole) and pushes each word that was not marked yet and points into the
+// run's words itself. A word's load does not wait for its bit's claim, so
+// a walk pays one memory latency per level, not three (the entries were
+// locations, each loaded again when popped). Leaves (numbers, erasures,
+// pointers to host words) are marked, never pushed: a list's spine then
+// leaves one entry per pass, not one per element, which the mark budget's
+// rule reads as a spine (pass.c).
+FN void mark_node(MarkLane *M, const CompactArgs *a, Term t) {
   if (!compact_inside(a, t)) {
     return;
   }
   u32 n = compact_span(t);
   for (u32 j = 0; j < n; j++) {
-    u64 k   = (u64)VAL(t) + j - a->top0;
-    u32 bit = 1u << (k & 31u);
+    u64  k   = (u64)VAL(t) + j - a->top0;
+    u32  bit = 1u << (k & 31u);
+    Term c   = a->heap[VAL(t) + j];
     if ((GPU_OR32(&a->live[k >> 5], bit) & bit) == 0u &&
-        compact_inside(a, a->heap[VAL(t) + j])) {
-      M->out[M->cnt++] = (u64)(VAL(t) + j);
+        compact_inside(a, c)) {
+      M->out[M->cnt++] = (u64)c;
     }
   }
 }
 
-// Takes entry `e` (a word to scan); scans depth first while budget lasts
+// Takes entry `e` (a term to mark); marks depth first while budget lasts
 // and the segment keeps room for `rem` more entries plus one node.
 FN void mark_entry(MarkLane *M, const CompactArgs *a, u64 e, u32 rem) {
   M->out[M->cnt++] = e;
   while (M->cnt > 0 && M->spent < a->budget &&
          a->cap - M->cnt >= rem + LANE_KIDS) {
-    u32 loc = (u32)M->out[--M->cnt];
-    mark_scan(M, a, loc);
+    mark_node(M, a, (Term)M->out[--M->cnt]);
     M->spent++;
   }
 }

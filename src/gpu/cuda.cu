@@ -188,10 +188,11 @@ __global__ void k_diff(CompactArgs c) {
   }
 }
 
-__global__ void k_roots(const u32 *roots, u32 n, u64 *in) {
+// The first mark frontier: the changed words' values (compact.h).
+__global__ void k_roots(const Term *heap, const u32 *roots, u32 n, u64 *in) {
   u64 step = (u64)gridDim.x * blockDim.x;
   for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += step) {
-    in[i] = roots[i];
+    in[i] = heap[roots[i]];
   }
 }
 
@@ -824,7 +825,7 @@ static long long cu_roots(char *err, unsigned errlen) {
       snprintf(err, errlen, "out of device memory for %u changed words", n);
       return -1;
     }
-    if (n) k_roots<<<grid_of(n), 256>>>(C.roots, n, C.in);
+    if (n) k_roots<<<grid_of(n), 256>>>(C.heap, C.roots, n, C.in);
     CK(cudaGetLastError(), "roots kernel launch");
     GPU_STATS.changed += n;
     C.nroots = n;

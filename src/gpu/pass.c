@@ -179,7 +179,7 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
     double p0 = gpu_now();
     n      = b->mark((u32)n, budget, &cut, err, errlen);
     s->marks++;
-    if (tr) {   // pushes: the words left to scan (the next mark frontier)
+    if (tr) {   // pushes: the terms left to mark (the next mark frontier)
       fprintf(tr, "%u,%u,0,0,%lld,%.0f,mark\n", ++pass, prev,
               n > 0 ? n : 0, (gpu_now() - p0) * 1e6);
     }

@@ -401,7 +401,7 @@ static long long sim_roots(char *err, unsigned errlen) {
     snprintf(err, errlen, "out of host memory for %u roots", S.nroots);
     return -1;
   }
-  for (u32 i = 0; i < S.nroots; i++) S.in[i] = S.roots[i];
+  for (u32 i = 0; i < S.nroots; i++) S.in[i] = HEAP[S.roots[i]];   // mark entries: terms
   GPU_STATS.changed += S.nroots;
   return S.nroots;
 }
