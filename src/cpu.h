@@ -40,6 +40,10 @@
 // epoch, 0 outside one.
 extern _Thread_local u16 SNF_STUCK_EP;
 int snf_stuck(u32 loc, Term c);
+
+// The job whose task this thread runs (snf.c; POOL_ANY outside one). A
+// task waiting on a slot helps only its own job meanwhile (eval.c).
+extern _Thread_local u32 SNF_JOB;
 #define WNF_STUCK(w, loc, c) (SNF_STUCK_EP != 0 && snf_stuck((loc), (c)))
 
 // Compare-and-swap on HEAP[loc]: returns the word that was there.

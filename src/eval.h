@@ -46,6 +46,7 @@ typedef struct {
   void   *holds;      // the host slots held BUSY when pushed (eval.c)
   u16     stuck_ep;   // SNF_STUCK_EP when pushed (cpu.h): a jump out of a
                       // normalization ends its stuck DUP memo
+  u32     job;        // SNF_JOB when pushed (cpu.h)
   int     plain;      // an "Error:" (not a RUNTIME_ERROR) message
   char    msg[160];
 } EvalCatch;

@@ -190,16 +190,18 @@ void pool_rest(void) {
 }
 
 // Helping while waiting (eval.c: an offered operand or a DUP slot being
-// reduced elsewhere): one task, a spark only when sparks_only (a thread
-// that holds a slot BUSY, or works ahead). HELP_DEPTH bounds the nesting.
+// reduced elsewhere): one task, of the kind `only` says (eval_help: a
+// spark for a thread that holds a slot BUSY or works ahead, a task of its
+// own job inside one, any outside). HELP_DEPTH bounds the nesting.
 #define HELP_DEPTH 8
 
 static _Thread_local u32 HELPING = 0;
 
-int pool_help(Wnf *w, int sparks_only) {
+int pool_help(Wnf *w, u32 only) {
   u64 t;
   if (NTHREADS <= 1 || HELPING >= HELP_DEPTH ||
-      !pool_find(sparks_only ? POOL_SPARK : POOL_ANY, &t)) {
+      !(pool_find(only, &t) ||
+        (only != POOL_ANY && only != POOL_SPARK && pool_find(POOL_SPARK, &t)))) {
     return 0;
   }
   HELPING++;

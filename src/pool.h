@@ -43,9 +43,10 @@ int  pool_busy(void);               // other CPU threads may be reducing
 void pool_hold(int (*idle)(Wnf *w));
 
 // Runs one task while waiting for something (eval.c: a slot another
-// thread holds): a spark only when sparks_only. 1 if it ran one. The
-// caller hides its catch frames from the task (eval_nest).
-int  pool_help(Wnf *w, int sparks_only);
+// thread holds): any with POOL_ANY, a spark with POOL_SPARK, else a task
+// of that job or a spark. 1 if it ran one. The caller hides its catch
+// frames from the task (eval_nest).
+int  pool_help(Wnf *w, u32 only);
 
 // Stopping (snf_at_until): no thread starts a task until pool_resume;
 // pool_halt returns once no other thread runs one. Sparks running check

@@ -144,6 +144,7 @@ static void ss_push(u32 loc) {
 // on one thread (tests/golden/unscoped_late_bind.hvm4).
 
 _Thread_local u16 SNF_STUCK_EP = 0;
+_Thread_local u32 SNF_JOB      = POOL_ANY;
 static int        UNSCOPED     = 0;   // parse_unscoped(): parsed before snf_init
 
 static Term load(u32 loc) {
@@ -390,7 +391,9 @@ void snf_task(Wnf *w, u64 task) {
   u16  ep   = job->ep;
   u16  m    = ep | FOUND;
   u16  up   = SNF_STUCK_EP;   // this thread may be inside another normalization
+  u32  upj  = SNF_JOB;
   SNF_STUCK_EP = atomic_load_explicit(&job->found, memory_order_relaxed) ? m : 0;
+  SNF_JOB      = slot;
   while (!atomic_load_explicit(&job->stop, memory_order_relaxed) && seen_add(w, loc, ep)) {
     Term t = load(loc);
     if (chain_link(t)) {
@@ -415,6 +418,7 @@ void snf_task(Wnf *w, u64 task) {
   }
   if (SNF_STUCK_EP) atomic_store_explicit(&job->found, 1, memory_order_relaxed);
   SNF_STUCK_EP = up;
+  SNF_JOB      = upj;
   count_add(&job->cnt[pool_tid()].done, 1);   // the last touch of job
 }
 
