@@ -84,8 +84,9 @@ typedef struct {
   u32            budget;       // interactions per entry (walk included)
   u32            stack_cap;    // words of stack per lane
   u32            cap;          // words of output segment per lane
-  u32            shallow_inc;  // -C: leave what is under ↑ as it is (the
-                               // collapser reads it lazily, as on the CPU)
+  u32            shallow_inc;  // -C: leave what is under ↑, and stuck DUPs'
+                               // expressions, as they are (the
+                               // collapser reads them lazily, as on the CPU)
   u32            spark_gap;    // interactions between a lane's offers of
                                // strict operands (Wnf.offer; 0: none)
 } PassArgs;

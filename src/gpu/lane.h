@@ -261,8 +261,11 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
     L->done++;
     u32 tag = TAG(r);
     if (tag == DP0 || tag == DP1) {
+      // -C: the collapser prints a stuck DUP's expression as it finds it
+      // (after its weak normal form, which this WNF took), so the device
+      // leaves it too; normalizing it could also never end.
       u32 slot = VAL(r);
-      if (!lane_claim(seen, slot)) {
+      if (a->shallow_inc || !lane_claim(seen, slot)) {
         return;
       }
       loc   = slot;
