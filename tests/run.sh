@@ -325,6 +325,14 @@ cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
 cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$CFT"
 cli_check take_max_bad 1 'take-max expects a size' "$BIN" cli_list.hvm4 --gpu --take-max=x
+# %nf nested millions deep (60,000 levels of 100 each, from the fuzzer)
+# overflowed the C stack: now a runtime error, not a crash.
+NFD=$TMP/cli_nf_deep.hvm4
+{ printf '@rep = λ{0: λf.λx.x; λ&n. λ&f.λx. f(@rep(n - 1, f, '
+  for i in $(seq 100); do printf '%%nf('; done; printf 'x'
+  for i in $(seq 100); do printf ')'; done; printf '))}\n'
+  printf '@main = λ&f. @rep(60000, f, 1)\n'; } > "$NFD"
+cli_check nf_nested_deep 1 'nested too deeply' "$BIN" "$NFD"
 # --trace: a row per pass, then the packing's mark passes, whose first
 # row starts from the changed words (the root slot) and the last leaves none.
 cli_check trace_phases 0 '^ok$' sh -c '"$0" "$1" -G --device=sim --trace t.csv > /dev/null &&
