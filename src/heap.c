@@ -1,5 +1,7 @@
 // heap.c: reserve the heap lazily, bump-allocate from it.
 
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -114,4 +116,16 @@ u64 heap_parse_size(const char *s) {
   else if (*p == 'G' || *p == 'g') { mul = 1ull << 30; p++; }
   if (*p != '\0' || n > (1ull << 32) / mul) return 0;
   return n * mul;
+}
+
+uintptr_t stack_floor(uintptr_t margin) {
+  pthread_attr_t at;
+  void  *lo = NULL;
+  size_t sz = 0;
+  uintptr_t r = 0;
+  if (pthread_getattr_np(pthread_self(), &at) == 0) {
+    if (pthread_attr_getstack(&at, &lo, &sz) == 0 && lo) r = (uintptr_t)lo + margin;
+    pthread_attr_destroy(&at);
+  }
+  return r;
 }

@@ -10,6 +10,7 @@
 #define HVM4G_HEAP_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include "term.h"
 
 extern Term         *HEAP;        // the words
@@ -27,5 +28,8 @@ void heap_free(void);
 u32  heap_alloc(u32 n);      // host bump allocation; 0 when exhausted
 u64  heap_used(void);        // words in use (HEAP_TOP)
 u64  heap_parse_size(const char *s); // "1G", "512M", "65536" -> words; 0 = bad
+// Lowest address this thread's recursion may reach: its stack's low end
+// plus `margin` bytes; 0 when the stack is unknown (parse.c, prim.c).
+uintptr_t stack_floor(uintptr_t margin);
 
 #endif

@@ -1170,17 +1170,9 @@ static int parse_defs(Src *s) {
 // Lowest address recursion may reach: the thread's stack minus a margin.
 static void stack_limit(void) {
   char here;
-  pthread_attr_t at;
-  void  *lo = NULL;
-  size_t sz = 0;
   uintptr_t top = (uintptr_t)&here;
-  STACK_LO = top - (7u << 20);     // fallback: assume 8 MiB
-  if (pthread_getattr_np(pthread_self(), &at) == 0) {
-    if (pthread_attr_getstack(&at, &lo, &sz) == 0 && lo) {
-      STACK_LO = (uintptr_t)lo + (256u << 10);
-    }
-    pthread_attr_destroy(&at);
-  }
+  STACK_LO = stack_floor(256u << 10);
+  if (STACK_LO == 0) STACK_LO = top - (7u << 20);   // unknown: assume 8 MiB
   if (STACK_LO > top) STACK_LO = top;
 }
 

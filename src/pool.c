@@ -56,6 +56,10 @@ int pool_find(u32 only, u64 *x) {
   return 0;
 }
 
+int pool_find_for(u32 job, u64 *x) {
+  return pool_find(job, x) || (job < POOL_SPARK && pool_find(POOL_SPARK, x));
+}
+
 void pool_run(Wnf *w, u64 task) {
   (POOL_KIND(task) == POOL_SPARK ? RUN_SPARK : RUN_JOB)(w, task);
 }
@@ -200,8 +204,7 @@ static _Thread_local u32 HELPING = 0;
 int pool_help(Wnf *w, u32 only) {
   u64 t;
   if (NTHREADS <= 1 || HELPING >= HELP_DEPTH ||
-      !(pool_find(only, &t) ||
-        (only != POOL_ANY && only != POOL_SPARK && pool_find(POOL_SPARK, &t)))) {
+      !pool_find_for(only, &t)) {
     return 0;
   }
   HELPING++;

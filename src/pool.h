@@ -28,6 +28,9 @@ void pool_push(u64 task);           // on this thread's deque
 // A task for this thread: its own newest, else the oldest of another's;
 // with `only` (a kind, not POOL_ANY) only a task of that kind.
 int  pool_find(u32 only, u64 *task);
+// A task of job `job`, else a spark; any task with POOL_ANY, a spark with
+// POOL_SPARK (a thread waiting inside a job, job_finish and pool_help).
+int  pool_find_for(u32 job, u64 *task);
 void pool_run(Wnf *w, u64 task);    // a spark here, a job's task in snf.c
 void pool_idle_wait(u32 *idle);     // found nothing: spin a while, then yield
 

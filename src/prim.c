@@ -9,8 +9,6 @@
 // of acc applied to that side (the rest of the list cloned with the SUP's
 // label); an erasure yields &{}; a ↑ moves above the call.
 
-#include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "eval.h"
@@ -144,27 +142,15 @@ static Term prim_log(Wnf *w, Term pri) {
 
 // Nested %nf/%gnf recurse on the C stack (each runs a normal form that may
 // meet another): past the thread's stack, less a margin for one more level,
-// a runtime error instead of a crash (60,000 nested levels overflowed it;
-// tests/golden/nf_nested_deep.hvm4).
+// a runtime error instead of a crash (millions of nested levels overflowed
+// it; tests/run.sh, cli nf_nested_deep).
 static _Thread_local uintptr_t NF_STACK_LO = 0;   // 1: unknown, no check
-
-// glibc's, declared here: _GNU_SOURCE would also declare clone(), a name
-// this file uses.
-extern int pthread_getattr_np(pthread_t th, pthread_attr_t *at);
 
 static void nf_stack_check(void) {
   char here;
   if (NF_STACK_LO == 0) {
-    pthread_attr_t at;
-    void  *lo = NULL;
-    size_t sz = 0;
-    NF_STACK_LO = 1;
-    if (pthread_getattr_np(pthread_self(), &at) == 0) {
-      if (pthread_attr_getstack(&at, &lo, &sz) == 0 && lo) {
-        NF_STACK_LO = (uintptr_t)lo + ((uintptr_t)1 << 20);
-      }
-      pthread_attr_destroy(&at);
-    }
+    NF_STACK_LO = stack_floor((uintptr_t)1 << 20);
+    if (NF_STACK_LO == 0) NF_STACK_LO = 1;
   }
   if ((uintptr_t)&here < NF_STACK_LO) {
     eval_die("%nf/%gnf nested too deeply (out of stack)");

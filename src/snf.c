@@ -437,7 +437,7 @@ static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
     if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop) && yield(job_made(job))) {
       atomic_store(&job->stop, 1);
     }
-    if (pool_find(only, &t) || (only != POOL_ANY && pool_find(POOL_SPARK, &t))) {
+    if (pool_find_for(only, &t)) {
       pool_run(w, t);
       idle = 0;
       continue;

@@ -284,7 +284,7 @@ static struct {
   Term      *dst;       // packing: the live words, when not in the heap
   u64        dst_cap;
   void      *scan_tmp;  // CUB's scan buffer
-  size_t     scan_cap;
+  u64        scan_cap;  // its bytes
   Term      *stage;     // pinned host staging buffer
   u64        stage_cap; // bytes
   PassRes   *res;
@@ -724,11 +724,10 @@ static int cu_scan(const u32 *cnt, u32 *off, u64 n, char *err,
                    unsigned errlen) {
   size_t need = 0;
   CK(cub::DeviceScan::ExclusiveSum(NULL, need, cnt, off, (int)n), "scan");
-  if (need > C.scan_cap) {
-    if (C.scan_tmp) cudaFree(C.scan_tmp);
-    C.scan_cap = 0;
-    CK(cudaMalloc(&C.scan_tmp, need), "scan buffer");
-    C.scan_cap = need;
+  if (cu_grow(&C.scan_tmp, &C.scan_cap, need, 1)) {
+    snprintf(err, errlen, "out of device memory for a scan of %llu counts",
+             (unsigned long long)n);
+    return -1;
   }
   CK(cub::DeviceScan::ExclusiveSum(C.scan_tmp, need, cnt, off, (int)n), "scan");
   k_total<<<1, 1>>>(cnt, off, n, &C.res->total, C.res);
