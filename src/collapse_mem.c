@@ -11,8 +11,7 @@
 #include "eval.h"
 
 void collapse_oom(void) {
-  fprintf(stderr, "Error: out of memory in collapse\n");
-  exit(1);
+  eval_fatal("Error: ", "out of memory in collapse");
 }
 
 void *collapse_grow(void *buf, u64 *cap, u64 need, size_t size) {

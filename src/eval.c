@@ -86,8 +86,19 @@ static void die_with(const char *msg, int plain) {
     CATCH    = NULL;   // the frame's owner pops it
     longjmp(c->env, 1);
   }
+  eval_fatal(plain ? "Error: " : "RUNTIME_ERROR: ", msg);
+}
+
+void eval_fatal(const char *kind, const char *msg) {
+  // Under -T several threads can fail at once: the first one reports and
+  // exits; the others park, so that the error is printed once, as on one
+  // thread.
+  static atomic_int dying = 0;
+  if (atomic_exchange(&dying, 1)) {
+    for (;;) pause();
+  }
   // stdout is flushed by exit(), after the message, as HVM4 does.
-  fprintf(stderr, plain ? "Error: %s\n" : "RUNTIME_ERROR: %s\n", msg);
+  fprintf(stderr, "%s%s\n", kind, msg);
   exit(1);
 }
 

@@ -28,6 +28,10 @@ Wnf *eval_worker(u32 tid);           // the evaluator of CPU thread tid
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);
 
+// Prints "<kind><msg>" and exits non-zero, once per process: a second
+// thread that fails meanwhile waits for the first one's exit.
+void eval_fatal(const char *kind, const char *msg);
+
 // Flushes stdout; if it failed (a full disk, a closed pipe), says so and
 // exits non-zero.
 void eval_out_check(void);

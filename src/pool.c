@@ -13,6 +13,7 @@
 #include <sched.h>
 #include "pool.h"
 #include "deque.h"
+#include "eval.h"
 
 // Which CPU thread this is (0: the thread running the program).
 static _Thread_local u32 TID = 0;
@@ -40,8 +41,7 @@ u32 pool_tid(void) {
 
 void pool_push(u64 task) {
   if (!dq_push(&DQ[TID], task)) {
-    fprintf(stderr, "RUNTIME_ERROR: out of memory in the normalizer\n");
-    exit(1);
+    eval_fatal("RUNTIME_ERROR: ", "out of memory in the normalizer");
   }
 }
 

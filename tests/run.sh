@@ -148,6 +148,16 @@ EOF
     nest 80000 'f(' 1 ')'
     echo '//!- Itrs: 0 interactions'
   } > "$g/gen_dup_chain.hvm4"
+  # The same chain under a collapse (-C1): the device left stuck DUPs to
+  # the collapser without claiming them, so nothing made a use O(1) (16 s
+  # on sim in both modes, fuzz seed 460302654 case 1859; now 0.15 s).
+  {
+    echo '// timeout: 10'
+    echo '// args: -S'
+    printf '@main = λ&f.'
+    nest 80000 'f(' 1 ')'
+    echo '//- Itrs: 79999 interactions'
+  } > "$g/gen_dup_chain_c.hvm4"
   if [ "$ONLY" = '*' ]; then
     printf '%s\n' "$g"/*.hvm4
   fi

@@ -263,9 +263,11 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
     if (tag == DP0 || tag == DP1) {
       // -C: the collapser prints a stuck DUP's expression as it finds it
       // (after its weak normal form, which this WNF took), so the device
-      // leaves it too; normalizing it could also never end.
+      // leaves it too; normalizing it could also never end. It is claimed
+      // all the same: the claim is what makes later uses of the slot O(1)
+      // (WNF_STUCK), and -C programs build long stuck chains too.
       u32 slot = VAL(r);
-      if (a->shallow_inc || !lane_claim(seen, slot)) {
+      if (!lane_claim(seen, slot) || a->shallow_inc) {
         return;
       }
       loc   = slot;
