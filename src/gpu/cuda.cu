@@ -148,6 +148,31 @@ struct PassRes {
 // blocks' 70 registers without spills; logs/h200-2026-12-01/run21).
 // -DK_STEP_BLOCKS=N in NVFLAGS tries another (1: ptxas alone, 76).
 #define LANE_TPB 128
+
+// -DLANE_BALANCE (a diagnostic): how evenly a warp's lanes share a pass's
+// interactions: their sum against 32 times the busiest lane's, over every
+// warp of every pass, printed at exit. Low: warps wait on one lane.
+#ifdef LANE_BALANCE
+__device__ unsigned long long D_BAL[2];
+static __device__ void lane_balance(u64 itrs) {
+  u32 m   = __activemask();
+  u32 v   = itrs > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)itrs;
+  u32 sum = __reduce_add_sync(m, v);
+  u32 top = __reduce_max_sync(m, v);
+  if ((threadIdx.x & 31u) == (u32)__ffs(m) - 1u) {
+    atomicAdd(&D_BAL[0], (unsigned long long)sum);
+    atomicAdd(&D_BAL[1], 32ull * top);
+  }
+}
+static void balance_report(void) {
+  unsigned long long b[2] = { 0, 0 };
+  cudaDeviceSynchronize();
+  if (cudaMemcpyFromSymbol(b, D_BAL, sizeof b) == cudaSuccess && b[1]) {
+    fprintf(stderr, "- Lane balance: %.1f%% (%llu of %llu lane interactions)\n",
+            100.0 * (double)b[0] / (double)b[1], b[0], b[1]);
+  }
+}
+#endif
 #ifndef K_STEP_BLOCKS
 #define K_STEP_BLOCKS 8
 #endif
@@ -163,6 +188,9 @@ k_step(PassArgs a, const u64 *in, u32 n, u32 lanes, u64 *outs, u32 *out_n,
     u32 rem = (u32)((n - 1 - i) / lanes);
     lane_entry(&L, &a, seen, ctl, in[i], rem);
   }
+#ifdef LANE_BALANCE
+  lane_balance(L.w.itrs);
+#endif
   lane_end(&L, arena, lane, out_n, ctl);
 }
 
@@ -455,11 +483,20 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
   return 0;
 }
 
+#define PIN_MIN (1ull << 20)   // bytes: the staging buffer; fewer are staged
+
 static int cu_setup(u64 min, char *err, unsigned errlen) {
   double t0 = gpu_now();
   CK(cudaSetDevice(0), "cudaSetDevice");
   if (lane_buffers(err, errlen) || heap_buffers(min, err, errlen)) return -1;
   if (!C.res) CK(cudaMalloc(&C.res, sizeof(PassRes)), "counters");
+  // The staging buffer of small copies out, made here (on the warm-up
+  // thread when there is one): made at the first copy out, it cost that
+  // copy out its 0.5-1 ms.
+  if (!C.stage) {
+    CK(cudaMallocHost((void **)&C.stage, PIN_MIN), "pinned staging buffer");
+    C.stage_cap = PIN_MIN;
+  }
   GPU_STATS.buf_s += gpu_now() - t0;
   C.warm = 1;
   return 0;
@@ -478,7 +515,6 @@ static void cu_warm(void) {
 // GiB, then the copy runs at full speed) instead of copying into pageable
 // memory never touched (about 1 GB/s on the H200 host); small ones, or
 // when pinning fails, go through the pinned staging buffer.
-#define PIN_MIN (1ull << 20)
 
 // Faulting in fresh pages is what pinning them costs (about 1 s for 4 GB
 // on one thread); threads fault disjoint chunks in parallel first.
@@ -487,7 +523,8 @@ static void cu_warm(void) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-#define FAULT_MIN     (64ull << 20)
+#define FAULT_MIN     (1ull << 20)     // bytes: fewer are faulted inline
+#define FAULT_SHARE   (256ull << 10)   // bytes per thread at least
 #define FAULT_THREADS 16
 
 typedef struct {
@@ -506,7 +543,9 @@ static void fault_range(char *lo, char *hi) {
   u64 n = (u64)(hi - lo);
   if (n < FAULT_MIN) return;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  u64  most = n / FAULT_SHARE;
   u32  k    = ncpu > FAULT_THREADS ? FAULT_THREADS : (ncpu > 1 ? (u32)ncpu : 1u);
+  if (k > most) k = (u32)most;
   u64  step = ((n / k) + 4095) & ~4095ull;
   pthread_t  th[FAULT_THREADS];
   FaultRange rg[FAULT_THREADS];
@@ -864,6 +903,9 @@ static void cu_abandon(void) {
 // host heap is then still the one the run began with (a valid term
 // graph), and the CPU normalizes from there.
 static int cu_close(char *err, unsigned errlen) {
+#ifdef LANE_BALANCE
+  balance_report();
+#endif
   double t0     = gpu_now();
   u64    words  = C.live_used;
   u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
