@@ -216,6 +216,11 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
       }
     } else {
       t = HEAP_LD(w, loc);
+      if (t == BUSY) {             // a field of a shared inert node (below)
+        lane_push(L, ENT_T(own, loc, tries));
+        L->again++;
+        return;
+      }
     }
     w->owner    = own;
     w->dup_mode = (a->dup_mode == DUP_OWNER && tries >= ENT_ESCALATE)
@@ -227,7 +232,15 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
     L->room   = 0;
     if (dpx) {
       HEAP_XCHG(w, loc, r);        // store and release
-    } else {
+    } else if (r != t) {
+      // A term a RED shares between its two sides (wnf_inert: data with
+      // no redex, such as #S{#S{x}}) is one node reached twice, and DUP-NOD
+      // on one side makes that node's fields DUP slots in place. The other
+      // side's walk then meets a DUP slot as a field: it waits while
+      // another lane holds it (BUSY, above), and it never stores there, as
+      // an inert term is its own weak normal form (r == t). A store would
+      // have put BUSY back over a released slot, or a slot's expression
+      // over its SUB (red_sum_stuck hung on CUDA in atomic mode).
       HEAP_ST(w, loc, r);
     }
     switch (w->status) {
