@@ -151,11 +151,14 @@ struct PassRes {
 
 // -DLANE_BALANCE (a diagnostic): how evenly a warp's lanes share a pass's
 // interactions: their sum against 32 times the busiest lane's, over every
-// warp of every pass, printed at exit. Low: warps wait on one lane.
+// warp of every pass, printed when the run closes. The warp's lanes meet
+// at __syncwarp first: __activemask() alone, where lanes arrive at
+// different times, named each lane alone (its first version read 3.6%,
+// that is 1/32, on every wide program).
 #ifdef LANE_BALANCE
 __device__ unsigned long long D_BAL[2];
-static __device__ void lane_balance(u64 itrs) {
-  u32 m   = __activemask();
+static __device__ void lane_balance(u32 m, u64 itrs) {
+  __syncwarp(m);
   u32 v   = itrs > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)itrs;
   u32 sum = __reduce_add_sync(m, v);
   u32 top = __reduce_max_sync(m, v);
@@ -181,6 +184,9 @@ __global__ void __launch_bounds__(LANE_TPB, K_STEP_BLOCKS)
 k_step(PassArgs a, const u64 *in, u32 n, u32 lanes, u64 *outs, u32 *out_n,
        u32 *arena, Term *stacks, u32 *seen, PassCtl *ctl) {
   u32 lane = blockIdx.x * blockDim.x + threadIdx.x;
+#ifdef LANE_BALANCE
+  u32 valid = __ballot_sync(0xFFFFFFFFu, lane < lanes);
+#endif
   if (lane >= lanes) return;
   Lane L;
   lane_begin(&L, &a, lane, stacks, arena, outs);
@@ -189,7 +195,7 @@ k_step(PassArgs a, const u64 *in, u32 n, u32 lanes, u64 *outs, u32 *out_n,
     lane_entry(&L, &a, seen, ctl, in[i], rem);
   }
 #ifdef LANE_BALANCE
-  lane_balance(L.w.itrs);
+  lane_balance(valid, L.w.itrs);
 #endif
   lane_end(&L, arena, lane, out_n, ctl);
 }
@@ -269,13 +275,12 @@ __global__ void k_total(const u32 *cnt, const u32 *off, u64 n, u32 *total,
 // Gathers the lanes' output segments into the next frontier. A lane's
 // segment holds what its walk pushed, biggest first: the siblings it left
 // on the way down, from near the root of its entry to near the leaves. A
-// pass hands entry i to lane i % lanes, so copying segment after segment
-// gave each warp one segment: one big entry and 31 small ones, and the
-// warp waited on its one busy lane (-DLANE_BALANCE: 3.6% of the lanes'
-// time did work). Each warp here takes 32 segments and lays them out
-// push by push (every segment's first entry, then every second...), in
-// their same range of the frontier: a warp of the next pass gets entries
-// pushed at the same depth, of like sizes.
+// pass hands entry i to lane i % lanes, so copied segment after segment a
+// warp took one segment. Each warp here takes 32 segments and lays them
+// out push by push (every segment's first entry, then every second...),
+// in their same range of the frontier, so that a warp of the next pass
+// gets entries pushed at the same depth. Measured 0-10% faster
+// (bench/RESULTS.md, "Gather by push").
 __global__ void k_gather(const u64 *outs, u32 cap, const u32 *cnt,
                          const u32 *off, u32 lanes, u64 *next) {
   u32 warp  = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
