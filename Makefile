@@ -109,9 +109,10 @@ tsan:
 # The fuzzer (tests/fuzz/README.md) for FUZZ_TIME seconds (default 30 min),
 # from a random seed; `make test` runs a fixed-seed sample.
 FUZZ_TIME ?= 1800
-fuzz: asan
+fuzz: asan build-metal/hvm4g-mtl
 	python3 tests/fuzz/fuzz.py --bin build-asan/hvm4g --time $(FUZZ_TIME) \
-	  --out fuzz-findings $(if $(HVM4_REF_TESTS),--ref-tests $(HVM4_REF_TESTS))
+	  --metal build-metal/hvm4g-mtl --out fuzz-findings \
+	  $(if $(HVM4_REF_TESTS),--ref-tests $(HVM4_REF_TESTS))
 
 .PHONY: fuzz
 

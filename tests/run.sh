@@ -418,8 +418,10 @@ if [ "$RUN_SANITIZE" = 1 ]; then
   # the fuzzer's fixed-seed sample (tests/fuzz/README.md), each case one test
   add_phase fuzz
   if command -v python3 > /dev/null; then
+    mtl=()   # the Metal shim races the lanes too, when the metal phase built it
+    [ "${SKIP_METAL:-0}" != 1 ] && [ -x "$ROOT/build-metal/hvm4g-mtl" ] && mtl=(--metal "$ROOT/build-metal/hvm4g-mtl")
     python3 tests/fuzz/fuzz.py --bin "$ROOT/build-asan/hvm4g" --seed "${FUZZ_SEED:-1}" \
-      --cases "${FUZZ_CASES:-60}" --jobs "$JOBS" --out "$ROOT/fuzz-findings" > "$TMP/fuzz.log" 2>&1
+      --cases "${FUZZ_CASES:-60}" --jobs "$JOBS" --out "$ROOT/fuzz-findings" "${mtl[@]}" > "$TMP/fuzz.log" 2>&1
     n=0
     while IFS= read -r line; do
       case "$line" in
