@@ -343,6 +343,10 @@ NFD=$TMP/cli_nf_deep.hvm4
   for i in $(seq 100); do printf ')'; done; printf '))}\n'
   printf '@main = λ&f. @rep(60000, f, 1)\n'; } > "$NFD"
 cli_check nf_nested_deep 1 'nested too deeply' "$BIN" "$NFD"
+# Under -C the device leaves half the heap's free words to the collapser:
+# with a 16M heap it filled the heap first (26,262 passes on sim).
+cli_check collapse_grow_room 0 'heap growth limit under -C' \
+  "$BIN" cli_nats.hvm4 -C20 --heap=16M --gpu --device=sim --dup=atomic --handoff=0 -s
 # --trace: a row per pass, then the packing's mark passes, whose first
 # row starts from the changed words (the root slot) and the last leaves none.
 cli_check trace_phases 0 '^ok$' sh -c '"$0" "$1" -G --device=sim --trace t.csv > /dev/null &&
