@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# scripts/h200_check.sh: one device session's checks and measurements, in
+# one call (about 7 minutes on the H200): the CUDA backend's checks, the
+# reference's tests on CUDA, and the device-only table of issues 8 and 9.
+#
+#   OUT=dir HVM4_REF_TESTS=ref/test HVM4_REF_BENCH=ref/bench \
+#     bash scripts/h200_check.sh [checks] [rates] [balance] [ncu]
+#
+# Parts (all when none is named):
+#   checks   scripts/cuda_check.sh (compute-sanitizer included), then
+#            tests/conformance.sh on CUDA in both DUP modes (HVM4_REF_TESTS)
+#   rates    each wide program device only (--gpu --cpu-first=0), both
+#            modes, twice: device time, M itrs/s, packing, copy out and their
+#            share of device time, peak RSS; then -T16 and --gpu walls
+#   balance  a -DLANE_BALANCE build on the wide map and tree map
+#   ncu      the step kernel's profile (ncu --clock-control none, one launch)
+# Logs go to $OUT (default ./h200-check); the reference is never built here.
+
+set -u
+cd "$(dirname "$0")/.." || exit 1
+OUTDIR=${OUT:-$PWD/h200-check}
+mkdir -p "$OUTDIR"
+PARTS=${*:-checks rates balance ncu}
+LOG=$OUTDIR/h200_check.txt
+exec > >(tee "$LOG") 2>&1
+T0=$(date +%s)
+say() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+has() { [[ " $PARTS " == *" $1 "* ]]; }
+
+say "h200_check: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git log -1 --format=%h 2>/dev/null || echo '?')"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+make -j"$(nproc)" -s hvm4g || { echo "build failed"; exit 1; }
+make -s cuda-regs 2>&1 | grep -E "k_step|k_mark|k_gather"
+
+if has checks; then
+  say "cuda_check"
+  HVM4G_BIN=./hvm4g bash scripts/cuda_check.sh "$OUTDIR/cuda-check" > /dev/null 2>&1
+  tail -n 9 "$OUTDIR/cuda-check/summary.txt"
+  if [ -n "${HVM4_REF_TESTS:-}" ]; then
+    for m in owner atomic; do
+      HVM4G_BIN=./hvm4g JOBS=8 bash tests/conformance.sh "$HVM4_REF_TESTS" \
+        --device=cuda --dup=$m > "$OUTDIR/conformance_$m.txt" 2>&1
+      say "conformance $m: $(tail -n 1 "$OUTDIR/conformance_$m.txt")"
+      grep -v '^\[PASS\]' "$OUTDIR/conformance_$m.txt" | grep '^\[' | head
+    done
+  fi
+fi
+
+# run BIN ARGS...: one line of the -s figures that matter, wall and RSS.
+run() {
+  local b=$1; shift
+  local o
+  o=$(/usr/bin/time -f "wall %e s, rss %M KB" "$b" "$@" 2>&1)
+  printf '  %s %s:' "$(basename "$b")" "$*"
+  printf '%s\n' "$o" | awk '
+    /^- Itrs:/            { printf " %s itrs", $3 }
+    /^- Device time:/     { t = $4; printf ", device %.1f ms", t * 1000 }
+    /^- Device perf:/     { printf ", %s M itrs/s", $4 }
+    /^- Device packing:/  { p = $4; printf ", packing %.2f ms", p * 1000 }
+    /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms", c * 1000 }
+    /^- Lane balance:/    { printf ", balance %s", $4 }
+    /^wall/               { w = $0 }
+    END { if (t > 0) printf " (%.1f%% of device)", 100 * (p + c) / t;
+          printf ", %s\n", w }'
+}
+
+WIDE=(bench/gpu_wide_map.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_shared_wide.hvm4
+      bench/gpu_tree_map.hvm4 bench/gpu_shared_tree.hvm4)
+ST=${HVM4_REF_BENCH:+$HVM4_REF_BENCH/par/sup_tree.hvm4}
+[ -n "$ST" ] && [ -f "$ST" ] && WIDE+=("$ST")
+./hvm4g bench/gpu_tree_map.hvm4 -S --gpu --cpu-first=0 > /dev/null 2>&1   # warm up
+
+if has rates; then
+  say "rates: device only, two runs each"
+  for f in "${WIDE[@]}"; do
+    for r in 1 2; do for m in owner atomic; do
+      run ./hvm4g "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
+    done; done
+    run ./hvm4g "$f" -S -T16
+    run ./hvm4g "$f" -S -s --gpu -T16
+    [ -n "${HVM4_REF:-}" ] && run "$HVM4_REF" "$f" -S -T16
+  done
+fi
+
+if has balance; then
+  say "balance: -DLANE_BALANCE"
+  cp hvm4g /tmp/h200_check_main
+  touch src/gpu/cuda.cu
+  make -s hvm4g NVFLAGS="-O3 -arch=sm_90 -Isrc -lineinfo -DLANE_BALANCE" && cp hvm4g /tmp/h200_check_bal
+  touch src/gpu/cuda.cu
+  make -s hvm4g
+  for f in bench/gpu_wide_map.hvm4 bench/gpu_tree_map.hvm4; do
+    for m in owner atomic; do
+      run /tmp/h200_check_bal "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
+    done
+  done
+fi
+
+if has ncu && command -v ncu > /dev/null; then
+  say "ncu: k_step, wide map, atomic, ninth launch"
+  ncu --clock-control none -k k_step -s 8 -c 1 --section SpeedOfLight \
+    --section Occupancy --section WarpStateStats --section SchedulerStats \
+    --section LaunchStats --metrics smsp__thread_inst_executed_per_inst_executed.ratio \
+    ./hvm4g bench/gpu_wide_map.hvm4 -S --gpu --dup=atomic --cpu-first=0 \
+    --dev-heap=4G > "$OUTDIR/ncu_k_step.txt" 2>&1
+  grep -E "Duration|Throughput|Occupancy|Registers|Active Threads|Cycles Per Issued|thread_inst_executed" \
+    "$OUTDIR/ncu_k_step.txt" | head -20
+fi
+say "done"
