@@ -59,6 +59,7 @@ run() {
     /^- Device packing:/  { p = $4; printf ", packing %.2f ms", p * 1000 }
     /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms", c * 1000 }
     /^- Lane balance:/    { printf ", balance %s", $4 }
+    /^- Device copy in:/  { printf ", copy in %.2f ms", $5 * 1000 }
     /^wall/               { w = $0 }
     END { if (t > 0) printf " (%.1f%% of device)", 100 * (p + c) / t;
           printf ", %s\n", w }'
@@ -80,6 +81,8 @@ if has rates; then
     run ./hvm4g "$f" -S -s --gpu -T16
     [ -n "${HVM4_REF:-}" ] && run "$HVM4_REF" "$f" -S -T16
   done
+  say "copy in after a large CPU computation (%gnf)"
+  for a in "" "--gpu"; do run ./hvm4g bench/gpu_gnf_late.hvm4 -S -s $a; done
 fi
 
 if has balance; then
