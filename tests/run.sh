@@ -378,7 +378,7 @@ if [ "${SKIP_METAL:-0}" != 1 ] && [ -z "${HVM4G_BIN:-}" ]; then
     golden_list > "$TMP/metal.list"
     for dup in owner atomic; do
       add_phase "metal-$dup"
-      HVM4G_MTL_YIELD=256 \
+      HVM4G_MTL_YIELD=${MTL_YIELD:-256} \
       par same "metal-$dup" cpu "$ROOT/build-metal/hvm4g-mtl" {} "$RES" --gpu \
         --device=metal "--dup=$dup" --lanes=64 --region-shift=8 --budget=16 \
         < "$TMP/metal.list"
