@@ -433,11 +433,12 @@ FN_COLD Term wnf_eql(THR Wnf *w, u32 nd, Term a, Term b) {
 }
 
 // Whether t can never reduce nor be consumed: numbers, names, erasure, book
-// refs (instantiated per use), unbound variables, and constructors and
-// pending DUP copies of those. Looks at 16 nodes at most (0 past that).
+// refs (instantiated per use), unbound variables, and constructors of
+// those (48 words at most), and a DUP's side whose value is an atom (every
+// reader of it gets that same atom). Looks at 16 nodes at most.
 FN u32 wnf_inert(THR Wnf *w, Term t) {
   Term stk[16];
-  u32  sp = 0, nodes = 0;
+  u32  sp = 0, nodes = 0, words = 0;
   stk[sp++] = t;
   while (sp > 0) {
     Term x  = stk[--sp];
@@ -448,14 +449,25 @@ FN u32 wnf_inert(THR Wnf *w, Term t) {
     if (++nodes > 16) {
       return 0;
     }
-    if (tx == VAR || tx == DP0 || tx == DP1) {
+    if (tx == DP0 || tx == DP1) {
+      // a copy of a DUP's side: inert only when every reader gets the
+      // same atom (a node read through it would be shared again)
+      u32 tc = TAG(NO_SUB(HEAP_LD(w, VAL(x))));
+      if (tc != NUM && tc != ERA && tc != NAM && tc != C00) return 0;
+      continue;
+    }
+    if (tx == VAR) {
       Term c = HEAP_LD(w, VAL(x));
-      if (tx == VAR && !IS_SUB(c)) continue;
+      if (!IS_SUB(c)) continue;
       if (sp == 16) return 0;
       stk[sp++] = NO_SUB(c);
       continue;
     }
     if (!IS_CTR(tx) || sp + CTR_ARITY(tx) > 16) {
+      return 0;
+    }
+    words += CTR_ARITY(tx);
+    if (words > 48) {
       return 0;
     }
     for (u32 i = 0; i < CTR_ARITY(tx); i++) {
@@ -482,16 +494,54 @@ FN u32 wnf_fresh_lab(THR Wnf *w) {
   }
 }
 
+// A copy of inert x (wnf_inert: at most 48 words of constructors over
+// atoms, free variables and atom-valued DUP sides), made in the same
+// depth-first order: 49 words at most, within WNF_RESERVE with the RED
+// rules' own.
+FN Term wnf_inert_copy(THR Wnf *w, Term x) {
+  u32  dst[16];
+  Term src[16];
+  u32  sp   = 0;
+  u32  root = wnf_bump(w, 1);
+  dst[sp] = root; src[sp] = x; sp++;
+  while (sp > 0) {
+    sp--;
+    u32  d = dst[sp];
+    Term t = src[sp];
+    while (TAG(t) == VAR && IS_SUB(HEAP_LD(w, VAL(t)))) {
+      t = NO_SUB(HEAP_LD(w, VAL(t)));
+    }
+    u32 tt = TAG(t);
+    if (!IS_CTR(tt) || CTR_ARITY(tt) == 0) {
+      HEAP_ST(w, d, t);
+      continue;
+    }
+    u32 ari = CTR_ARITY(tt);
+    u32 n   = wnf_bump(w, ari);
+    HEAP_ST(w, d, TERM(tt, EXT(t), n));
+    for (u32 i = 0; i < ari; i++) {
+      dst[sp] = n + i;
+      src[sp] = NO_SUB(HEAP_LD(w, VAL(t) + i));
+      sp++;
+    }
+  }
+  return HEAP_LD(w, root);
+}
+
 // RED rules hand x to both sides of the new RED. HVM4 shares it as is (its
 // nodes are never updated in place: each side reduces its own view). Here
 // nodes are reused and lambdas consumed as they reduce, so a shared x that
 // can reduce would be corrupted for the second side: it is split by a DUP
-// (a lazy copy) instead; inert terms are shared, as HVM4 prints them. The
-// DUP needs a label no SUP it may meet carries: wnf_fresh_lab.
+// (a lazy copy) instead; the DUP needs a label no SUP it may meet carries
+// (wnf_fresh_lab). An inert x is printed as HVM4 prints it, whole on each
+// side: the second side gets its own copy. Shared, its nodes were one
+// side's to reuse: DUP-NOD on that side made their fields DUP slots in
+// place, so the other side printed `A₁` where HVM4 prints `a`, and which
+// side got there first (threads, the device) changed the output.
 FN void wnf_red_share(THR Wnf *w, Term x, THR Term *a, THR Term *b) {
   if (wnf_inert(w, x)) {
     *a = x;
-    *b = x;
+    *b = wnf_inert_copy(w, x);
     return;
   }
   u32 lab = wnf_fresh_lab(w);

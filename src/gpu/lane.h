@@ -233,14 +233,13 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
     if (dpx) {
       HEAP_XCHG(w, loc, r);        // store and release
     } else if (r != t) {
-      // A term a RED shares between its two sides (wnf_inert: data with
-      // no redex, such as #S{#S{x}}) is one node reached twice, and DUP-NOD
-      // on one side makes that node's fields DUP slots in place. The other
-      // side's walk then meets a DUP slot as a field: it waits while
-      // another lane holds it (BUSY, above), and it never stores there, as
-      // an inert term is its own weak normal form (r == t). A store would
-      // have put BUSY back over a released slot, or a slot's expression
-      // over its SUB (red_sum_stuck hung on CUDA in atomic mode).
+      // A node reached twice whose fields DUP-NOD made DUP slots in place
+      // (a RED's inert argument, when its sides shared it) shows the walk
+      // a DUP slot as a field: it waits while another lane holds it (BUSY,
+      // above) and never stores there, its weak normal form being itself.
+      // A store put BUSY back over a released slot, or an expression over
+      // a SUB (red_sum_stuck hung on CUDA in atomic mode). REDs now copy
+      // such an argument (wnf_red_share); the guard stays.
       HEAP_ST(w, loc, r);
     }
     switch (w->status) {
