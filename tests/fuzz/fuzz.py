@@ -130,9 +130,22 @@ def run(binary, path, args, limit, extra_env=None):
 
 # A DUP printed as a binding after a collapsed result ("!A&L=expr").
 FLOATING_DUP = re.compile(r"![A-Z]+&")
+# A DUP projection in the source ("X₀", "X₁").
+PROJECTION = re.compile(r"([A-Za-z_][\w.]*)([₀₁])")
 
 
-def judge(res, flags=(), limit=10.0):
+def reuses_projection(code):
+    """Whether some DUP projection is used twice (its value then depends on
+    the order of evaluation)."""
+    seen = set()
+    for m in PROJECTION.finditer(code):
+        if m.group(0) in seen:
+            return True
+        seen.add(m.group(0))
+    return False
+
+
+def judge(res, flags=(), limit=10.0, loose=False):
     """The first unexpected result of a case's runs, or None."""
     for name, (rc, out, _) in res.items():
         if rc is not None and rc < 0:
@@ -153,9 +166,10 @@ def judge(res, flags=(), limit=10.0):
             continue         # the simulator is slower than the CPU by design
         if rc is None:
             return f"{name}: hang (the CPU run ended)"
-        if (name == "t4" and FLOATING_DUP.search(out0)
+        if ((loose or (name == "t4" and "-C20" in flags
+                       and FLOATING_DUP.search(out0)))
                 and rc == rc0 and out.count("\n") == out0.count("\n")):
-            continue         # a shared DUP reduced by a later branch first
+            continue         # an order of evaluation shows (README)
         if (rc, out) != (rc0, out0):
             return f"{name}: differs from cpu"
     return None
@@ -180,7 +194,7 @@ def one_case(a, idx, src, seed):
                 res[name] = run(a.metal, path,
                                 flags + [f"--heap={a.heap}"] + extra,
                                 a.timeout, {"HVM4G_MTL_YIELD": "2"})
-    why = judge(res, flags, a.timeout)
+    why = judge(res, flags, a.timeout, reuses_projection(code))
     if why and a.out:
         os.makedirs(a.out, exist_ok=True)
         keep = os.path.join(a.out, f"case_{seed}_{idx}.hvm4")
