@@ -502,6 +502,7 @@ FN Term wnf_inert_copy(THR Wnf *w, Term x) {
   u32  dst[16];
   Term src[16];
   u32  sp   = 0;
+  u32  used = 0;   // words of nodes copied
   u32  root = wnf_bump(w, 1);
   dst[sp] = root; src[sp] = x; sp++;
   while (sp > 0) {
@@ -512,11 +513,15 @@ FN Term wnf_inert_copy(THR Wnf *w, Term x) {
       t = NO_SUB(HEAP_LD(w, VAL(t)));
     }
     u32 tt = TAG(t);
-    if (!IS_CTR(tt) || CTR_ARITY(tt) == 0) {
+    // (the walk and the words stay within wnf_inert's bounds: past them,
+    // on a heap changed meanwhile, the rest is shared, not copied)
+    if (!IS_CTR(tt) || CTR_ARITY(tt) == 0 || sp + CTR_ARITY(tt) > 16 ||
+        used + CTR_ARITY(tt) > 48) {
       HEAP_ST(w, d, t);
       continue;
     }
     u32 ari = CTR_ARITY(tt);
+    used += ari;
     u32 n   = wnf_bump(w, ari);
     HEAP_ST(w, d, TERM(tt, EXT(t), n));
     for (u32 i = 0; i < ari; i++) {
