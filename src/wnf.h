@@ -432,12 +432,18 @@ FN_COLD Term wnf_eql(THR Wnf *w, u32 nd, Term a, Term b) {
   return WNF_NUM(0);
 }
 
+// wnf_inert's bounds, which wnf_inert_copy keeps too: pending slots of its
+// depth-first walk, and words of constructor fields (the copy's 1 + 48
+// words fit WNF_RESERVE beside the RED rules' own).
+#define INERT_STACK 16u
+#define INERT_WORDS 48u
+
 // Whether t can never reduce nor be consumed: numbers, names, erasure, book
 // refs (instantiated per use), unbound variables, and constructors of
 // those (48 words at most), and a DUP's side whose value is an atom (every
 // reader of it gets that same atom). Looks at 16 nodes at most.
 FN u32 wnf_inert(THR Wnf *w, Term t) {
-  Term stk[16];
+  Term stk[INERT_STACK];
   u32  sp = 0, nodes = 0, words = 0;
   stk[sp++] = t;
   while (sp > 0) {
@@ -459,15 +465,15 @@ FN u32 wnf_inert(THR Wnf *w, Term t) {
     if (tx == VAR) {
       Term c = HEAP_LD(w, VAL(x));
       if (!IS_SUB(c)) continue;
-      if (sp == 16) return 0;
+      if (sp == INERT_STACK) return 0;
       stk[sp++] = NO_SUB(c);
       continue;
     }
-    if (!IS_CTR(tx) || sp + CTR_ARITY(tx) > 16) {
+    if (!IS_CTR(tx) || sp + CTR_ARITY(tx) > INERT_STACK) {
       return 0;
     }
     words += CTR_ARITY(tx);
-    if (words > 48) {
+    if (words > INERT_WORDS) {
       return 0;
     }
     for (u32 i = 0; i < CTR_ARITY(tx); i++) {
@@ -494,13 +500,11 @@ FN u32 wnf_fresh_lab(THR Wnf *w) {
   }
 }
 
-// A copy of inert x (wnf_inert: at most 48 words of constructors over
-// atoms, free variables and atom-valued DUP sides), made in the same
-// depth-first order: 49 words at most, within WNF_RESERVE with the RED
-// rules' own.
+// A copy of inert x (wnf_inert: constructors over atoms, free variables
+// and atom-valued DUP sides), made in the same depth-first order.
 FN Term wnf_inert_copy(THR Wnf *w, Term x) {
-  u32  dst[16];
-  Term src[16];
+  u32  dst[INERT_STACK];
+  Term src[INERT_STACK];
   u32  sp   = 0;
   u32  used = 0;   // words of nodes copied
   u32  root = wnf_bump(w, 1);
@@ -515,8 +519,8 @@ FN Term wnf_inert_copy(THR Wnf *w, Term x) {
     u32 tt = TAG(t);
     // (the walk and the words stay within wnf_inert's bounds: past them,
     // on a heap changed meanwhile, the rest is shared, not copied)
-    if (!IS_CTR(tt) || CTR_ARITY(tt) == 0 || sp + CTR_ARITY(tt) > 16 ||
-        used + CTR_ARITY(tt) > 48) {
+    if (!IS_CTR(tt) || CTR_ARITY(tt) == 0 || sp + CTR_ARITY(tt) > INERT_STACK ||
+        used + CTR_ARITY(tt) > INERT_WORDS) {
       HEAP_ST(w, d, t);
       continue;
     }

@@ -271,7 +271,6 @@ __global__ void k_total(const u32 *cnt, const u32 *off, u64 n, u32 *total,
   res->ctl.top = D_TOP;
 }
 
-// Concatenates the lane segments in lane order: one warp per segment.
 // Gathers the lanes' output segments into the next frontier. A lane's
 // segment holds what its walk pushed, biggest first: the siblings it left
 // on the way down, from near the root of its entry to near the leaves. A
