@@ -56,6 +56,32 @@ __device__ inline Term cu_xchg(Term *p, Term t) {
   return (Term)r;
 }
 
+// Taking a DUP slot (an exchange against BUSY) only acquires: BUSY
+// publishes nothing, so the release half of acq_rel (which waits for the
+// lane's earlier stores) buys nothing there.
+__device__ inline Term cu_take(Term *p) {
+  unsigned long long r;
+#ifdef HVM4G_NOFENCE
+  asm volatile("atom.relaxed.gpu.global.exch.b64 %0, [%1], %2;"
+#else
+  asm volatile("atom.acquire.gpu.global.exch.b64 %0, [%1], %2;"
+#endif
+               : "=l"(r) : "l"(p), "l"((unsigned long long)BUSY) : "memory");
+  return (Term)r;
+}
+
+// Giving back a slot the lane holds (BUSY): no other lane writes it
+// meanwhile, so a release store publishes the new word, without the
+// read-modify-write of an exchange.
+__device__ inline void cu_give(Term *p, Term t) {
+#ifdef HVM4G_NOFENCE
+  *(volatile Term *)p = t;
+#else
+  asm volatile("st.release.gpu.global.b64 [%0], %1;"
+               :: "l"(p), "l"((unsigned long long)t) : "memory");
+#endif
+}
+
 __device__ inline Term cu_cas(Term *p, Term o, Term n) {
   unsigned long long r;
   asm volatile("atom." CU_ORD ".gpu.global.cas.b64 %0, [%1], %2, %3;"
@@ -113,7 +139,9 @@ __constant__ int D_TAKE32;
 #define HEAP_ST(w, loc, t)     (D_TAKE32 ? t32_st((w)->heap, (loc), (t)) : \
   cu_st(&(w)->heap[(loc)], (t)))
 #define HEAP_XCHG(w, loc, t)   (D_TAKE32 ? t32_xchg((w)->heap, (loc), (t)) : \
-  cu_xchg(&(w)->heap[(loc)], (t)))
+  (t) == BUSY ? cu_take(&(w)->heap[(loc)]) : cu_xchg(&(w)->heap[(loc)], (t)))
+#define HEAP_PUT_HELD(w, loc, t) (D_TAKE32 ? (void)t32_xchg((w)->heap, (loc), (t)) : \
+  cu_give(&(w)->heap[(loc)], (t)))
 #define HEAP_CAS(w, loc, o, n) (D_TAKE32 ? t32_cas((w)->heap, (loc), (o), (n)) : \
   cu_cas(&(w)->heap[(loc)], (o), (n)))
 #define HEAP_REFILL(w, n)      cu_refill((w), (n))

@@ -148,7 +148,7 @@ FN_COLD void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32
     return;                        // claimed this pass
   }
   if (!IS_SUB(y)) {
-    HEAP_XCHG(w, loc, y);          // taken back meanwhile: as it was
+    HEAP_PUT_HELD(w, loc, y);      // taken back meanwhile: as it was
     return;
   }
   w->owner    = own;
@@ -160,7 +160,7 @@ FN_COLD void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32
   Term r      = wnf_run(w, NO_SUB(y));
   L->room     = 0;
   u32  st     = w->status;
-  HEAP_XCHG(w, loc, (st == WNF_BUDGET || st == WNF_DEFER) ? AS_SUB(r) : r);
+  HEAP_PUT_HELD(w, loc, (st == WNF_BUDGET || st == WNF_DEFER) ? AS_SUB(r) : r);
   if (st == WNF_BUDGET) {
     lane_push(L, ENT_SPK | ENT(own, loc));
     L->again++;
@@ -231,7 +231,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
     Term r    = wnf_run(w, t);
     L->room   = 0;
     if (dpx) {
-      HEAP_XCHG(w, loc, r);        // store and release
+      HEAP_PUT_HELD(w, loc, r);    // store and release
     } else if (r != t) {
       // A node reached twice whose fields DUP-NOD made DUP slots in place
       // (a RED's inert argument, when its sides shared it) shows the walk
