@@ -9,6 +9,8 @@
 #              on the CPU
 #   sim-owner  the same on the simulated device (--dup=owner): output must
 #   sim-atomic equal the CPU run's (--dup=atomic likewise)
+#   poison-*   the device programs on sim with the words the copy in skips
+#              poisoned (HVM4G_SIM_POISON), both DUP modes
 #   metal-*    the Metal kernels on CPU threads (build-metal/hvm4g-mtl):
 #              output must equal the CPU run's, both DUP modes
 #   ref-*      the reference's tests, when HVM4_REF_TESTS is set
@@ -65,7 +67,7 @@ report_phase() {
       say "[SKIP] $phase/$(basename "$fl" .skip): $(cat "$fl")"
     done
   fi
-  printf '  %-12s %4d passed, %4d failed' "$phase" "$p" "$f"
+  printf '  %-13s %4d passed, %4d failed' "$phase" "$p" "$f"
   [ "$s" -gt 0 ] && printf ', %d skipped (cpu-only, no-metal)' "$s"
   printf '\n'
 }
@@ -363,6 +365,26 @@ if [ "${SKIP_SIM:-0}" != 1 ]; then
   par same sim-owner cpu "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/golden.list"
   add_phase sim-atomic
   par same sim-atomic cpu "$BIN" {} "$RES" --gpu --device=sim --dup=atomic --handoff=0 < "$TMP/golden.list"
+fi
+
+# --- phases: poison-owner, poison-atomic ----------------------------------
+
+# The copy in's walk must find every word a device run reads (src/gpu/
+# reach.c): the device programs and the golden ones that call %gnf, on sim
+# with every word below the top that the walk skipped poisoned
+# (HVM4G_SIM_POISON: a read or a write of one exits with status 70).
+if [ "${SKIP_SIM:-0}" != 1 ]; then
+  while IFS= read -r f; do
+    case "$f" in
+      */tests/gpu/*) printf '%s\n' "$f" ;;
+      *) if grep -q '%gnf' "$f"; then printf '%s\n' "$f"; fi ;;
+    esac
+  done < "$TMP/golden.list" > "$TMP/poison.list"
+  for dup in owner atomic; do
+    add_phase "poison-$dup"
+    HVM4G_SIM_POISON=1 \
+    par same "poison-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" < "$TMP/poison.list"
+  done
 fi
 
 # --- phases: metal-owner, metal-atomic ------------------------------------

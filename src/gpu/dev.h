@@ -47,7 +47,9 @@ typedef struct {
   int  cpu_first_set;
   u64  take_max;     // --take-max=SIZE: the device takes over from the CPU
                      // only while the host heap holds at most this many
-                     // words (the take-over copies them all in)
+                     // words (the take-over copies them all in: its root
+                     // reaches most of them, past the walk's budget,
+                     // reach.h)
   u64  pin_ahead;    // --pin-ahead=SIZE: words of host heap above the
                      // run's top faulted in and pinned while the passes
                      // run, for the copy out (CUDA; 0: none)
@@ -81,6 +83,9 @@ typedef struct {
   double wait_s;     // of that, what the first run waited for
   double buf_s;      // of that, allocating and clearing the buffers
   double in_s;       // copying the heap in
+  u64    in_top;     // words in use when the runs began (all runs)
+  u64    in_words;   // of those, words copied in: the reached ones where
+                     // the walk paid (reach.h), else all
   double compact_s;  // finding and packing the live words
   double mark_s;     // of that, the mark passes
   u64    marks;      // mark passes

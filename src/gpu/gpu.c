@@ -478,7 +478,11 @@ void gpu_print_stats(FILE *out) {
   fprintf(out, "- Device setup: %.6f s (context %.6f s, buffers %.6f s; "
           "%.6f s of it waited for; started %.3f s in)\n", s->ctx_s + s->buf_s,
           s->ctx_s, s->buf_s, s->wait_s, s->warm_at > 0 ? s->warm_at : 0.0);
-  fprintf(out, "- Device copy in: %.6f s\n", s->in_s);
+  // field 5 stays the seconds (scripts/h200_check.sh)
+  fprintf(out, "- Device copy in: %.6f s (%llu of %llu words in use: %s)\n",
+          s->in_s, (unsigned long long)s->in_words,
+          (unsigned long long)s->in_top,
+          s->in_words < s->in_top ? "those a run may reach" : "all");
   fprintf(out, "- Device packing: %.6f s (marking %.6f s in %llu passes; "
           "%llu changed words below the host's top)\n", s->compact_s,
           s->mark_s, (unsigned long long)s->marks,

@@ -93,8 +93,12 @@ static int mt_open(u32 loc, char *err, unsigned errlen) {
   g[MTL_G_ARENA] = GPU.arena;
   g[MTL_G_ALIGN] = GPU.dup_mode == DUP_OWNER ? 1u << GPU.region_shift : 0;
   MT(md_put(MB_HEAP, 0, g, sizeof g), "heap header");
+  // The whole used range: the heap comes back whole over the host's
+  // (mt_roots), so a word left out here would come back as garbage.
   MT(md_put(MB_HEAP, MTL_HDR * sizeof(Term), gpu_heap(), top * sizeof(Term)),
      "heap copy in");
+  GPU_STATS.in_top   += top;
+  GPU_STATS.in_words += top;
   MT(md_zero(MB_SEEN, 0, (M.cap / 32 + 1) * sizeof(u32)), "seen bitmap");
   MT(md_need(MB_BOOK, (bc + 1) * sizeof(u32)), "book");
   MT(md_need(MB_BOOK_LEN, (bc + 1) * sizeof(u32)), "book");

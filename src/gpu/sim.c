@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include "../heap.h"
 #include "dev.h"
+#include "reach.h"
 
 // Heap primitives of core.h on the shared host heap. --take=32 (SIM_T32)
 // runs Apple's scheme instead: every word as two 32-bit halves, DUP slots
@@ -30,14 +31,14 @@
 #define T32_FENCE()         __atomic_thread_fence(__ATOMIC_ACQ_REL)
 static int SIM_T32 = 0;
 
-#define HEAP_LD(w, loc)        (SIM_T32 ? t32_ld((w)->heap, (loc)) : \
-  __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE))
+#define HEAP_LD(w, loc)        sim_seen((SIM_T32 ? t32_ld((w)->heap, (loc)) : \
+  __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE)))
 #define HEAP_ST(w, loc, t)     (SIM_T32 ? t32_st((w)->heap, (loc), (t)) : \
   __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELEASE))
-#define HEAP_XCHG(w, loc, t)   (SIM_T32 ? t32_xchg((w)->heap, (loc), (t)) : \
-  __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL))
-#define HEAP_CAS(w, loc, o, n) (SIM_T32 ? t32_cas((w)->heap, (loc), (o), (n)) : \
-  sim_cas(&(w)->heap[(loc)], (o), (n)))
+#define HEAP_XCHG(w, loc, t)   sim_seen((SIM_T32 ? t32_xchg((w)->heap, (loc), (t)) : \
+  __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)))
+#define HEAP_CAS(w, loc, o, n) sim_seen((SIM_T32 ? t32_cas((w)->heap, (loc), (o), (n)) : \
+  sim_cas(&(w)->heap[(loc)], (o), (n))))
 #define HEAP_REFILL(w, n)      sim_refill((w), (n))
 
 #define GPU_ADD64(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
@@ -47,6 +48,22 @@ static int SIM_T32 = 0;
 #define GPU_CAS32(p, o, n) sim_cas32((p), (o), (n))
 
 static u32 SIM_ARENA = 2048;
+
+// HVM4G_SIM_POISON=1: a check that the copy in's walk (reach.c) is
+// complete. A run overwrites each word below the top that the walk did not
+// reach with POISON (tag 126: no term has it) and counts every load of one;
+// at the end it puts the words back, and a read, or a poisoned word
+// changed, ends the process with status 70 (docs/gpu.md).
+#define POISON TERM(0x7E, 0xBADBAD, 0xDEADBEEF)
+static int SIM_POISON = 0;
+static u64 POISON_READS = 0;
+
+static inline Term sim_seen(Term t) {
+  if (SIM_POISON && t == POISON) {
+    __atomic_fetch_add(&POISON_READS, 1, __ATOMIC_RELAXED);
+  }
+  return t;
+}
 
 static inline Term sim_cas(Term *p, Term o, Term n) {
   __atomic_compare_exchange_n(p, &o, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
@@ -119,6 +136,10 @@ static struct {
   u64      live_words; // bitmap words of live and rank
   u32      n;        // entries in `in`
   PassCtl *ctl;
+  Reach    reach;    // the words the run may read (sparse: the walk ended)
+  int      sparse;   // the shadow and the diff cover the reached words only
+  int      whole;    // sparse, but the shadow holds all of [0, top)
+  int      poisoned; // the unreached words hold POISON (SIM_POISON)
 } S;
 
 #define PASS_SNF  0
@@ -152,7 +173,13 @@ static int grow(u64 **p, u64 *cap, u64 need) {
   return 0;
 }
 
+static void poison_restore(void);
+
 static void sim_free(void) {
+  poison_restore();
+  reach_free(&S.reach);
+  S.sparse = 0;
+  S.whole  = 0;
   free(S.in);     S.in = NULL;     S.in_cap = 0;
   free(S.outs);   S.outs = NULL;   S.outs_cap = 0;
   free(S.out_n);  S.out_n = NULL;
@@ -169,7 +196,8 @@ static void sim_free(void) {
 
 // What a run and a packing both need: lanes, threads, the shadow of
 // [0, top) (the copy the changed words are found against, as a device's
-// copy in), the lane counts and a frontier. 0, or -1 with a message.
+// copy in: of the reached words alone when S.sparse), the lane counts and
+// a frontier. 0, or -1 with a message.
 static int sim_begin(u32 lanes, char *err, unsigned errlen) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   S.lanes   = lanes;
@@ -183,12 +211,61 @@ static int sim_begin(u32 lanes, char *err, unsigned errlen) {
     sim_free();
     return -1;
   }
-  memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
+  if (!S.sparse || S.whole) {
+    memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
+    return 0;
+  }
+  u64 at = 0, lo, n;
+  while (reach_run(&S.reach, &at, &lo, &n)) {
+    memcpy(S.shadow + lo, HEAP + lo, n * sizeof(Term));
+  }
   return 0;
 }
 
+// The unreached words below the top, poisoned (shadow taken), or put
+// back: a read of one was counted, a write is seen here.
+static void poison_apply(void) {
+  for (u64 i = 0; i < S.top0; i++) {
+    if (!reach_has(&S.reach, i)) HEAP[i] = POISON;
+  }
+  POISON_READS = 0;
+  SIM_POISON   = 1;
+  S.poisoned   = 1;
+}
+
+static void poison_restore(void) {
+  if (!S.poisoned) return;
+  u64 wrote = 0;
+  for (u64 i = 0; i < S.top0; i++) {
+    if (reach_has(&S.reach, i)) continue;
+    wrote  += HEAP[i] != POISON;
+    HEAP[i] = S.shadow[i];
+  }
+  SIM_POISON = 0;
+  S.poisoned = 0;
+  if (POISON_READS || wrote) {
+    fprintf(stderr, "hvm4g: sim poison: the run read %llu and wrote %llu "
+            "words below the top that the copy in's walk skipped (a bug: "
+            "src/gpu/reach.c)\n", (unsigned long long)POISON_READS,
+            (unsigned long long)wrote);
+    exit(70);
+  }
+}
+
 static int sim_open(u32 loc, char *err, unsigned errlen) {
+  // The copy in as a device's: the reached words when the walk pays
+  // (reach.h); under HVM4G_SIM_POISON always, and the rest poisoned.
+  const char *pv = getenv("HVM4G_SIM_POISON");
+  int poison = pv && *pv && strcmp(pv, "0") != 0;
+  u64 top    = gpu_top();
+  u64 budget = poison ? top : reach_budget(top);
+  double lim = poison ? 0 : reach_limit_s(top);
+  S.sparse   = budget > 0 && reach_walk(&S.reach, HEAP, top, loc, BOOK,
+                   BOOK_LEN, gpu_book_cnt(), budget, lim) == 1;
+  S.whole    = S.sparse && poison;   // the poisoned words are put back from it
   if (sim_begin(GPU.lanes ? GPU.lanes : 128, err, errlen) != 0) return -1;
+  GPU_STATS.in_top   += top;
+  GPU_STATS.in_words += S.sparse ? S.reach.words : top;
   SIM_ARENA    = GPU.arena;
   SIM_ALIGN    = GPU.dup_mode == DUP_OWNER ? (1ull << GPU.region_shift) : 0;
   SIM_T32      = GPU.take == 32;
@@ -215,6 +292,7 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
   S.in[0] = ENT(loc >> GPU.region_shift, loc);
   S.n     = 1;
   GPU_STATS.shift = GPU.region_shift;
+  if (S.whole) poison_apply();
   return 0;
 }
 
@@ -396,7 +474,16 @@ static long long sim_roots(char *err, unsigned errlen) {
   S.c.roots_cap = S.top0 > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)S.top0;
   S.c.bad       = &S.bad;
   S.c.cut       = &S.cut;
-  sim_par(PH_DIFF, 1, S.top0);
+  poison_restore();
+  if (S.sparse) {
+    // the run changed none of the words it could not reach
+    u64 at = 0, lo, n;
+    while (reach_run(&S.reach, &at, &lo, &n)) {
+      for (u64 i = lo > 0 ? lo : 1; i < lo + n; i++) compact_diff(&S.c, i);
+    }
+  } else {
+    sim_par(PH_DIFF, 1, S.top0);
+  }
   if (grow(&S.in, &S.in_cap, S.nroots ? S.nroots : 1)) {
     snprintf(err, errlen, "out of host memory for %u roots", S.nroots);
     return -1;
