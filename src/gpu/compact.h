@@ -110,17 +110,23 @@ FN void mark_begin(MarkLane *M, const CompactArgs *a, u32 lane,
 // pointers to host words) are marked, never pushed: a list's spine then
 // leaves one entry per pass, not one per element, which the mark budget's
 // rule reads as a spine (pass.c).
+// Marks word j of the node `t` points into: 1 when its bit was clear and
+// its content, in *c, points into the run's words (to be marked in turn).
+FN int mark_word(const CompactArgs *a, Term t, u32 j, THR Term *c) {
+  u64 k   = (u64)VAL(t) + j - a->top0;
+  u32 bit = 1u << (k & 31u);
+  *c      = a->heap[VAL(t) + j];
+  return (GPU_OR32(&a->live[k >> 5], bit) & bit) == 0u && compact_inside(a, *c);
+}
+
 FN void mark_node(MarkLane *M, const CompactArgs *a, Term t) {
   if (!compact_inside(a, t)) {
     return;
   }
   u32 n = compact_span(t);
   for (u32 j = 0; j < n; j++) {
-    u64  k   = (u64)VAL(t) + j - a->top0;
-    u32  bit = 1u << (k & 31u);
-    Term c   = a->heap[VAL(t) + j];
-    if ((GPU_OR32(&a->live[k >> 5], bit) & bit) == 0u &&
-        compact_inside(a, c)) {
+    Term c;
+    if (mark_word(a, t, j, &c)) {
       M->out[M->cnt++] = (u64)c;
     }
   }
@@ -134,6 +140,33 @@ FN void mark_entry(MarkLane *M, const CompactArgs *a, u64 e, u32 rem) {
          a->cap - M->cnt >= rem + LANE_KIDS) {
     mark_node(M, a, (Term)M->out[--M->cnt]);
     M->spent++;
+  }
+}
+
+// A narrow mark frontier, level by level within one block (a workgroup),
+// with no trip to the host between levels: each lane marks the nodes of
+// its entries of a level and appends what they point to, to be marked, to
+// the next level at the block's count `cnt` (the order of a mark frontier
+// does not matter: it marks a set). A level of n entries makes at most
+// n * MARK_SPAN. The block takes frontiers wider than a spine (MARK_SPINES)
+// up to MARK_BLOCK_MAX entries: a tree's first and last levels. A spine
+// goes to mark passes, whose depth-first walks with a budget that doubles
+// take it at less than a level's cost a word.
+#define MARK_BLOCK_MAX  4096u
+#define MARK_SPAN       (LANE_KIDS - 1u)   // words of the largest node
+#define MARK_BLOCK(n)   ((n) > MARK_SPINES && (n) <= MARK_BLOCK_MAX)
+
+FN void mark_level(const CompactArgs *a, u64 e, DEV u64 *next, DEV u32 *cnt) {
+  Term t = (Term)e;
+  if (!compact_inside(a, t)) {
+    return;
+  }
+  u32 n = compact_span(t);
+  for (u32 j = 0; j < n; j++) {
+    Term c;
+    if (mark_word(a, t, j, &c)) {
+      next[GPU_ADD32(cnt, 1u)] = (u64)c;
+    }
   }
 }
 

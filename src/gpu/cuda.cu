@@ -168,6 +168,7 @@ struct PassRes {
   u32     nroots;  // packing: changed words found (k_diff)
   u32     bad;     // packing: pointers to unmarked words (must stay 0)
   u32     cut;     // packing: lanes a mark pass left with words to scan
+  u32     side;    // mark levels: which buffer holds the frontier left
 };
 
 // Threads per block of the step kernel, and the blocks of them a
@@ -241,6 +242,31 @@ __global__ void k_mark(CompactArgs c, const u64 *in, u32 n, u32 lanes,
     mark_entry(&M, &c, in[i], rem);
   }
   mark_end(&M, &c, out_n, lane);
+}
+
+// Mark levels of a narrow frontier in one block (compact.h, mark_level):
+// `lv[0]` holds the n entries; the frontier left (0 entries, a spine's
+// few, or more than MARK_BLOCK_MAX) ends in lv[res->side], res->total long.
+#define MARK_BLOCK_TPB 1024
+__global__ void __launch_bounds__(MARK_BLOCK_TPB)
+k_mark_levels(CompactArgs c, u64 *lv0, u64 *lv1, u32 n, PassRes *res) {
+  __shared__ u32 cnt;
+  u64 *cur = lv0, *nxt = lv1;
+  while (MARK_BLOCK(n)) {
+    if (threadIdx.x == 0) cnt = 0;
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) {
+      mark_level(&c, cur[i], nxt, &cnt);
+    }
+    __syncthreads();
+    n = cnt;
+    u64 *t = cur; cur = nxt; nxt = t;
+    __syncthreads();   // every thread has read cnt before it is cleared
+  }
+  if (threadIdx.x == 0) {
+    res->total = n;
+    res->side  = cur == lv1;
+  }
 }
 
 // Grid-stride loops of the packing (compact.h), one item per thread.
@@ -359,6 +385,7 @@ static struct {
   u32       *roots;     // packing: changed words
   u64        roots_cap;
   u64        nroots;
+  u64       *lv[2];     // packing: the mark levels' two frontiers
   u32       *sums;      // packing: per rank chunk
   u64        sums_cap;
   Term      *dst;       // packing: the live words, when not in the heap
@@ -1013,8 +1040,36 @@ static long long cu_roots(char *err, unsigned errlen) {
   }
 }
 
+// Mark levels (k_mark_levels): the frontier is copied to the first level
+// buffer and the one left back to the frontier. *cut: its size, as
+// sim_mark_levels.
+static long long cu_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
+  u64 words = (u64)MARK_BLOCK_MAX * MARK_SPAN;
+  for (int i = 0; i < 2; i++) {
+    if (!C.lv[i]) CK(cudaMalloc(&C.lv[i], words * sizeof(u64)), "mark levels");
+  }
+  CK(cudaMemcpy(C.lv[0], C.in, (u64)n * sizeof(u64), cudaMemcpyDeviceToDevice),
+     "mark levels");
+  CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
+  k_mark_levels<<<1, MARK_BLOCK_TPB>>>(C.c, C.lv[0], C.lv[1], n, C.res);
+  CK(cudaGetLastError(), "mark levels kernel launch");
+  PassRes r;
+  CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "mark levels");
+  if (r.total && cu_grow((void **)&C.in, &C.in_cap, r.total, sizeof(u64))) {
+    snprintf(err, errlen, "out of device memory for a frontier of %u", r.total);
+    return -1;
+  }
+  if (r.total) {
+    CK(cudaMemcpy(C.in, C.lv[r.side], (u64)r.total * sizeof(u64),
+                  cudaMemcpyDeviceToDevice), "mark levels");
+  }
+  *cut = r.total;
+  return r.total;
+}
+
 static long long cu_mark(u32 n, u32 budget, u32 *cut, char *err,
                          unsigned errlen) {
+  if (MARK_BLOCK(n)) return cu_mark_levels(n, cut, err, errlen);
   u32 lanes = n < C.lanes ? n : C.lanes;
   C.c.budget = budget;
   C.c.cap    = gpu_mark_cap(n, C.lanes, budget);

@@ -47,6 +47,11 @@
 // Most children one WNF can have (C16), plus the entry itself.
 #define LANE_KIDS 17u
 
+// Mark frontiers of at most this many entries are taken as spines (a
+// list, a DUP chain) rather than a tree: pass.c's mark budget, compact.h's
+// levels.
+#define MARK_SPINES 8u
+
 // Why the device stopped (PassCtl.stop): 0 = running, else a WNF_* status
 // (HOST, OOM, STACK, ERROR) or one of these.
 #define STOP_STALL 16  // passes made no progress (host loop decides)

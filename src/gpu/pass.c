@@ -152,7 +152,6 @@ static void trace_close(FILE *tr) {
 #define MARK_NARROW_MIN  32u
 #define MARK_DRAIN_MAX   128u
 #define MARK_CHAIN_MAX   (1u << 20)
-#define MARK_SPINES      8u
 
 u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget, u32 cut) {
   if (n >= lanes) return MARK_BUDGET;

@@ -118,6 +118,8 @@ static struct {
   u32      kind;     // what a pass runs: PASS_SNF or PASS_MARK
   u64     *in;       // frontier
   u64      in_cap;
+  u64     *nx;       // the next level (mark levels; swapped with `in`)
+  u64      nx_cap;
   u64     *outs;     // lanes * cap
   u64      outs_cap;
   u32     *out_n;    // per lane
@@ -181,6 +183,7 @@ static void sim_free(void) {
   S.sparse = 0;
   S.whole  = 0;
   free(S.in);     S.in = NULL;     S.in_cap = 0;
+  free(S.nx);     S.nx = NULL;     S.nx_cap = 0;
   free(S.outs);   S.outs = NULL;   S.outs_cap = 0;
   free(S.out_n);  S.out_n = NULL;
   free(S.arena);  S.arena = NULL;
@@ -493,8 +496,29 @@ static long long sim_roots(char *err, unsigned errlen) {
   return S.nroots;
 }
 
+// Mark levels of a narrow frontier (compact.h, mark_level): the one block
+// is the calling thread. *cut: the frontier left (a spine's few entries
+// then read as cut walks by the mark budget's rule).
+static long long sim_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
+  while (MARK_BLOCK(n)) {
+    if (grow(&S.nx, &S.nx_cap, (u64)n * MARK_SPAN)) {
+      snprintf(err, errlen, "out of host memory for a frontier of %u", n);
+      return -1;
+    }
+    u32 cnt = 0;
+    for (u32 i = 0; i < n; i++) mark_level(&S.c, S.in[i], S.nx, &cnt);
+    u64 *t = S.in; S.in = S.nx; S.nx = t;
+    u64  c = S.in_cap; S.in_cap = S.nx_cap; S.nx_cap = c;
+    n = cnt;
+  }
+  S.n  = n;
+  *cut = n;
+  return n;
+}
+
 static long long sim_mark(u32 n, u32 budget, u32 *cut, char *err,
                           unsigned errlen) {
+  if (MARK_BLOCK(n)) return sim_mark_levels(n, cut, err, errlen);
   S.kind     = PASS_MARK;
   S.c.budget = budget;
   S.c.cap    = gpu_mark_cap(n, S.lanes, budget);

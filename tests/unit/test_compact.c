@@ -226,6 +226,36 @@ static void wide_tree(void) {
   CHECK(tree_sum(HEAP[9]) == want);
 }
 
+// A tree of 16-field constructors: a mark level's entries each push their
+// whole node (MARK_SPAN), and the levels hand a frontier wider than
+// MARK_BLOCK_MAX back to mark passes (16^4 = 65,536 nodes at depth 4).
+static u32 tree16(u32 d, u32 *leaves) {
+  u32 n = dev_alloc(16);
+  dev_alloc(d);
+  for (u32 k = 0; k < 16; k++) {
+    if (d == 0) HEAP[n + k] = TERM(NUM, 0, (*leaves)++);
+    else        HEAP[n + k] = TERM(C16, 0, tree16(d - 1, leaves));
+  }
+  return n;
+}
+
+static u32 tree16_sum(Term t) {
+  if (TAG(t) == NUM) return VAL(t);
+  u32 s = 0;
+  for (u32 k = 0; k < 16; k++) s += tree16_sum(HEAP[VAL(t) + k]);
+  return s;
+}
+
+static void wide_tree16(void) {
+  begin(32, 64);
+  u32 leaves = 0;
+  HEAP[9] = TERM(C16, 0, tree16(4, &leaves));
+  u32 want = tree16_sum(HEAP[9]);
+  CHECK(pack() == 0);
+  CHECK(grew() == 16ull * (1 + 16 + 256 + 4096 + 65536));
+  CHECK(tree16_sum(HEAP[9]) == want);
+}
+
 // The mark budget: short passes while the frontier widens or drains, a
 // doubling budget while it keeps its size (a spine), MARK_BUDGET when wide.
 static void mark_budget_rule(void) {
@@ -280,6 +310,7 @@ int main(void) {
   long_list(1);
   long_list(256);
   wide_tree();
+  wide_tree16();
   mark_budget_rule();
   comb_list();
   return check_done();
