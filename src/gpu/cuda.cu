@@ -1069,7 +1069,7 @@ static long long cu_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
 
 static long long cu_mark(u32 n, u32 budget, u32 *cut, char *err,
                          unsigned errlen) {
-  if (MARK_BLOCK(n)) return cu_mark_levels(n, cut, err, errlen);
+  if (GPU.mark_levels && MARK_BLOCK(n)) return cu_mark_levels(n, cut, err, errlen);
   u32 lanes = n < C.lanes ? n : C.lanes;
   C.c.budget = budget;
   C.c.cap    = gpu_mark_cap(n, C.lanes, budget);

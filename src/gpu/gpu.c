@@ -116,6 +116,7 @@ static const struct {
   { "--handoff",       &GPU.handoff,      0,  1u << 30,  NULL               },
   { "--warm-after",    &GPU.warm_after,   0,  1u << 30,  NULL               },
   { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL               },
+  { "--mark-levels",   &GPU.mark_levels,  0,  1,         NULL               },
 };
 
 // Sizes in words (heap_parse_size: digits, then K/M/G); 0 is a value

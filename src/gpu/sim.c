@@ -518,7 +518,7 @@ static long long sim_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
 
 static long long sim_mark(u32 n, u32 budget, u32 *cut, char *err,
                           unsigned errlen) {
-  if (MARK_BLOCK(n)) return sim_mark_levels(n, cut, err, errlen);
+  if (GPU.mark_levels && MARK_BLOCK(n)) return sim_mark_levels(n, cut, err, errlen);
   S.kind     = PASS_MARK;
   S.c.budget = budget;
   S.c.cap    = gpu_mark_cap(n, S.lanes, budget);

@@ -311,6 +311,12 @@ int main(void) {
   long_list(256);
   wide_tree();
   wide_tree16();
+  GPU.mark_levels = 1;   // the same, narrow frontiers marked level by level
+  wide_tree();
+  wide_tree16();
+  long_list(256);
+  comb_list();
+  GPU.mark_levels = 0;
   mark_budget_rule();
   comb_list();
   return check_done();
