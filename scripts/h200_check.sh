@@ -11,7 +11,8 @@
 #            tests/conformance.sh on CUDA in both DUP modes (HVM4_REF_TESTS)
 #   rates    each wide program device only (--gpu --cpu-first=0), both
 #            modes, twice: device time, M itrs/s, packing, copy out and their
-#            share of device time, peak RSS; then -T16 and --gpu walls
+#            share of device time, peak RSS; then -T16 and --gpu walls; the
+#            packing with and without --mark-levels; the copy in of a %gnf
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
@@ -56,7 +57,7 @@ run() {
     /^- Itrs:/            { printf " %s itrs", $3 }
     /^- Device time:/     { t = $4; printf ", device %.1f ms", t * 1000 }
     /^- Device perf:/     { printf ", %s M itrs/s", $4 }
-    /^- Device packing:/  { p = $4; printf ", packing %.2f ms", p * 1000 }
+    /^- Device packing:/  { p = $4; printf ", packing %.2f ms (marking %.2f ms, %s passes)", p * 1000, $7 * 1000, $10 }
     /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms", c * 1000 }
     /^- Lane balance:/    { printf ", balance %s", $4 }
     /^- Device copy in:/  { printf ", copy in %.2f ms", $5 * 1000 }
@@ -80,6 +81,12 @@ if has rates; then
     run ./hvm4g "$f" -S -T16
     run ./hvm4g "$f" -S -s --gpu -T16
     [ -n "${HVM4_REF:-}" ] && run "$HVM4_REF" "$f" -S -T16
+  done
+  say "mark levels (--mark-levels=0 against 1)"
+  for f in bench/gpu_tree_map.hvm4 bench/gpu_shared_tree.hvm4 ${ST:+"$ST"}; do
+    for r in 1 2; do for l in 0 1; do
+      run ./hvm4g "$f" -S -s --gpu --dup=atomic --cpu-first=0 --dev-heap=4G --mark-levels=$l
+    done; done
   done
   say "copy in after a large CPU computation (%gnf)"
   for a in "" "--gpu"; do run ./hvm4g bench/gpu_gnf_late.hvm4 -S -s $a; done

@@ -119,11 +119,13 @@ FN int mark_word(const CompactArgs *a, Term t, u32 j, THR Term *c) {
   return (GPU_OR32(&a->live[k >> 5], bit) & bit) == 0u && compact_inside(a, *c);
 }
 
+// Words to mark of the node `t` points into: none outside the run's words.
+FN u32 mark_span(const CompactArgs *a, Term t) {
+  return compact_inside(a, t) ? compact_span(t) : 0u;
+}
+
 FN void mark_node(MarkLane *M, const CompactArgs *a, Term t) {
-  if (!compact_inside(a, t)) {
-    return;
-  }
-  u32 n = compact_span(t);
+  u32 n = mark_span(a, t);
   for (u32 j = 0; j < n; j++) {
     Term c;
     if (mark_word(a, t, j, &c)) {
@@ -158,10 +160,7 @@ FN void mark_entry(MarkLane *M, const CompactArgs *a, u64 e, u32 rem) {
 
 FN void mark_level(const CompactArgs *a, u64 e, DEV u64 *next, DEV u32 *cnt) {
   Term t = (Term)e;
-  if (!compact_inside(a, t)) {
-    return;
-  }
-  u32 n = compact_span(t);
+  u32  n = mark_span(a, t);
   for (u32 j = 0; j < n; j++) {
     Term c;
     if (mark_word(a, t, j, &c)) {
