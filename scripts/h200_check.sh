@@ -12,7 +12,9 @@
 #   rates    each wide program device only (--gpu --cpu-first=0), both
 #            modes, twice: device time, M itrs/s, packing, copy out and their
 #            share of device time, peak RSS; then -T16 and --gpu walls; the
-#            packing with and without --mark-levels; the copy in of a %gnf
+#            packing with and without --mark-levels; --pin-ahead 8M and
+#            32M on shared wide (its result passes the 64 MB pinned ahead);
+#            the copy in of a %gnf
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
@@ -58,7 +60,8 @@ run() {
     /^- Device time:/     { t = $4; printf ", device %.1f ms", t * 1000 }
     /^- Device perf:/     { printf ", %s M itrs/s", $4 }
     /^- Device packing:/  { p = $4; printf ", packing %.2f ms (marking %.2f ms, %s passes)", p * 1000, $7 * 1000, $10 }
-    /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms", c * 1000 }
+    /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms (%s MB pinned ahead)", c * 1000, substr($6, 2) }
+    /^- Device heap:/     { printf ", %s words live", $7 }
     /^- Lane balance:/    { printf ", balance %s", $4 }
     /^- Device copy in:/  { printf ", copy in %.2f ms", $5 * 1000 }
     /^wall/               { w = $0 }
@@ -88,6 +91,10 @@ if has rates; then
       run ./hvm4g "$f" -S -s --gpu --dup=atomic --cpu-first=0 --dev-heap=4G --mark-levels=$l
     done; done
   done
+  say "pinned ahead: 8M words (default) against 32M, shared wide"
+  for r in 1 2; do for p in 8M 32M; do
+    run ./hvm4g bench/gpu_shared_wide.hvm4 -S -s --gpu --dup=atomic --cpu-first=0 --dev-heap=4G --pin-ahead=$p
+  done; done
   say "copy in after a large CPU computation (%gnf)"
   for a in "" "--gpu"; do run ./hvm4g bench/gpu_gnf_late.hvm4 -S -s $a; done
 fi
