@@ -46,9 +46,11 @@ __device__ unsigned long long D_CAP;   // heap capacity (words)
 __device__ unsigned int       D_ARENA; // words per refill
 
 #ifdef HVM4G_NOFENCE
-#define CU_ORD "relaxed"
+#define CU_ORD  "relaxed"
+#define CU_TAKE "relaxed"
 #else
-#define CU_ORD "acq_rel"
+#define CU_ORD  "acq_rel"
+#define CU_TAKE "acquire"
 #endif
 
 __device__ inline Term cu_xchg(Term *p, Term t) {
@@ -63,18 +65,14 @@ __device__ inline Term cu_xchg(Term *p, Term t) {
 // lane's earlier stores) buys nothing there.
 __device__ inline Term cu_take(Term *p) {
   unsigned long long r;
-#ifdef HVM4G_NOFENCE
-  asm volatile("atom.relaxed.gpu.global.exch.b64 %0, [%1], %2;"
-#else
-  asm volatile("atom.acquire.gpu.global.exch.b64 %0, [%1], %2;"
-#endif
+  asm volatile("atom." CU_TAKE ".gpu.global.exch.b64 %0, [%1], %2;"
                : "=l"(r) : "l"(p), "l"((unsigned long long)BUSY) : "memory");
   return (Term)r;
 }
 
-// Giving back a slot the lane holds (BUSY): no other lane writes it
-// meanwhile, so a release store publishes the new word, without the
-// read-modify-write of an exchange.
+// A release store: what the lane wrote before is seen by whoever reads
+// `t` with an acquire. Giving back a slot the lane holds (BUSY) is one: no
+// other lane writes the slot meanwhile, so no read-modify-write is needed.
 __device__ inline void cu_give(Term *p, Term t) {
 #ifdef HVM4G_NOFENCE
   *(volatile Term *)p = t;
@@ -92,14 +90,13 @@ __device__ inline Term cu_cas(Term *p, Term o, Term n) {
   return (Term)r;
 }
 
+// A SUB publishes what it points to: a release store; any other word is
+// the lane's own until a release publishes it.
 __device__ inline void cu_st(Term *p, Term t) {
-#ifndef HVM4G_NOFENCE
-  if (IS_SUB(t)) {   // a SUB publishes what it points to
-    asm volatile("st.release.gpu.global.b64 [%0], %1;"
-                 :: "l"(p), "l"((unsigned long long)t) : "memory");
+  if (IS_SUB(t)) {
+    cu_give(p, t);
     return;
   }
-#endif
   *(volatile Term *)p = t;
 }
 

@@ -200,60 +200,48 @@ static void long_list(u32 lanes) {
   CHECK(PASSES <= 24);   // the spine's budget doubles: 100,000 words
 }
 
-// A wide tree: many lanes mark at once (atomic or on shared bitmap words).
-static u32 tree(u32 d, u32 *leaves) {
-  u32 n = dev_alloc(2);
+// A tree of `node` nodes (a SUP, or a 16-field constructor), d levels
+// below its root, numbered leaves; each node followed by d garbage words.
+static u32 tree(Term node, u32 d, u32 *leaves) {
+  u32 k = term_arity(node);
+  u32 n = dev_alloc(k);
   dev_alloc(d);
-  for (u32 k = 0; k < 2; k++) {
-    if (d == 0) HEAP[n + k] = TERM(NUM, 0, (*leaves)++);
-    else        HEAP[n + k] = TERM(SUP, 1, tree(d - 1, leaves));
+  for (u32 j = 0; j < k; j++) {
+    if (d == 0) HEAP[n + j] = TERM(NUM, 0, (*leaves)++);
+    else        HEAP[n + j] = node | (Term)tree(node, d - 1, leaves);
   }
   return n;
 }
 
 static u32 tree_sum(Term t) {
   if (TAG(t) == NUM) return VAL(t);
-  return tree_sum(HEAP[VAL(t)]) + tree_sum(HEAP[VAL(t) + 1]);
+  u32 s = 0;
+  for (u32 j = 0; j < term_arity(t); j++) s += tree_sum(HEAP[VAL(t) + j]);
+  return s;
 }
 
-static void wide_tree(void) {
-  begin(32, 1024);
+// Packs the tree of `node` nodes (`depth` levels below the root, at 9):
+// `nodes` of them, each kept whole, the rest garbage.
+static void packed_tree(Term node, u32 depth, u32 lanes, u64 nodes) {
+  begin(32, lanes);
   u32 leaves = 0;
-  HEAP[9] = TERM(SUP, 1, tree(14, &leaves));
+  HEAP[9] = node | (Term)tree(node, depth, &leaves);
   u32 want = tree_sum(HEAP[9]);
   CHECK(pack() == 0);
-  CHECK(grew() == 2ull * ((1u << 15) - 1));
+  CHECK(grew() == term_arity(node) * nodes);
   CHECK(tree_sum(HEAP[9]) == want);
+}
+
+// A wide tree: many lanes mark at once (atomic or on shared bitmap words).
+static void wide_tree(void) {
+  packed_tree(TERM(SUP, 1, 0), 14, 1024, (1u << 15) - 1);
 }
 
 // A tree of 16-field constructors: a mark level's entries each push their
 // whole node (MARK_SPAN), and the levels hand a frontier wider than
 // MARK_BLOCK_MAX back to mark passes (16^4 = 65,536 nodes at depth 4).
-static u32 tree16(u32 d, u32 *leaves) {
-  u32 n = dev_alloc(16);
-  dev_alloc(d);
-  for (u32 k = 0; k < 16; k++) {
-    if (d == 0) HEAP[n + k] = TERM(NUM, 0, (*leaves)++);
-    else        HEAP[n + k] = TERM(C16, 0, tree16(d - 1, leaves));
-  }
-  return n;
-}
-
-static u32 tree16_sum(Term t) {
-  if (TAG(t) == NUM) return VAL(t);
-  u32 s = 0;
-  for (u32 k = 0; k < 16; k++) s += tree16_sum(HEAP[VAL(t) + k]);
-  return s;
-}
-
 static void wide_tree16(void) {
-  begin(32, 64);
-  u32 leaves = 0;
-  HEAP[9] = TERM(C16, 0, tree16(4, &leaves));
-  u32 want = tree16_sum(HEAP[9]);
-  CHECK(pack() == 0);
-  CHECK(grew() == 16ull * (1 + 16 + 256 + 4096 + 65536));
-  CHECK(tree16_sum(HEAP[9]) == want);
+  packed_tree(TERM(C16, 0, 0), 4, 64, 1 + 16 + 256 + 4096 + 65536);
 }
 
 // The mark budget: short passes while the frontier widens or drains, a
