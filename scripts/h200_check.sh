@@ -60,7 +60,7 @@ run() {
     /^- Device time:/     { t = $4; printf ", device %.1f ms", t * 1000 }
     /^- Device perf:/     { printf ", %s M itrs/s", $4 }
     /^- Device packing:/  { p = $4; printf ", packing %.2f ms (marking %.2f ms, %s passes)", p * 1000, $7 * 1000, $10 }
-    /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms (%s MB pinned ahead)", c * 1000, substr($6, 2) }
+    /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms (%s MB pinned ahead)", c * 1000, substr($7, 2) }
     /^- Device heap:/     { printf ", %s words live", $7 }
     /^- Lane balance:/    { printf ", balance %s", $4 }
     /^- Device copy in:/  { printf ", copy in %.2f ms", $5 * 1000 }

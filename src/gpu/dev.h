@@ -55,9 +55,9 @@ typedef struct {
                      // run, for the copy out (CUDA; 0: none)
   u32  warm_after;   // --warm-after=MS: under --gpu -T N, milliseconds of
                      // CPU work before the context is made (see gpu.c)
-  u32  mark_levels;  // --mark-levels=1: narrow mark frontiers marked
-                     // level by level in one block (compact.h; off until
-                     // the H200 shows it faster)
+  u32  mark_levels;  // --mark-levels=0|1 (default 1): narrow mark
+                     // frontiers marked level by level in one block
+                     // (compact.h; 0: one pass per level)
   u32  handoff;      // --handoff=K: narrow passes in a row before the CPU
                      // takes over (0: never; see pass.c)
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)

@@ -32,6 +32,7 @@ GpuConf GPU = {
   .warm_after   = 200,
   .take_max     = 64ull << 20,
   .pin_ahead    = 8ull << 20,
+  .mark_levels  = 1,
   .handoff      = 64,
   .spark_gap    = 64,
   .dev_heap     = 0,

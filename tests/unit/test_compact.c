@@ -290,6 +290,7 @@ int main(void) {
     return 1;
   }
   GPU.device = DEV_SIM;
+  GPU.mark_levels = 0;   // one pass per level first (the default is 1)
   shared_node();
   sub_chain();
   stuck_dup(0);
