@@ -726,22 +726,26 @@ static void pin_step(void) {
 }
 
 // Copies what of [to, to + n) the pinned chunks cover; returns the bytes
-// copied (a prefix of the range), or ~0 with a message.
+// copied (a prefix of the range), or ~0 with a message. One asynchronous
+// copy a chunk (a copy may not span two registrations), one wait for all:
+// a synchronous call a chunk ran at about 25-36 GB/s (run21, run34).
 static u64 pin_copy(char *to, const char *from, u64 n, char *err,
                     unsigned errlen) {
-  u64 done = 0;
-  for (u32 i = 0; i < P.n && done < n; i++) {
+  u64         done = 0;
+  cudaError_t e    = cudaSuccess;
+  for (u32 i = 0; i < P.n && done < n && e == cudaSuccess; i++) {
     char *b = P.lo + (u64)(i + 1) * PIN_CHUNK;
     if (b <= to + done) continue;
     u64 k = (u64)(b - (to + done));
     if (k > n - done) k = n - done;
-    cudaError_t e = cudaMemcpy(to + done, from + done, k, cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) {
-      snprintf(err, errlen, "copy out: %s", cudaGetErrorString(e));
-      cudaGetLastError();
-      return ~0ull;
-    }
+    e = cudaMemcpyAsync(to + done, from + done, k, cudaMemcpyDeviceToHost, 0);
     done += k;
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+  if (e != cudaSuccess) {
+    snprintf(err, errlen, "copy out: %s", cudaGetErrorString(e));
+    cudaGetLastError();
+    return ~0ull;
   }
   return done;
 }
