@@ -8,7 +8,7 @@
 #   scripts/cuda_check.sh [OUTDIR]      (default: $OUT, else ./cuda-check)
 #
 # Environment: HVM4G_BIN (use this binary, skip the build), JOBS (parallel
-# runs, default 6; the CUDA phases at most one per 20 GiB of GPU memory),
+# runs, default 6; the CUDA phases at most one per 28 GiB of GPU memory),
 # TEST_TIMEOUT (seconds per program, default 30),
 # SAN_TIMEOUT (seconds per sanitizer run, default 120), SKIP_SAN=1.
 # The last line is "N passed, N failed"; exit status non-zero on failure.
@@ -75,15 +75,16 @@ say "programs: $(wc -l < "$LIST")"
 
 par() { xargs -d '\n' -r -P "$P" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
 
-# A CUDA run holds up to about 20 GiB (an 8 GiB heap and its bitmaps, the
-# lane stacks): more runs at once than the GPU holds leave one without a
-# heap, and it falls back to the CPU with a message, which the equality
+# A CUDA run holds up to about 28 GiB (an 8 GiB heap and its bitmaps, the
+# lane stacks: 17.7 GB for the H200's 1.08M lanes, at most an eighth of
+# the free memory): more runs at once than the GPU holds leave one without
+# a heap, and it falls back to the CPU with a message, which the equality
 # check counts as a failure (12 at once on the H200: collapse_pair,
 # logs/h200-2026-12-01/run24). So the CUDA phases run at most that many.
 CJOBS=$JOBS
 MIB=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n1 | tr -dc 0-9)
 if [ -n "$MIB" ]; then
-  fit=$(( MIB / 20480 )); [ "$fit" -lt 1 ] && fit=1
+  fit=$(( MIB / 28672 )); [ "$fit" -lt 1 ] && fit=1
   [ "$CJOBS" -gt "$fit" ] && CJOBS=$fit
 fi
 say "jobs: $JOBS (CUDA phases: $CJOBS)"

@@ -41,7 +41,7 @@ if has checks; then
   tail -n 9 "$OUTDIR/cuda-check/summary.txt"
   if [ -n "${HVM4_REF_TESTS:-}" ]; then
     for m in owner atomic; do
-      HVM4G_BIN=./hvm4g JOBS=8 bash tests/conformance.sh "$HVM4_REF_TESTS" \
+      HVM4G_BIN=./hvm4g JOBS=5 bash tests/conformance.sh "$HVM4_REF_TESTS" \
         --device=cuda --dup=$m > "$OUTDIR/conformance_$m.txt" 2>&1
       say "conformance $m: $(tail -n 1 "$OUTDIR/conformance_$m.txt")"
       grep -v '^\[PASS\]' "$OUTDIR/conformance_$m.txt" | grep '^\[' | head

@@ -171,11 +171,16 @@ struct PassRes {
 // Threads per block of the step kernel, and the blocks of them a
 // multiprocessor must hold at once: ptxas fits the registers to that
 // (`make cuda-regs`; bench/RESULTS.md, "Registers of the step kernel").
-// 8 blocks: 64 registers and 68 B of spills, which the extra warps pay for
-// (H200: wide map +5-10%, shared wide +7-9%, SUP search even against 7
-// blocks' 70 registers without spills; logs/h200-2026-12-01/run21).
-// -DK_STEP_BLOCKS=N in NVFLAGS tries another (1: ptxas alone, 76).
-#define LANE_TPB 128
+// 64 registers (68-100 B of spills), which the extra warps pay for (H200:
+// wide map +5-10%, shared wide +7-9%, SUP search even against 70
+// registers without spills; logs/h200-2026-12-01/run21). One warp a
+// block: a block holds its multiprocessor's slots until its slowest lane
+// ends, so the smallest block frees them soonest (run37a: +1-4% on the
+// wide programs against 128 threads, sup_tree within 3%).
+// -DLANE_TPB=N -DK_STEP_BLOCKS=M in NVFLAGS tries another shape.
+#ifndef LANE_TPB
+#define LANE_TPB 32
+#endif
 
 // -DLANE_BALANCE (a diagnostic): how evenly a warp's lanes share a pass's
 // interactions: their sum against 32 times the busiest lane's, over every
@@ -205,7 +210,7 @@ static void balance_report(void) {
 }
 #endif
 #ifndef K_STEP_BLOCKS
-#define K_STEP_BLOCKS 8
+#define K_STEP_BLOCKS (1024 / LANE_TPB)   // 64 registers
 #endif
 
 __global__ void __launch_bounds__(LANE_TPB, K_STEP_BLOCKS)
@@ -460,10 +465,15 @@ static u32 grid_of(u64 n) {
 // Default lanes: LANE_WAVES times what the multiprocessors hold at once
 // (registers limit it), so that lanes that finish early are replaced and
 // a pass's long entries overlap (H200, tree map: 0.83 G itrs/s at 32K
-// lanes, 1.48 G at 262K; bench/RESULTS.md).
-#define LANE_WAVES 4
+// lanes, 1.48 G at 262K; bench/RESULTS.md). 8 waves (1,081,344 lanes on
+// the H200) against 4: wide map owner +17-20%, shared wide +12-17%,
+// sup_tree +7-12%, SUP search -6/-10% (run36, run37a). Their stacks are
+// kept within STACK_SHARE of the free device memory, so that a GPU shared
+// with other processes gets fewer lanes instead of a failed run.
+#define LANE_WAVES  8
+#define STACK_SHARE 8   // stacks: at most 1/8 of the free memory
 
-static u32 default_lanes(void) {
+static u32 default_lanes(u32 stack) {
   int per = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_step, LANE_TPB, 0)
       != cudaSuccess || per <= 0 || C.sms <= 0) {
@@ -471,15 +481,23 @@ static u32 default_lanes(void) {
     return 32768;
   }
   u64 lanes = (u64)C.sms * (u64)per * LANE_TPB * LANE_WAVES;
-  return lanes > (1u << 20) ? (1u << 20) : (u32)lanes;
+  size_t fr = 0, tot = 0;
+  if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) {
+    u64 fit = (u64)fr / STACK_SHARE / ((u64)stack * sizeof(Term));
+    u64 one = (u64)C.sms * (u64)per * LANE_TPB;   // one wave at least
+    if (lanes > fit) lanes = fit > one ? fit : one;
+  } else {
+    cudaGetLastError();
+  }
+  return lanes > (1u << 21) ? (1u << 21) : (u32)lanes;
 }
 
 // Lane buffers sized by lanes and stack: made again when those change.
 static int lane_buffers(char *err, unsigned errlen) {
-  u32 lanes = GPU.lanes ? GPU.lanes : default_lanes();
-  // 2048 words a lane by default (16 KiB: 5 GiB for the H200's 338K
+  // 2048 words a lane by default (16 KiB: 17.7 GB for the H200's 1.08M
   // lanes); a deeper WNF stops the lane (WNF_STACK) and the CPU finishes.
   u32 stack = GPU.stack ? GPU.stack : 2048;
+  u32 lanes = GPU.lanes ? GPU.lanes : default_lanes(stack);
   if (lanes == C.req_lanes && stack == C.stack_cap) return 0;
   u32 req = lanes;
   C.req_lanes = 0;
