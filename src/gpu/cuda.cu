@@ -489,7 +489,8 @@ static u32 default_lanes(u32 stack) {
   } else {
     cudaGetLastError();
   }
-  return lanes > (1u << 21) ? (1u << 21) : (u32)lanes;
+  if (lanes > (1u << 21)) lanes = 1u << 21;
+  return (u32)(lanes & ~1023ull);   // whole blocks of whole warps
 }
 
 // Lane buffers sized by lanes and stack: made again when those change.
@@ -497,7 +498,12 @@ static int lane_buffers(char *err, unsigned errlen) {
   // 2048 words a lane by default (16 KiB: 17.7 GB for the H200's 1.08M
   // lanes); a deeper WNF stops the lane (WNF_STACK) and the CPU finishes.
   u32 stack = GPU.stack ? GPU.stack : 2048;
-  u32 lanes = GPU.lanes ? GPU.lanes : default_lanes(stack);
+  // The default is sized once, from the memory free at the first setup:
+  // sized again at a later one (the heap and the stacks then taken), it
+  // came out smaller and remade the stacks, 4-7 ms a run (run38, run39).
+  static u32 dflt = 0;
+  if (!GPU.lanes && !dflt) dflt = default_lanes(stack);
+  u32 lanes = GPU.lanes ? GPU.lanes : dflt;
   if (lanes == C.req_lanes && stack == C.stack_cap) return 0;
   u32 req = lanes;
   C.req_lanes = 0;
