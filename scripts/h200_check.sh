@@ -57,6 +57,7 @@ run() {
   printf '  %s %s:' "$(basename "$b")" "$*"
   printf '%s\n' "$o" | awk '
     /^- Itrs:/            { printf " %s itrs", $3 }
+    /^- Device: /         { printf ", %s lanes", $4 }
     /^- Device time:/     { t = $4; printf ", device %.1f ms", t * 1000 }
     /^- Device perf:/     { printf ", %s M itrs/s", $4 }
     /^- Device packing:/  { p = $4; printf ", packing %.2f ms (marking %.2f ms, %s passes)", p * 1000, $7 * 1000, $10 }
