@@ -462,17 +462,8 @@ static u32 grid_of(u64 n) {
   return b ? (u32)b : 1;
 }
 
-// Default lanes: LANE_WAVES times what the multiprocessors hold at once
-// (registers limit it), so that lanes that finish early are replaced and
-// a pass's long entries overlap (H200, tree map: 0.83 G itrs/s at 32K
-// lanes, 1.48 G at 262K; bench/RESULTS.md). 8 waves (1,081,344 lanes on
-// the H200) against 4: wide map owner +17-20%, shared wide +12-17%,
-// sup_tree +7-12%, SUP search -6/-10% (run36, run37a). Their stacks are
-// kept within STACK_SHARE of the free device memory, so that a GPU shared
-// with other processes gets fewer lanes instead of a failed run.
-#define LANE_WAVES  8
-#define STACK_SHARE 8   // stacks: at most 1/8 of the free memory
-
+// Default lanes (gpu_default_lanes, pass.c): from one wave of this kernel
+// and the free memory.
 static u32 default_lanes(u32 stack) {
   int per = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_step, LANE_TPB, 0)
@@ -480,17 +471,12 @@ static u32 default_lanes(u32 stack) {
     cudaGetLastError();
     return 32768;
   }
-  u64 lanes = (u64)C.sms * (u64)per * LANE_TPB * LANE_WAVES;
   size_t fr = 0, tot = 0;
-  if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) {
-    u64 fit = (u64)fr / STACK_SHARE / ((u64)stack * sizeof(Term));
-    u64 one = (u64)C.sms * (u64)per * LANE_TPB;   // one wave at least
-    if (lanes > fit) lanes = fit > one ? fit : one;
-  } else {
+  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
     cudaGetLastError();
+    fr = 0;
   }
-  if (lanes > (1u << 21)) lanes = 1u << 21;
-  return (u32)(lanes & ~1023ull);   // whole blocks of whole warps
+  return gpu_default_lanes((u32)C.sms * (u32)per * LANE_TPB, (u64)fr, stack);
 }
 
 // Lane buffers sized by lanes and stack: made again when those change.

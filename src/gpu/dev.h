@@ -179,6 +179,10 @@ double gpu_now(void);  // seconds, monotonic
 u32  gpu_book_cnt(void);             // book ids in use
 u32  gpu_out_cap(u32 n, u32 lanes);  // output slots per lane for n entries
 u32  gpu_mark_cap(u32 n, u32 lanes, u32 budget);  // the same, mark passes
+// Lanes when --lanes is not given: `wave` lanes fill the device once,
+// `free` bytes of its memory are free (0: unknown), stacks of `stack`
+// words a lane (pass.c says how). Sized once per process.
+u32  gpu_default_lanes(u32 wave, u64 free, u32 stack);
 // Budget and segment size of a pass over n entries with `lanes` lanes.
 void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes);
 // A device heap of cap words could not be allocated: the next size to try

@@ -89,6 +89,28 @@ void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes) {
   }
 }
 
+// Default lanes: LANE_WAVES times what the multiprocessors hold at once
+// (`wave`, registers limiting it), so that lanes that finish early are
+// replaced and a pass's long entries overlap (H200, tree map: 0.83 G
+// itrs/s at 32K lanes, 1.48 G at 262K; bench/RESULTS.md). 8 waves
+// (1,081,344 lanes on the H200) against 4: wide map owner +17-20%, shared
+// wide +12-17%, sup_tree +7-12%, SUP search -6/-10% (run36, run37a). The
+// stacks stay within 1/STACK_SHARE of the free device memory (free: 0 when
+// unknown), one wave at least, so that a GPU shared with other processes
+// gets fewer lanes instead of a failed run; whole blocks of whole warps.
+#define LANE_WAVES  8
+#define STACK_SHARE 8
+#define LANES_MAX   (1u << 21)
+
+u32 gpu_default_lanes(u32 wave, u64 free, u32 stack) {
+  u64 lanes = (u64)wave * LANE_WAVES;
+  u64 fit   = free / STACK_SHARE / ((u64)(stack ? stack : 1) * sizeof(Term));
+  if (free && lanes > fit) lanes = fit > wave ? fit : wave;
+  if (lanes > LANES_MAX) lanes = LANES_MAX;
+  lanes &= ~1023ull;
+  return lanes ? (u32)lanes : 1024u;
+}
+
 u64 gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen) {
   if (cap / 2 < min) {
     snprintf(err, errlen, "device heap: out of memory for %llu words",

@@ -506,8 +506,26 @@ static void repeated(void) {
   }
 }
 
+// The default lane count (gpu_default_lanes), with the H200's figures: 132
+// multiprocessors of 32 blocks of 32 lanes (a wave of 135,168), 16 KiB
+// stacks.
+static void default_lanes(void) {
+  u32 wave = 132u * 32u * 32u;
+  CHECK(gpu_default_lanes(wave, 150000000000ull, 2048) == 1081344,
+        "H200, memory free: 8 waves");
+  CHECK(gpu_default_lanes(wave, 0, 2048) == 1081344, "free unknown: 8 waves");
+  // the stacks within an eighth of the free memory, whole blocks: 95.8 GB
+  // was what a second setup saw (run38), 731,177 lanes before the rounding
+  u32 n = gpu_default_lanes(wave, 95800000000ull, 2048);
+  CHECK(n == 730112 && n % 1024 == 0, "95.8 GB free: %u lanes", n);
+  CHECK(gpu_default_lanes(wave, 1ull << 30, 2048) == wave, "1 GiB free: one wave");
+  CHECK(gpu_default_lanes(1u << 20, 0, 2048) == (1u << 21), "at most 2^21");
+  CHECK(gpu_default_lanes(100, 0, 2048) == 1024, "tiny device: one block");
+}
+
 int main(void) {
   test_entries();
+  default_lanes();
   if (heap_init(1u << 22) != 0) {
     printf("heap_init failed\n0 passed, 1 failed\n");
     return 1;
