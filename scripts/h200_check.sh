@@ -15,6 +15,9 @@
 #            packing with and without --mark-levels; --pin-ahead 8M and
 #            32M on shared wide (its result passes the 64 MB pinned ahead);
 #            the copy in of a %gnf
+#   hybrid   `--gpu -T16` with --take-max 64M (default), 1G and 4G words:
+#            the take-over's copy in is only what the root reaches
+#            (reach.c), so a larger heap may now be worth taking over
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
@@ -23,7 +26,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 OUTDIR=${OUT:-$PWD/h200-check}
 mkdir -p "$OUTDIR"
-PARTS=${*:-checks rates balance ncu}
+PARTS=${*:-checks rates hybrid balance ncu}
 LOG=$OUTDIR/h200_check.txt
 exec > >(tee "$LOG") 2>&1
 T0=$(date +%s)
@@ -65,6 +68,7 @@ run() {
     /^- Device heap:/     { printf ", %s words live", $7 }
     /^- Lane balance:/    { printf ", balance %s", $4 }
     /^- Device copy in:/  { printf ", copy in %.2f ms", $5 * 1000 }
+    /^- Device took over/ { printf ", took over %s", $8 }
     /^wall/               { w = $0 }
     END { if (t > 0) printf " (%.1f%% of device)", 100 * (p + c) / t;
           printf ", %s\n", w }'
@@ -98,6 +102,17 @@ if has rates; then
   done; done
   say "copy in after a large CPU computation (%gnf)"
   for a in "" "--gpu"; do run ./hvm4g bench/gpu_gnf_late.hvm4 -S -s $a; done
+fi
+
+if has hybrid; then
+  say "hybrid: --gpu -T16, --take-max 64M (default) / 1G / 4G words"
+  for f in bench/gpu_wide_map.hvm4 bench/gpu_shared_wide.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_tree_map.hvm4; do
+    for r in 1 2; do
+      run ./hvm4g "$f" -S -s --gpu -T16
+      run ./hvm4g "$f" -S -s --gpu -T16 --take-max=1G --dev-heap=4G
+      run ./hvm4g "$f" -S -s --gpu -T16 --take-max=4G --dev-heap=4G
+    done
+  done
 fi
 
 if has balance; then
