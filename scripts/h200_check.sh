@@ -18,6 +18,9 @@
 #   hybrid   `--gpu -T16` with --take-max 64M (default), 1G and 4G words:
 #            the take-over's copy in is only what the root reaches
 #            (reach.c), so a larger heap may now be worth taking over
+#   notake32 a -DHVM4G_NO_TAKE32 build (k_step without the runtime test
+#            of --take=32 at every heap access: 5x less code) against
+#            this one, interleaved, device only
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
@@ -26,7 +29,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 OUTDIR=${OUT:-$PWD/h200-check}
 mkdir -p "$OUTDIR"
-PARTS=${*:-checks rates hybrid balance ncu}
+PARTS=${*:-checks rates hybrid notake32 balance ncu}
 LOG=$OUTDIR/h200_check.txt
 exec > >(tee "$LOG") 2>&1
 T0=$(date +%s)
@@ -60,7 +63,7 @@ run() {
   printf '  %s %s:' "$(basename "$b")" "$*"
   printf '%s\n' "$o" | awk '
     /^- Itrs:/            { printf " %s itrs", $3 }
-    /^- Device: /         { printf ", %s lanes", $4 }
+    /^- Device: /         { printf ", %s lanes, %s", $4, $8 }
     /^- Device time:/     { t = $4; printf ", device %.1f ms", t * 1000 }
     /^- Device perf:/     { printf ", %s M itrs/s", $4 }
     /^- Device packing:/  { p = $4; printf ", packing %.2f ms (marking %.2f ms, %s passes)", p * 1000, $7 * 1000, $10 }
@@ -86,6 +89,9 @@ if has rates; then
     for r in 1 2; do for m in owner atomic; do
       run ./hvm4g "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
     done; done
+    for m in owner atomic; do   # the default device heap (2^30 words)
+      run ./hvm4g "$f" -S -s --gpu --dup=$m --cpu-first=0
+    done
     run ./hvm4g "$f" -S -T16
     run ./hvm4g "$f" -S -s --gpu -T16
     [ -n "${HVM4_REF:-}" ] && run "$HVM4_REF" "$f" -S -T16
@@ -112,6 +118,20 @@ if has hybrid; then
       run ./hvm4g "$f" -S -s --gpu -T16 --take-max=1G --dev-heap=4G
       run ./hvm4g "$f" -S -s --gpu -T16 --take-max=4G --dev-heap=4G
     done
+  done
+fi
+
+if has notake32; then
+  say "notake32: -DHVM4G_NO_TAKE32 against this build, interleaved"
+  cp hvm4g /tmp/h200_check_main
+  touch src/gpu/cuda.cu
+  make -s hvm4g NVFLAGS="-O3 -arch=sm_90 -Isrc -lineinfo -DHVM4G_NO_TAKE32" && cp hvm4g /tmp/h200_check_not32
+  touch src/gpu/cuda.cu
+  make -s hvm4g
+  for f in "${WIDE[@]}"; do
+    for r in 1 2; do for m in owner atomic; do for b in /tmp/h200_check_main /tmp/h200_check_not32; do
+      run "$b" "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
+    done; done; done
   done
 fi
 

@@ -123,7 +123,16 @@ __device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
 // --take=32 (D_TAKE32): Apple's scheme, every word as two 32-bit halves
 // and DUP slots taken on the high half (take32.h), as a cross-check of it
 // on real hardware.
+// Every heap access tests D_TAKE32 and keeps the 32-bit path beside the
+// 64-bit one: k_step's code is 5x larger for it (cubin 1.37 MB against
+// 285 KB; spills 100/116 against 80/88 B). -DHVM4G_NO_TAKE32 builds
+// without it (--take=32 then refuses CUDA), to time against
+// (h200_check.sh's notake32 part).
+#ifdef HVM4G_NO_TAKE32
+#define D_TAKE32 0
+#else
 __constant__ int D_TAKE32;
+#endif
 
 #define T32              unsigned int
 #define T32_LD(p)        (*(volatile unsigned int *)(p))
@@ -910,8 +919,16 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   CK(cudaMemcpyToSymbol(D_CAP, &dcap, sizeof dcap), "cap");
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
   CK(cudaMemcpyToSymbol(D_ALIGN, &align, sizeof align), "align");
+#ifdef HVM4G_NO_TAKE32
+  if (GPU.take == 32) {
+    snprintf(err, errlen, "--take=32: this build has no 32-bit take on CUDA "
+             "(built with -DHVM4G_NO_TAKE32)");
+    return -1;
+  }
+#else
   int take32 = GPU.take == 32;
   CK(cudaMemcpyToSymbol(D_TAKE32, &take32, sizeof take32), "take");
+#endif
   CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
   if (cu_grow((void **)&C.in, &C.in_cap, 1, sizeof(u64))) {
     snprintf(err, errlen, "frontier: out of device memory");
