@@ -863,6 +863,13 @@ static int copy_in(u32 loc, u64 top, char *err, unsigned errlen) {
 }
 
 static int cu_open(u32 loc, char *err, unsigned errlen) {
+#ifdef HVM4G_NO_TAKE32
+  if (GPU.take == 32) {
+    snprintf(err, errlen, "--take=32: this build has no 32-bit take on CUDA "
+             "(built with -DHVM4G_NO_TAKE32)");
+    return -1;
+  }
+#endif
   u64   top  = gpu_top();
   // Room for the run's own allocations, and the shadow of [0, top).
   u64   min  = 2 * top + (1ull << 20);
@@ -919,13 +926,7 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   CK(cudaMemcpyToSymbol(D_CAP, &dcap, sizeof dcap), "cap");
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
   CK(cudaMemcpyToSymbol(D_ALIGN, &align, sizeof align), "align");
-#ifdef HVM4G_NO_TAKE32
-  if (GPU.take == 32) {
-    snprintf(err, errlen, "--take=32: this build has no 32-bit take on CUDA "
-             "(built with -DHVM4G_NO_TAKE32)");
-    return -1;
-  }
-#else
+#ifndef HVM4G_NO_TAKE32
   int take32 = GPU.take == 32;
   CK(cudaMemcpyToSymbol(D_TAKE32, &take32, sizeof take32), "take");
 #endif
