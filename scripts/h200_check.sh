@@ -6,7 +6,8 @@
 #   OUT=dir HVM4_REF_TESTS=ref/test HVM4_REF_BENCH=ref/bench \
 #     bash scripts/h200_check.sh [checks] [rates] [balance] [ncu]
 #
-# Parts (all when none is named):
+# Parts (all when none is named; all of them pass the 10-minute limit of
+# one device call: run `checks` in one call and the others in another):
 #   checks   scripts/cuda_check.sh (compute-sanitizer included), then
 #            tests/conformance.sh on CUDA in both DUP modes (HVM4_REF_TESTS)
 #   rates    each wide program device only (--gpu --cpu-first=0), both
@@ -133,6 +134,17 @@ if has notake32; then
       run "$b" "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
     done; done; done
   done
+  if command -v ncu > /dev/null; then   # where each build's warps stall
+    for b in /tmp/h200_check_main /tmp/h200_check_not32; do
+      ncu --clock-control none -k k_step -s 8 -c 1 \
+        --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+        "$b" bench/gpu_wide_map.hvm4 -S --gpu --dup=atomic --cpu-first=0 \
+        --dev-heap=4G > "$OUTDIR/ncu_stalls_$(basename "$b").txt" 2>&1
+      echo "  $(basename "$b") stalls (cycles per issued instruction): $(grep -E 'stalled_[a-z_]+_per_issue_active' \
+        "$OUTDIR/ncu_stalls_$(basename "$b").txt" | awk '$NF + 0 >= 1 { sub(/.*stalled_/, "", $1);
+        sub(/_per_issue_active.*/, "", $1); printf "%s %s, ", $1, $NF }')"
+    done
+  fi
 fi
 
 if has balance; then
