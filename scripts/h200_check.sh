@@ -78,6 +78,16 @@ run() {
           printf ", %s\n", w }'
 }
 
+# variant OUT FLAG...: the binary built with FLAG... added to NVFLAGS, copied
+# to OUT; ./hvm4g is then built again as it was.
+variant() {
+  local out=$1; shift
+  touch src/gpu/cuda.cu
+  make -s hvm4g NVFLAGS="-O3 -arch=sm_90 -Isrc -lineinfo $*" && cp hvm4g "$out"
+  touch src/gpu/cuda.cu
+  make -s hvm4g
+}
+
 WIDE=(bench/gpu_wide_map.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_shared_wide.hvm4
       bench/gpu_tree_map.hvm4 bench/gpu_shared_tree.hvm4)
 ST=${HVM4_REF_BENCH:+$HVM4_REF_BENCH/par/sup_tree.hvm4}
@@ -125,10 +135,7 @@ fi
 if has notake32; then
   say "notake32: -DHVM4G_NO_TAKE32 against this build, interleaved"
   cp hvm4g /tmp/h200_check_main
-  touch src/gpu/cuda.cu
-  make -s hvm4g NVFLAGS="-O3 -arch=sm_90 -Isrc -lineinfo -DHVM4G_NO_TAKE32" && cp hvm4g /tmp/h200_check_not32
-  touch src/gpu/cuda.cu
-  make -s hvm4g
+  variant /tmp/h200_check_not32 -DHVM4G_NO_TAKE32
   for f in "${WIDE[@]}"; do
     for r in 1 2; do for m in owner atomic; do for b in /tmp/h200_check_main /tmp/h200_check_not32; do
       run "$b" "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
@@ -149,11 +156,7 @@ fi
 
 if has balance; then
   say "balance: -DLANE_BALANCE"
-  cp hvm4g /tmp/h200_check_main
-  touch src/gpu/cuda.cu
-  make -s hvm4g NVFLAGS="-O3 -arch=sm_90 -Isrc -lineinfo -DLANE_BALANCE" && cp hvm4g /tmp/h200_check_bal
-  touch src/gpu/cuda.cu
-  make -s hvm4g
+  variant /tmp/h200_check_bal -DLANE_BALANCE
   for f in bench/gpu_wide_map.hvm4 bench/gpu_tree_map.hvm4; do
     for m in owner atomic; do
       run /tmp/h200_check_bal "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
