@@ -375,6 +375,7 @@ static struct {
   int        ok;
   int        warm;      // buffers made (cu_warm)
   int        sms;       // multiprocessors
+  u32        dflt_lanes; // lanes when --lanes is not given (0: not sized)
   Term      *heap;      // device heap
   u64        cap;       // its words
   u32       *book;
@@ -496,9 +497,8 @@ static int lane_buffers(char *err, unsigned errlen) {
   // The default is sized once, from the memory free at the first setup:
   // sized again at a later one (the heap and the stacks then taken), it
   // came out smaller and remade the stacks, 4-7 ms a run (run38, run39).
-  static u32 dflt = 0;
-  if (!GPU.lanes && !dflt) dflt = default_lanes(stack);
-  u32 lanes = GPU.lanes ? GPU.lanes : dflt;
+  if (!GPU.lanes && !C.dflt_lanes) C.dflt_lanes = default_lanes(stack);
+  u32 lanes = GPU.lanes ? GPU.lanes : C.dflt_lanes;
   if (lanes == C.req_lanes && stack == C.stack_cap) return 0;
   u32 req = lanes;
   C.req_lanes = 0;
@@ -1084,11 +1084,12 @@ static long long cu_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
   CK(cudaGetLastError(), "mark levels kernel launch");
   PassRes r;
   CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "mark levels");
-  if (r.total && cu_grow((void **)&C.in, &C.in_cap, r.total, sizeof(u64))) {
-    snprintf(err, errlen, "out of device memory for a frontier of %u", r.total);
-    return -1;
-  }
   if (r.total) {
+    if (cu_grow((void **)&C.in, &C.in_cap, r.total, sizeof(u64))) {
+      snprintf(err, errlen, "out of device memory for a frontier of %u",
+               r.total);
+      return -1;
+    }
     CK(cudaMemcpy(C.in, C.lv[r.side], (u64)r.total * sizeof(u64),
                   cudaMemcpyDeviceToDevice), "mark levels");
   }

@@ -47,8 +47,8 @@ typedef struct {
   int  cpu_first_set;
   u64  take_max;     // --take-max=SIZE: the device takes over from the CPU
                      // only while the host heap holds at most this many
-                     // words (the take-over copies them all in: its root
-                     // reaches most of them, past the walk's budget,
+                     // words (the device heap holds the shadow of them
+                     // all; the copy in takes what the root reaches,
                      // reach.h)
   u64  pin_ahead;    // --pin-ahead=SIZE: words of host heap above the
                      // run's top faulted in and pinned while the passes
@@ -181,7 +181,7 @@ u32  gpu_out_cap(u32 n, u32 lanes);  // output slots per lane for n entries
 u32  gpu_mark_cap(u32 n, u32 lanes, u32 budget);  // the same, mark passes
 // Lanes when --lanes is not given: `wave` lanes fill the device once,
 // `free` bytes of its memory are free (0: unknown), stacks of `stack`
-// words a lane (pass.c says how). Sized once per process.
+// words a lane (pass.c says how).
 u32  gpu_default_lanes(u32 wave, u64 free, u32 stack);
 // Budget and segment size of a pass over n entries with `lanes` lanes.
 void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes);
