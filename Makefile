@@ -12,7 +12,7 @@ BUILD   ?= build
 
 SRCS    := $(wildcard src/*.c) $(wildcard src/gpu/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
-HDRS    := $(wildcard src/*.h) $(wildcard src/gpu/*.h)
+HDRS    := $(wildcard src/*.h) $(wildcard src/gpu/*.h) $(wildcard src/gpu/*.cuh)
 
 # The CUDA backend is compiled wherever nvcc exists; the binary still runs
 # (on the simulated device) where no GPU is present.

@@ -19,9 +19,6 @@
 #   hybrid   `--gpu -T16` with --take-max 64M (default), 1G and 4G words:
 #            the take-over's copy in is only what the root reaches
 #            (reach.c), so a larger heap may now be worth taking over
-#   notake32 a -DHVM4G_NO_TAKE32 build (k_step without the runtime test
-#            of --take=32 at every heap access: 5x less code) against
-#            this one, interleaved, device only
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
@@ -30,7 +27,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 OUTDIR=${OUT:-$PWD/h200-check}
 mkdir -p "$OUTDIR"
-PARTS=${*:-checks rates hybrid notake32 balance ncu}
+PARTS=${*:-checks rates hybrid balance ncu}
 LOG=$OUTDIR/h200_check.txt
 exec > >(tee "$LOG") 2>&1
 T0=$(date +%s)
@@ -132,28 +129,6 @@ if has hybrid; then
   done
 fi
 
-if has notake32; then
-  say "notake32: -DHVM4G_NO_TAKE32 against this build, interleaved"
-  cp hvm4g /tmp/h200_check_main
-  variant /tmp/h200_check_not32 -DHVM4G_NO_TAKE32
-  for f in "${WIDE[@]}"; do
-    for r in 1 2; do for m in owner atomic; do for b in /tmp/h200_check_main /tmp/h200_check_not32; do
-      run "$b" "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
-    done; done; done
-  done
-  if command -v ncu > /dev/null; then   # where each build's warps stall
-    for b in /tmp/h200_check_main /tmp/h200_check_not32; do
-      ncu --clock-control none -k k_step -s 8 -c 1 \
-        --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-        "$b" bench/gpu_wide_map.hvm4 -S --gpu --dup=atomic --cpu-first=0 \
-        --dev-heap=4G > "$OUTDIR/ncu_stalls_$(basename "$b").txt" 2>&1
-      echo "  $(basename "$b") stalls (cycles per issued instruction): $(grep -E 'stalled_[a-z_]+_per_issue_active' \
-        "$OUTDIR/ncu_stalls_$(basename "$b").txt" | awk '$NF + 0 >= 1 { sub(/.*stalled_/, "", $1);
-        sub(/_per_issue_active.*/, "", $1); printf "%s %s, ", $1, $NF }')"
-    done
-  fi
-fi
-
 if has balance; then
   say "balance: -DLANE_BALANCE"
   variant /tmp/h200_check_bal -DLANE_BALANCE
@@ -166,12 +141,16 @@ fi
 
 if has ncu && command -v ncu > /dev/null; then
   say "ncu: k_step, wide map, atomic, ninth launch"
-  ncu --clock-control none -k k_step -s 8 -c 1 --section SpeedOfLight \
+  ncu --clock-control none -k regex:k_step -s 8 -c 1 --section SpeedOfLight \
     --section Occupancy --section WarpStateStats --section SchedulerStats \
-    --section LaunchStats --metrics smsp__thread_inst_executed_per_inst_executed.ratio \
+    --section LaunchStats \
+    --metrics 'smsp__thread_inst_executed_per_inst_executed.ratio,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
     ./hvm4g bench/gpu_wide_map.hvm4 -S --gpu --dup=atomic --cpu-first=0 \
     --dev-heap=4G > "$OUTDIR/ncu_k_step.txt" 2>&1
   grep -E "Duration|Throughput|Occupancy|Registers|Active Threads|Cycles Per Issued|thread_inst_executed" \
     "$OUTDIR/ncu_k_step.txt" | head -20
+  echo "  stalls (cycles per issued instruction): $(grep -E 'stalled_[a-z_]+_per_issue_active' \
+    "$OUTDIR/ncu_k_step.txt" | awk '$NF + 0 >= 1 { sub(/.*stalled_/, "", $1);
+    sub(/_per_issue_active.*/, "", $1); printf "%s %s, ", $1, $NF }')"
 fi
 say "done"

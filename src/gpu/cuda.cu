@@ -120,19 +120,12 @@ __device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
   return 1;
 }
 
-// --take=32 (D_TAKE32): Apple's scheme, every word as two 32-bit halves
-// and DUP slots taken on the high half (take32.h), as a cross-check of it
-// on real hardware.
-// Every heap access tests D_TAKE32 and keeps the 32-bit path beside the
-// 64-bit one: k_step's code is 5x larger for it (cubin 1.37 MB against
-// 285 KB; spills 100/116 against 80/88 B). -DHVM4G_NO_TAKE32 builds
-// without it (--take=32 then refuses CUDA), to time against
-// (h200_check.sh's notake32 part).
-#ifdef HVM4G_NO_TAKE32
-#define D_TAKE32 0
-#else
-__constant__ int D_TAKE32;
-#endif
+// --take=32: Apple's scheme, every word as two 32-bit halves and DUP
+// slots taken on the high half (take32.h), as a cross-check of it on real
+// hardware. The WNF core is compiled twice below, D_TAKE32 a constant in
+// each: t64::k_step for the 64-bit take, t32::k_step for this one. Testing a
+// runtime flag at every heap access instead made k_step 5x larger (cubin
+// 1.37 MB against 285 KB) with more spills (100/116 against 80/88 B).
 
 #define T32              unsigned int
 #define T32_LD(p)        (*(volatile unsigned int *)(p))
@@ -160,7 +153,24 @@ __constant__ int D_TAKE32;
 #define GPU_OR32(p, v)     atomicOr((unsigned int *)(p), (unsigned int)(v))
 #define GPU_CAS32(p, o, n) atomicCAS((unsigned int *)(p), (unsigned int)(o), (unsigned int)(n))
 
+// The step kernel's core, once a take: lane.h (and wnf.h in it) read
+// D_TAKE32 through the HEAP_* macros above. Their include guards are
+// lifted between the two; what they include is already in.
+#include "../core.h"
+#include "../rules.h"
+#include "kern.h"
+namespace t64 {
+#define D_TAKE32 0
 #include "lane.h"
+}
+#undef D_TAKE32
+#undef HVM4G_GPU_LANE_H
+#undef HVM4G_WNF_H
+namespace t32 {
+#define D_TAKE32 1
+#include "lane.h"
+}
+#undef D_TAKE32
 #include "compact.h"
 
 
@@ -222,24 +232,11 @@ static void balance_report(void) {
 #define K_STEP_BLOCKS (1024 / LANE_TPB)   // 64 registers
 #endif
 
-__global__ void __launch_bounds__(LANE_TPB, K_STEP_BLOCKS)
-k_step(PassArgs a, const u64 *in, u32 n, u32 lanes, u64 *outs, u32 *out_n,
-       u32 *arena, Term *stacks, u32 *seen, PassCtl *ctl) {
-  u32 lane = blockIdx.x * blockDim.x + threadIdx.x;
-#ifdef LANE_BALANCE
-  u32 valid = __ballot_sync(0xFFFFFFFFu, lane < lanes);
-#endif
-  if (lane >= lanes) return;
-  Lane L;
-  lane_begin(&L, &a, lane, stacks, arena, outs);
-  for (u64 i = lane; i < n; i += lanes) {
-    u32 rem = (u32)((n - 1 - i) / lanes);
-    lane_entry(&L, &a, seen, ctl, in[i], rem);
-  }
-#ifdef LANE_BALANCE
-  lane_balance(valid, L.w.itrs);
-#endif
-  lane_end(&L, arena, lane, out_n, ctl);
+namespace t64 {
+#include "cuda_step.cuh"
+}
+namespace t32 {
+#include "cuda_step.cuh"
 }
 
 __global__ void k_mark(CompactArgs c, const u64 *in, u32 n, u32 lanes,
@@ -476,7 +473,7 @@ static u32 grid_of(u64 n) {
 // and the free memory.
 static u32 default_lanes(u32 stack) {
   int per = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_step, LANE_TPB, 0)
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t64::k_step, LANE_TPB, 0)
       != cudaSuccess || per <= 0 || C.sms <= 0) {
     cudaGetLastError();
     return 32768;
@@ -863,13 +860,6 @@ static int copy_in(u32 loc, u64 top, char *err, unsigned errlen) {
 }
 
 static int cu_open(u32 loc, char *err, unsigned errlen) {
-#ifdef HVM4G_NO_TAKE32
-  if (GPU.take == 32) {
-    snprintf(err, errlen, "--take=32: this build has no 32-bit take on CUDA "
-             "(built with -DHVM4G_NO_TAKE32)");
-    return -1;
-  }
-#endif
   u64   top  = gpu_top();
   // Room for the run's own allocations, and the shadow of [0, top).
   u64   min  = 2 * top + (1ull << 20);
@@ -926,10 +916,6 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   CK(cudaMemcpyToSymbol(D_CAP, &dcap, sizeof dcap), "cap");
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
   CK(cudaMemcpyToSymbol(D_ALIGN, &align, sizeof align), "align");
-#ifndef HVM4G_NO_TAKE32
-  int take32 = GPU.take == 32;
-  CK(cudaMemcpyToSymbol(D_TAKE32, &take32, sizeof take32), "take");
-#endif
   CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
   if (cu_grow((void **)&C.in, &C.in_cap, 1, sizeof(u64))) {
     snprintf(err, errlen, "frontier: out of device memory");
@@ -1012,7 +998,9 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   gpu_pass_shape(&C.a, n, C.lanes);
   if (cu_segments(lanes, C.a.cap, n, err, errlen)) return -1;
   u32 tpb = LANE_TPB;
-  k_step<<<(lanes + tpb - 1) / tpb, tpb>>>(C.a, C.in, n, lanes, C.outs,
+  // the kernel of the run's DUP take (--take=32: Apple's, as a cross-check)
+  auto step = GPU.take == 32 ? t32::k_step : t64::k_step;
+  step<<<(lanes + tpb - 1) / tpb, tpb>>>(C.a, C.in, n, lanes, C.outs,
       C.out_n, C.arena, C.stacks, C.seen, &C.res->ctl);
   CK(cudaGetLastError(), "step kernel launch");
   pin_step();
