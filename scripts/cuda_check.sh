@@ -75,12 +75,16 @@ say "programs: $(wc -l < "$LIST")"
 
 par() { xargs -d '\n' -r -P "$P" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
 
-# A CUDA run holds up to about 28 GiB (an 8 GiB heap and its bitmaps, the
-# lane stacks: 17.7 GB for the H200's 1.08M lanes, at most an eighth of
-# the free memory): more runs at once than the GPU holds leave one without
-# a heap, and it falls back to the CPU with a message, which the equality
-# check counts as a failure (12 at once on the H200: collapse_pair,
-# logs/h200-2026-12-01/run24). So the CUDA phases run at most that many.
+# A CUDA run here holds up to about 28 GiB (DH's 1G-word heap and its
+# bitmaps, 8.4 GB; the lane stacks: 17.7 GB for the H200's 1.08M lanes, at
+# most an eighth of the free memory; the default heap, the host's 2^32
+# words, would take 36 GB more): more runs at once than the GPU holds
+# leave one without a heap, and it falls back to the CPU with a message,
+# which the equality check counts as a failure (12 at once on the H200:
+# collapse_pair, logs/h200-2026-12-01/run24). So the CUDA phases run at
+# most that many, each with a heap of DH words (the programs here need
+# far less; a run that fills a given heap stops and the CPU finishes).
+DH=--dev-heap=1G
 CJOBS=$JOBS
 MIB=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n1 | tr -dc 0-9)
 if [ -n "$MIB" ]; then
@@ -91,10 +95,10 @@ say "jobs: $JOBS (CUDA phases: $CJOBS)"
 
 P=$JOBS par check cpu "$BIN" {} "$RES" < "$LIST"
 for dup in owner atomic; do
-  P=$CJOBS par same "cuda-$dup" cpu "$BIN" {} "$RES" -G --device=cuda "--dup=$dup" < "$LIST"
+  P=$CJOBS par same "cuda-$dup" cpu "$BIN" {} "$RES" -G --device=cuda "--dup=$dup" "$DH" < "$LIST"
 done
 # Small lanes and regions: more deferrals and races per program.
-P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda --dup=owner \
+P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda --dup=owner "$DH" \
   --lanes=256 --region-shift=8 --budget=64 < "$LIST"
 
 # --- hybrid: when the context is made (--warm-after) -------------------------
@@ -134,7 +138,7 @@ else
         name=$p-$tool-$dup
         log=$OUTDIR/san-$name.log
         (cd tests/gpu && timeout -k 5 "$SAN_TIMEOUT" "$SAN" --tool "$tool" \
-           --error-exitcode 99 "$BIN" "$p.hvm4" -G --device=cuda "--dup=$dup" \
+           --error-exitcode 99 "$BIN" "$p.hvm4" -G --device=cuda "--dup=$dup" "$DH" \
            --lanes=512 --stack=1024) > "$log" 2>&1
         rc=$?
         if [ $rc -eq 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$log"; then

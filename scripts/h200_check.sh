@@ -46,7 +46,7 @@ if has checks; then
   if [ -n "${HVM4_REF_TESTS:-}" ]; then
     for m in owner atomic; do
       HVM4G_BIN=./hvm4g JOBS=5 bash tests/conformance.sh "$HVM4_REF_TESTS" \
-        --device=cuda --dup=$m > "$OUTDIR/conformance_$m.txt" 2>&1
+        --device=cuda --dup=$m --dev-heap=1G > "$OUTDIR/conformance_$m.txt" 2>&1
       say "conformance $m: $(tail -n 1 "$OUTDIR/conformance_$m.txt")"
       grep -v '^\[PASS\]' "$OUTDIR/conformance_$m.txt" | grep '^\[' | head
     done

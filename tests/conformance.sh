@@ -3,24 +3,27 @@
 # and reports how many pass.
 #
 #   tests/conformance.sh [DIR] [--device=sim|cuda|metal] [--dup=owner|atomic]
+#                        [--other-hvm4g-flag...]
 #
 # DIR (or $HVM4_REF_TESTS) is the reference's test/ folder; files starting
 # with _ are helpers. Convention: the trailing // lines are the expected
 # output; -C unless a //! line is present; collapse_*/enum_* run with
 # -C<expected lines>; an expected PARSE_ERROR only needs the output to start
-# with PARSE_ERROR. With --device the programs run with --gpu on that device.
+# with PARSE_ERROR. With --device the programs run with --gpu on that device;
+# other flags pass to hvm4g (e.g. --dev-heap=1G when runs share a GPU).
 # HVM4G_BIN picks the binary (default ./hvm4g, built if missing); JOBS sets
 # parallel runs. Exit status 0 only when every program passes.
 
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${HVM4_REF_TESTS:-}
-DEVICE=""; DUP=""
+DEVICE=""; DUP=""; MORE=()
 for a in "$@"; do
   case "$a" in
     --device=*) DEVICE=$a ;;
     --dup=*)    DUP=$a ;;
     -h|--help)  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*)         MORE+=("$a") ;;
     *)          DIR=$a ;;
   esac
 done
@@ -29,6 +32,7 @@ if [ -n "$DEVICE$DUP" ]; then   # --dup alone means the simulated device
   DEV=(--gpu "${DEVICE:---device=sim}")
   [ -n "$DUP" ] && DEV+=("$DUP")
 fi
+DEV+=("${MORE[@]}")
 if [ -z "$DIR" ] || [ ! -d "$DIR" ]; then
   echo "usage: $0 DIR [--device=sim] [--dup=owner|atomic]  (or set HVM4_REF_TESTS)" >&2
   exit 2

@@ -311,9 +311,10 @@ __global__ void k_rank(CompactArgs c, u64 chunks, u64 words,
   }
 }
 
-__global__ void k_copy(CompactArgs c, u64 words, Term *dst) {
+// Bitmap words [lo, hi): one piece of the copy out (cu_close).
+__global__ void k_copy(CompactArgs c, u64 lo, u64 hi, Term *dst) {
   u64 step = (u64)gridDim.x * blockDim.x;
-  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < words;
+  for (u64 i = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; i < hi;
        i += step) {
     compact_copy(&c, i, dst);
   }
@@ -333,6 +334,17 @@ __global__ void k_total(const u32 *cnt, const u32 *off, u64 n, u32 *total,
   unsigned long long s = n ? (unsigned long long)off[n - 1] + cnt[n - 1] : 0;
   *total       = s > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)s;
   res->ctl.top = D_TOP;
+}
+
+// The copy out's pieces (cu_close): piece p's live words start at
+// at[p], the rank of rank chunk p * n / PIECES; at[PIECES] is the total.
+#define PIECES    8u
+#define PIECE_MIN (8ull << 20)   // bytes
+
+__global__ void k_pieces(const u32 *base, u64 n, const PassRes *res,
+                         u32 *at) {
+  for (u32 p = 0; p < PIECES; p++) at[p] = n ? base[p * n / PIECES] : 0u;
+  at[PIECES] = res->total;
 }
 
 // Gathers the lanes' output segments into the next frontier. A lane's
@@ -404,6 +416,8 @@ static struct {
   Term      *stage;     // pinned host staging buffer
   u64        stage_cap; // bytes
   PassRes   *res;
+  cudaStream_t out;     // copies out, behind the packing's pieces
+  cudaEvent_t  done[8]; // a piece packed (PIECES)
   u32        lanes;
   u32        req_lanes; // lanes asked for (lanes: what fit)
   u32        stack_cap;
@@ -526,13 +540,15 @@ static int lane_buffers(char *err, unsigned errlen) {
   return 0;
 }
 
-// The heap and its three bitmaps: --dev-heap words, else HEAP_START words
-// (8 GiB) or the host's capacity if less, within 60% of free device
-// memory; when that fails (other processes on the GPU), half as much, down
-// to `min`. A run that fills it asks for twice as much (cu_grow_heap) and
-// goes on from what it packed, up to the host's capacity.
-#define HEAP_START (1ull << 30)
-
+// The heap and its three bitmaps: --dev-heap words, else the host's
+// capacity, within 60% of free device memory; when that fails (other
+// processes on the GPU), half as much, down to `min`. A run that fills it
+// asks for twice as much (cu_grow_heap) and goes on from what it packed,
+// up to the host's capacity. The default was 2^30 words, so that parallel
+// runs (scripts/cuda_check.sh) would not starve each other: a wide
+// program then filled it, and `--gpu` alone took 13-16 s on the wide map
+// against 0.7 s with the whole heap (run41); parallel runs pass a
+// --dev-heap of their own instead.
 static int heap_buffers(u64 min, char *err, unsigned errlen) {
   u64 words = gpu_heap_words();
   if (C.want > min) min = C.want;
@@ -543,7 +559,7 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
   }
   size_t fr = 0, tot = 0;
   CK(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
-  u64 cap = GPU.dev_heap ? GPU.dev_heap : HEAP_START > min ? HEAP_START : min;
+  u64 cap = GPU.dev_heap ? GPU.dev_heap : words;
   u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 3 * sizeof(u32) / 32.0 + 1);
   if (cap > words) cap = words;
   if (min > words) min = words;
@@ -581,7 +597,15 @@ static int cu_setup(u64 min, char *err, unsigned errlen) {
   double t0 = gpu_now();
   CK(cudaSetDevice(0), "cudaSetDevice");
   if (lane_buffers(err, errlen) || heap_buffers(min, err, errlen)) return -1;
-  if (!C.res) CK(cudaMalloc(&C.res, sizeof(PassRes)), "counters");
+  if (!C.res) {
+    CK(cudaMalloc(&C.res, sizeof(PassRes)), "counters");
+    // Non-blocking: the legacy stream 0 would wait for it, and each piece's
+    // copy kernel for the copy out before it.
+    CK(cudaStreamCreateWithFlags(&C.out, cudaStreamNonBlocking), "stream");
+    for (u32 i = 0; i < PIECES; i++) {
+      CK(cudaEventCreateWithFlags(&C.done[i], cudaEventDisableTiming), "event");
+    }
+  }
   // The staging buffer of small copies out, made here (on the warm-up
   // thread when there is one): made at the first copy out, it cost that
   // copy out its 0.5-1 ms.
@@ -741,27 +765,21 @@ static void pin_step(void) {
   P.done = P.n >= PIN_CHUNKS || (u64)(P.n + 1) * PIN_CHUNK > P.want;
 }
 
-// Copies what of [to, to + n) the pinned chunks cover; returns the bytes
-// copied (a prefix of the range), or ~0 with a message. One asynchronous
-// copy a chunk (a copy may not span two registrations), one wait for all:
-// a synchronous call a chunk ran at about 25-36 GB/s (run21, run34).
-static u64 pin_copy(char *to, const char *from, u64 n, char *err,
-                    unsigned errlen) {
-  u64         done = 0;
-  cudaError_t e    = cudaSuccess;
-  for (u32 i = 0; i < P.n && done < n && e == cudaSuccess; i++) {
+// Queues on stream `s` the copy of what of [to, to + n) the pinned chunks
+// cover; returns its bytes (a prefix of the range). One asynchronous copy
+// a chunk (a copy may not span two registrations), one wait for all
+// (cu_close): a synchronous call a chunk ran at about 25-36 GB/s (run21,
+// run34). *e keeps the first error.
+static u64 pin_queue(char *to, const char *from, u64 n, cudaStream_t s,
+                     cudaError_t *e) {
+  u64 done = 0;
+  for (u32 i = 0; i < P.n && done < n && *e == cudaSuccess; i++) {
     char *b = P.lo + (u64)(i + 1) * PIN_CHUNK;
     if (b <= to + done) continue;
     u64 k = (u64)(b - (to + done));
     if (k > n - done) k = n - done;
-    e = cudaMemcpyAsync(to + done, from + done, k, cudaMemcpyDeviceToHost, 0);
+    *e = cudaMemcpyAsync(to + done, from + done, k, cudaMemcpyDeviceToHost, s);
     done += k;
-  }
-  if (e == cudaSuccess) e = cudaStreamSynchronize(0);
-  if (e != cudaSuccess) {
-    snprintf(err, errlen, "copy out: %s", cudaGetErrorString(e));
-    cudaGetLastError();
-    return ~0ull;
   }
   return done;
 }
@@ -1125,19 +1143,23 @@ static int cu_close(char *err, unsigned errlen) {
   u64    words  = C.live_used;
   u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
   u32    nroots = (u32)C.nroots;
-  if (cu_grow((void **)&C.sums, &C.sums_cap, 2 * (chunks + 1), sizeof(u32))) {
+  if (cu_grow((void **)&C.sums, &C.sums_cap, 2 * (chunks + 1) + PIECES + 1,
+              sizeof(u32))) {
     snprintf(err, errlen, "out of device memory for packing");
     return -1;
   }
   u32 *base = C.sums + chunks + 1;
+  u32 *at   = base + chunks + 1;   // the pieces' first ranks, and the total
   CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
   k_count<<<grid_of(chunks), 256>>>(C.c, chunks, words, C.sums);
   if (cu_scan(C.sums, base, chunks, err, errlen)) return -1;
   k_rank<<<grid_of(chunks), 256>>>(C.c, chunks, words, base);
+  k_pieces<<<1, 1>>>(base, chunks, C.res, at);
   CK(cudaGetLastError(), "rank kernels");
-  u32 live = 0;
-  CK(cudaMemcpy(&live, &C.res->total, sizeof live, cudaMemcpyDeviceToHost),
+  u32 piece[PIECES + 1];
+  CK(cudaMemcpy(piece, at, sizeof piece, cudaMemcpyDeviceToHost),
      "live words");
+  u32 live = piece[PIECES];
   if (C.top0 + live > gpu_heap_words()) {
     snprintf(err, errlen, "the result (%u words) does not fit the host heap",
              live);
@@ -1155,28 +1177,56 @@ static int cu_close(char *err, unsigned errlen) {
     }
     dst = C.dst;
   }
-  if (words) k_copy<<<grid_of(words), 256>>>(C.c, words, dst);
+  // Copy out behind the copy kernel, piece by piece (PIECES of the rank
+  // chunks, joined up to PIECE_MIN bytes): each piece's pinned part goes
+  // on the copy stream once its kernel is done, while the next piece is
+  // packed. What the pinned chunks do not cover follows, in one go.
+  Term       *host = gpu_heap();
+  char       *to   = (char *)(host + C.top0);
+  u64         bytes = (u64)live * sizeof(Term);
+  u64         pinned = 0;   // bytes queued: a prefix of the result
+  int         more   = 1;   // the pinned chunks cover all queued so far
+  cudaError_t e      = cudaSuccess;
+  for (u32 p = 0, q; p < PIECES; p = q) {
+    q = p + 1;
+    while (q < PIECES &&
+           (u64)(piece[q] - piece[p]) * sizeof(Term) < PIECE_MIN) q++;
+    u64 w0 = (u64)p * chunks / PIECES * RANK_CHUNK;
+    u64 w1 = q == PIECES ? words : (u64)q * chunks / PIECES * RANK_CHUNK;
+    if (w1 > words) w1 = words;
+    if (w1 > w0) k_copy<<<grid_of(w1 - w0), 256>>>(C.c, w0, w1, dst);
+    u64 lo = (u64)piece[p] * sizeof(Term), n = (u64)piece[q] * sizeof(Term) - lo;
+    if (!more || n == 0 || e != cudaSuccess) continue;
+    e = cudaEventRecord(C.done[p], 0);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(C.out, C.done[p], 0);
+    if (e != cudaSuccess) break;
+    u64 k = pin_queue(to + lo, (const char *)dst + lo, n, C.out, &e);
+    pinned += k;
+    more    = k == n;
+  }
   if (nroots) k_root_vals<<<grid_of(nroots), 256>>>(C.c, nroots, dst + live);
   CK(cudaGetLastError(), "pack kernels");
   PassRes r;
   CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "packing");
+  GPU_STATS.compact_s += gpu_now() - t0;
+  t0 = gpu_now();
+  if (e == cudaSuccess) e = cudaStreamSynchronize(C.out);
+  if (e != cudaSuccess) {
+    snprintf(err, errlen, "copy out: %s", cudaGetErrorString(e));
+    cudaGetLastError();
+    return -1;
+  }
   if (r.bad) {
     snprintf(err, errlen, "packing the result met %u pointers to words it "
              "did not mark (a bug)", r.bad);
     return -1;
   }
-  GPU_STATS.compact_s += gpu_now() - t0;
-  t0 = gpu_now();
-  Term *host = gpu_heap();
+  GPU_STATS.pinned += pinned;
   Term *vals = (Term *)malloc(((u64)nroots + 1) * sizeof(Term));
   u32  *locs = (u32 *)malloc(((u64)nroots + 1) * sizeof(u32));
-  u64   bytes = (u64)live * sizeof(Term);
-  u64   pinned = pin_copy((char *)(host + C.top0), (const char *)dst, bytes,
-                          err, errlen);
-  if (pinned != ~0ull) GPU_STATS.pinned += pinned;
-  int   ok   = vals && locs && pinned != ~0ull &&
-    stage_out((char *)(host + C.top0) + pinned, (const char *)dst + pinned,
-              bytes - pinned, err, errlen) == 0 &&
+  int   ok   = vals && locs &&
+    stage_out(to + pinned, (const char *)dst + pinned, bytes - pinned, err,
+              errlen) == 0 &&
     stage_out(vals, dst + live, (u64)nroots * sizeof(Term), err, errlen) == 0 &&
     stage_out(locs, C.roots, (u64)nroots * sizeof(u32), err, errlen) == 0 &&
     stage_out(host, C.heap, sizeof(Term), err, errlen) == 0;   // label count
