@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/cuda_check.sh: checks the CUDA backend on a machine with an NVIDIA
 # GPU (sm_90+, e.g. the H200). Builds hvm4g, runs every tests/golden and
-# tests/gpu program on the CPU and with --device=cuda in both DUP modes
-# (outputs must be identical), then compute-sanitizer memcheck and
+# tests/gpu program on the CPU and with --device=cuda in both DUP modes,
+# and with main on the CPU and each %gnf a CUDA run (outputs must be
+# identical), then compute-sanitizer memcheck and
 # racecheck on a few tests/gpu programs. Logs go to OUTDIR.
 #
 #   scripts/cuda_check.sh [OUTDIR]      (default: $OUT, else ./cuda-check)
@@ -97,6 +98,10 @@ P=$JOBS par check cpu "$BIN" {} "$RES" < "$LIST"
 for dup in owner atomic; do
   P=$CJOBS par same "cuda-$dup" cpu "$BIN" {} "$RES" -G --device=cuda "--dup=$dup" "$DH" < "$LIST"
 done
+# Main on the CPU, each %gnf a device run (no --gpu): runs one after
+# another in a process (tests/gpu/pack_gnf_twice_big.hvm4: the second
+# run's copy in over pages the first pinned failed, "invalid argument").
+P=$CJOBS par same "cuda-gnf" cpu "$BIN" {} "$RES" --device=cuda "$DH" < "$LIST"
 # Small lanes and regions: more deferrals and races per program.
 P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda --dup=owner "$DH" \
   --lanes=256 --region-shift=8 --budget=64 < "$LIST"
@@ -158,7 +163,7 @@ fi
 # --- report -----------------------------------------------------------------
 
 pass=0; fail=0
-for phase in cpu cuda-owner cuda-atomic cuda-tight hybrid sanitizer; do
+for phase in cpu cuda-owner cuda-atomic cuda-gnf cuda-tight hybrid sanitizer; do
   [ -d "$RES/$phase" ] || continue
   p=$(find "$RES/$phase" -name '*.pass' | wc -l)
   f=$(find "$RES/$phase" -name '*.fail' | wc -l)

@@ -42,7 +42,7 @@ make -s cuda-regs 2>&1 | grep -E "k_step|k_mark|k_gather"
 if has checks; then
   say "cuda_check"
   HVM4G_BIN=./hvm4g bash scripts/cuda_check.sh "$OUTDIR/cuda-check" > /dev/null 2>&1
-  tail -n 9 "$OUTDIR/cuda-check/summary.txt"
+  tail -n 10 "$OUTDIR/cuda-check/summary.txt"
   if [ -n "${HVM4_REF_TESTS:-}" ]; then
     for m in owner atomic; do
       HVM4G_BIN=./hvm4g JOBS=5 bash tests/conformance.sh "$HVM4_REF_TESTS" \

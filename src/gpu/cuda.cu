@@ -338,8 +338,10 @@ __global__ void k_total(const u32 *cnt, const u32 *off, u64 n, u32 *total,
 
 // The copy out's pieces (cu_close): piece p's live words start at
 // at[p], the rank of rank chunk p * n / PIECES; at[PIECES] is the total.
+#ifndef PIECES
 #define PIECES    8u
 #define PIECE_MIN (8ull << 20)   // bytes
+#endif
 
 __global__ void k_pieces(const u32 *base, u64 n, const PassRes *res,
                          u32 *at) {
@@ -417,7 +419,7 @@ static struct {
   u64        stage_cap; // bytes
   PassRes   *res;
   cudaStream_t out;     // copies out, behind the packing's pieces
-  cudaEvent_t  done[8]; // a piece packed (PIECES)
+  cudaEvent_t  done[PIECES]; // a piece packed
   u32        lanes;
   u32        req_lanes; // lanes asked for (lanes: what fit)
   u32        stack_cap;
@@ -906,7 +908,12 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
                   cudaMemcpyHostToDevice), "book copy");
   }
   // Heap: the used range, and its shadow at the heap's end, which the
-  // run's allocations stay below.
+  // run's allocations stay below. The last run's pinned chunks go first:
+  // they lie in [0, top) now, and one copy from host memory that starts in
+  // a registration and runs past it fails ("invalid argument": a second
+  // run whose copy in took the whole range, after a first run that began
+  // with a small heap; tests/gpu/pack_gnf_twice_big.hvm4).
+  pin_release();
   C.dcap = C.cap - top;
   if (copy_in(loc, top, err, errlen) != 0) return -1;
   CK(cudaMemcpy(C.heap + C.dcap, C.heap, top * sizeof(Term),
