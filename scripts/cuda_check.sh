@@ -126,6 +126,18 @@ got=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1
 if [ "$want" = "$got" ]; then : > "$RES/hybrid/long_same_output.pass"
 else echo "output differs from -T4's" > "$RES/hybrid/long_same_output.fail"; fi
 
+# A device heap that fills grows, and the next run goes on from what the
+# last one packed: its copy in once failed (the first run's pinned pages
+# at the heap's start, "heap copy in: invalid argument", run41b).
+# HVM4G_DEV_HEAP_START makes the first heap small (64M words; the tree map
+# allocates about 350M). Same output as -T4's, and no message.
+got=$(HVM4G_DEV_HEAP_START=64M timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G --device=cuda -s 2>&1)
+if printf '%s\n' "$got" | grep -q '^- Device runs: [2-5]$' &&
+   ! printf '%s\n' "$got" | grep -q '^hvm4g:' &&
+   [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$want" ]; then
+  : > "$RES/hybrid/grown_heap.pass"
+else { echo "no growth, a message, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/grown_heap.fail"; fi
+
 # --- compute-sanitizer -------------------------------------------------------
 
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n1)

@@ -188,6 +188,10 @@ void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes);
 // A device heap of cap words could not be allocated: the next size to try
 // (half, a multiple of 32), or 0 with a message when that is under min.
 u64  gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen);
+// The first device heap's words when --dev-heap is not given: those of
+// HVM4G_DEV_HEAP_START (tests only: a small heap that still grows), else 0
+// (the host's).
+u64  gpu_heap_start(void);
 Term *gpu_heap(void);                // HEAP
 u64  gpu_heap_words(void);           // HEAP_WORDS
 u32 *gpu_book(void);                 // BOOK

@@ -120,6 +120,12 @@ u64 gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen) {
   return (cap / 2) & ~31ull;
 }
 
+u64 gpu_heap_start(void) {
+  const char *v = getenv("HVM4G_DEV_HEAP_START");
+  u64         n = v ? heap_parse_size(v) : 0;
+  return n >= (1u << 20) ? n : 0;
+}
+
 Term *gpu_heap(void)       { return HEAP; }
 u64   gpu_heap_words(void) { return HEAP_WORDS; }
 u32  *gpu_book(void)       { return BOOK; }

@@ -523,9 +523,23 @@ static void default_lanes(void) {
   CHECK(gpu_default_lanes(100, 0, 2048) == 1024, "tiny device: one block");
 }
 
+// HVM4G_DEV_HEAP_START: words (K/M/G), at least 1M; else 0 (the host's).
+static void heap_start(void) {
+  unsetenv("HVM4G_DEV_HEAP_START");
+  CHECK(gpu_heap_start() == 0, "unset: the host's");
+  setenv("HVM4G_DEV_HEAP_START", "2M", 1);
+  CHECK(gpu_heap_start() == (2u << 20), "2M words");
+  setenv("HVM4G_DEV_HEAP_START", "4096", 1);
+  CHECK(gpu_heap_start() == 0, "under 1M: ignored");
+  setenv("HVM4G_DEV_HEAP_START", "lots", 1);
+  CHECK(gpu_heap_start() == 0, "not a size: ignored");
+  unsetenv("HVM4G_DEV_HEAP_START");
+}
+
 int main(void) {
   test_entries();
   default_lanes();
+  heap_start();
   if (heap_init(1u << 22) != 0) {
     printf("heap_init failed\n0 passed, 1 failed\n");
     return 1;
