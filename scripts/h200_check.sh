@@ -16,9 +16,8 @@
 #            packing with and without --mark-levels; --pin-ahead 8M and
 #            32M on shared wide (its result passes the 64 MB pinned ahead);
 #            the copy in of a %gnf
-#   hybrid   `--gpu -T16` with --take-max 64M (default), 1G and 4G words:
-#            the take-over's copy in is only what the root reaches
-#            (reach.c), so a larger heap may now be worth taking over
+#   hybrid   `--gpu -T16` with --take-max 64M (default), 1G and 4G words
+#            (2026-12-02: 1G and 4G slower, their copy in 0.24-2.25 s)
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
@@ -97,7 +96,7 @@ if has rates; then
     for r in 1 2; do for m in owner atomic; do
       run ./hvm4g "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
     done; done
-    for m in owner atomic; do   # the default device heap (2^30 words)
+    for m in owner atomic; do   # the default device heap (the host's)
       run ./hvm4g "$f" -S -s --gpu --dup=$m --cpu-first=0
     done
     run ./hvm4g "$f" -S -T16

@@ -914,9 +914,10 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   // Heap: the used range, and its shadow at the heap's end, which the
   // run's allocations stay below. The last run's pinned chunks go first:
   // they lie in [0, top) now, and one copy from host memory that starts in
-  // a registration and runs past it fails ("invalid argument": a second
-  // run whose copy in took the whole range, after a first run that began
-  // with a small heap; tests/gpu/pack_gnf_twice_big.hvm4).
+  // a registration and runs past it fails ("invalid argument": the grown
+  // run after a full heap, whose copy in took the whole range over the
+  // first run's chunks from the heap's first page, run41b; cuda_check's
+  // grown_heap check).
   pin_release();
   C.dcap = C.cap - top;
   if (copy_in(loc, top, err, errlen) != 0) return -1;
