@@ -1199,18 +1199,18 @@ static int cu_close(char *err, unsigned errlen) {
   u64         pinned = 0;   // bytes queued: a prefix of the result
   int         more   = 1;   // the pinned chunks cover all queued so far
   cudaError_t e      = cudaSuccess;
-  for (u32 p = 0, q; p < PIECES; p = q) {
-    q = p + 1;
-    while (q < PIECES &&
-           (u64)(piece[q] - piece[p]) * sizeof(Term) < PIECE_MIN) q++;
-    u64 w0 = (u64)p * chunks / PIECES * RANK_CHUNK;
-    u64 w1 = q == PIECES ? words : (u64)q * chunks / PIECES * RANK_CHUNK;
-    if (w1 > words) w1 = words;
-    if (w1 > w0) k_copy<<<grid_of(w1 - w0), 256>>>(C.c, w0, w1, dst);
-    u64 lo = (u64)piece[p] * sizeof(Term), n = (u64)piece[q] * sizeof(Term) - lo;
+  GpuPiece pc[PIECES];
+  u32      np = gpu_pieces(piece, PIECES, chunks, RANK_CHUNK, words,
+                           PIECE_MIN / sizeof(Term), pc);
+  for (u32 i = 0; i < np; i++) {
+    if (pc[i].w1 > pc[i].w0) {
+      k_copy<<<grid_of(pc[i].w1 - pc[i].w0), 256>>>(C.c, pc[i].w0, pc[i].w1, dst);
+    }
+    u64 lo = (u64)pc[i].r0 * sizeof(Term);
+    u64 n  = (u64)(pc[i].r1 - pc[i].r0) * sizeof(Term);
     if (!more || n == 0 || e != cudaSuccess) continue;
-    e = cudaEventRecord(C.done[p], 0);
-    if (e == cudaSuccess) e = cudaStreamWaitEvent(C.out, C.done[p], 0);
+    e = cudaEventRecord(C.done[i], 0);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(C.out, C.done[i], 0);
     if (e != cudaSuccess) break;
     u64 k = pin_queue(to + lo, (const char *)dst + lo, n, C.out, &e);
     pinned += k;

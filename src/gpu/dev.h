@@ -188,6 +188,19 @@ void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes);
 // A device heap of cap words could not be allocated: the next size to try
 // (half, a multiple of 32), or 0 with a message when that is under min.
 u64  gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen);
+// The copy out's pieces (cuda.cu's cu_close): `chunks` rank chunks of
+// `chunk_words` bitmap words (the last may end early, at `words`) cut in
+// n parts, part p from chunk p * chunks / n, whose live words start at
+// at[p] (at[n]: their total); parts are joined until each holds at least
+// min_live live words (the last takes what is left). Each piece: its
+// bitmap words [w0, w1) and live words [r0, r1); they tile [0, words) and
+// [0, at[n]) in order. Returns how many (at most n).
+typedef struct {
+  u64 w0, w1;
+  u32 r0, r1;
+} GpuPiece;
+u32  gpu_pieces(const u32 *at, u32 n, u64 chunks, u32 chunk_words, u64 words,
+                u64 min_live, GpuPiece *out);
 // The first device heap's words when --dev-heap is not given: those of
 // HVM4G_DEV_HEAP_START (tests only: a small heap that still grows), else 0
 // (the host's).

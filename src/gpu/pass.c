@@ -120,6 +120,23 @@ u64 gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen) {
   return (cap / 2) & ~31ull;
 }
 
+u32 gpu_pieces(const u32 *at, u32 n, u64 chunks, u32 chunk_words, u64 words,
+               u64 min_live, GpuPiece *out) {
+  u32 k = 0;
+  for (u32 p = 0, q; p < n; p = q) {
+    q = p + 1;
+    while (q < n && (u64)(at[q] - at[p]) < min_live) q++;
+    u64 w0 = (u64)p * chunks / n * chunk_words;
+    u64 w1 = q == n ? words : (u64)q * chunks / n * chunk_words;
+    out[k].w0 = w0 < words ? w0 : words;
+    out[k].w1 = w1 < words ? w1 : words;
+    out[k].r0 = at[p];
+    out[k].r1 = at[q];
+    k++;
+  }
+  return k;
+}
+
 u64 gpu_heap_start(void) {
   const char *v = getenv("HVM4G_DEV_HEAP_START");
   u64         n = v ? heap_parse_size(v) : 0;

@@ -523,6 +523,60 @@ static void default_lanes(void) {
   CHECK(gpu_default_lanes(100, 0, 2048) == 1024, "tiny device: one block");
 }
 
+// The copy out's pieces tile the bitmap words and the live words in
+// order, hold at least min_live live words each but the last, and cut
+// only at the n parts' boundaries.
+static void pieces_tile(const u32 *at, u32 n, u64 chunks, u64 words,
+                        u64 min_live, const char *what) {
+  GpuPiece pc[16];
+  u32 k  = gpu_pieces(at, n, chunks, 256, words, min_live, pc);
+  int ok = k >= 1 && k <= n && pc[0].w0 == 0 && pc[0].r0 == at[0] &&
+           pc[k - 1].w1 == words && pc[k - 1].r1 == at[n];
+  for (u32 i = 0; ok && i < k; i++) {
+    ok = pc[i].w0 <= pc[i].w1 && pc[i].r0 <= pc[i].r1 &&
+         (i == 0 || (pc[i].w0 == pc[i - 1].w1 && pc[i].r0 == pc[i - 1].r1)) &&
+         (i == k - 1 || pc[i].r1 - pc[i].r0 >= min_live);
+  }
+  CHECK(ok, "pieces %s: %u pieces", what, k);
+}
+
+static void pieces(void) {
+  // 8 chunks of 256 bitmap words, the last ending at 2000; 10 live words
+  // a chunk
+  u32 at[9] = { 0, 10, 20, 30, 40, 50, 60, 70, 80 };
+  GpuPiece pc[8];
+  u32 k = gpu_pieces(at, 8, 8, 256, 2000, 1, pc);
+  CHECK(k == 8 && pc[1].w0 == 256 && pc[1].w1 == 512 && pc[7].w1 == 2000 &&
+        pc[3].r0 == 30 && pc[3].r1 == 40, "one piece a part: %u", k);
+  k = gpu_pieces(at, 8, 8, 256, 2000, 25, pc);
+  CHECK(k == 3 && pc[0].r1 == 30 && pc[1].w0 == 768 && pc[1].r1 == 60 &&
+        pc[2].r0 == 60 && pc[2].r1 == 80, "joined to 25 live words: %u", k);
+  k = gpu_pieces(at, 8, 8, 256, 2000, 1000, pc);
+  CHECK(k == 1 && pc[0].w1 == 2000 && pc[0].r1 == 80, "one piece: %u", k);
+  pieces_tile(at, 8, 8, 2000, 1, "8 chunks");
+  pieces_tile(at, 8, 8, 2000, 25, "joined");
+  // fewer chunks than parts: parts of no chunk are empty
+  u32 few[9] = { 0, 0, 0, 7, 7, 7, 9, 9, 9 };
+  pieces_tile(few, 8, 3, 600, 1, "3 chunks");
+  u32 none[9] = { 0 };
+  k = gpu_pieces(none, 8, 0, 256, 0, 1, pc);
+  CHECK(k == 1 && pc[0].w0 == 0 && pc[0].w1 == 0 && pc[0].r1 == 0,
+        "nothing live: one empty piece (%u)", k);
+  // random counts
+  u32 seed = 12345;
+  for (u32 t = 0; t < 200; t++) {
+    u32 r[9];
+    r[0] = 0;
+    for (u32 i = 1; i <= 8; i++) {
+      seed = seed * 1103515245u + 12345u;
+      r[i] = r[i - 1] + (seed >> 16) % 50;
+    }
+    u64 chunks = 1 + (seed >> 8) % 40;
+    pieces_tile(r, 8, chunks, chunks * 256 - (seed >> 4) % 256,
+                1 + (seed >> 12) % 120, "random");
+  }
+}
+
 // HVM4G_DEV_HEAP_START: words (K/M/G), at least 1M; else 0 (the host's).
 static void heap_start(void) {
   unsetenv("HVM4G_DEV_HEAP_START");
@@ -540,6 +594,7 @@ int main(void) {
   test_entries();
   default_lanes();
   heap_start();
+  pieces();
   if (heap_init(1u << 22) != 0) {
     printf("heap_init failed\n0 passed, 1 failed\n");
     return 1;
