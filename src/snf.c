@@ -217,6 +217,23 @@ static int chain_link(Term t) {
   return 1;
 }
 
+// Whether a chain's last link copies what leaves nothing to visit: a free
+// variable, or a DUP this normalization already visited and found stuck.
+// known_stuck is not enough: it also takes a DUP of a stuck application
+// (`f(x)`, f free) never visited, whose arguments are still to normalize,
+// and marking the links above it seen left them unreduced (a redex printed
+// in the normal form, a runtime error missed: logs/cpu-2026-12-02/
+// fuzz_393238833, tests/golden/dup_chain_stuck_app.hvm4).
+static int chain_end_visited(Term t, u16 m) {
+  if (TAG(t) == VAR) {
+    Term c = load(VAL(t));
+    return !IS_SUB(c) && c != BUSY;
+  }
+  if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
+  Term c = load(VAL(t));
+  return c != BUSY && !IS_SUB(c) && slot_stuck(VAL(t), c, m);
+}
+
 static _Thread_local u32 *CHAIN     = NULL;
 static _Thread_local u32  CHAIN_CAP = 0;
 
@@ -241,7 +258,7 @@ static void chain_visit(Wnf *w, Term t, u16 m) {
     CHAIN[n++] = d;
     t = c;
   }
-  if (n == 0 || !known_stuck(t, m)) return;
+  if (n == 0 || !chain_end_visited(t, m)) return;
   SNF_STUCK_EP = m;
   while (n > 0) {
     u32 d = CHAIN[--n];
