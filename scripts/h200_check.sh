@@ -85,7 +85,7 @@ variant() {
 }
 
 WIDE=(bench/gpu_wide_map.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_shared_wide.hvm4
-      bench/gpu_tree_map.hvm4 bench/gpu_shared_tree.hvm4)
+      bench/gpu_tree_map.hvm4 bench/gpu_shared_tree.hvm4 bench/gpu_spin_tree.hvm4)
 ST=${HVM4_REF_BENCH:+$HVM4_REF_BENCH/par/sup_tree.hvm4}
 [ -n "$ST" ] && [ -f "$ST" ] && WIDE+=("$ST")
 ./hvm4g bench/gpu_tree_map.hvm4 -S --gpu --cpu-first=0 > /dev/null 2>&1   # warm up
