@@ -337,6 +337,15 @@ cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
 cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$CFT"
 cli_check take_max_bad 1 'take-max expects a size' "$BIN" cli_list.hvm4 --gpu --take-max=x
+# tests/conformance.sh passes flags it does not know to hvm4g (the H200's
+# runs give --dev-heap=1G): a bad --heap makes every program fail.
+mkdir -p "$TMP/conf"
+printf '@main = [1, 2]\n//![1,2]\n' > "$TMP/conf/list.hvm4"
+printf '@main = &A{1, 2}\n//1\n//2\n' > "$TMP/conf/sup.hvm4"
+cli_check conformance_flags 0 '^conformance: 2/2 passed' env HVM4G_BIN="$BIN" \
+  bash "$ROOT/tests/conformance.sh" "$TMP/conf" --dup=owner --dev-heap=1G
+cli_check conformance_flags_reach 1 '^conformance: 0/2 passed' env HVM4G_BIN="$BIN" \
+  bash "$ROOT/tests/conformance.sh" "$TMP/conf" --heap=bad
 # %nf nested millions deep (60,000 levels of 100 each, from the fuzzer)
 # overflowed the C stack: now a runtime error, not a crash.
 NFD=$TMP/cli_nf_deep.hvm4
