@@ -15,7 +15,7 @@
 #            share of device time, peak RSS; then -T16 and --gpu walls; the
 #            packing with and without --mark-levels; --pin-ahead 8M and
 #            32M on shared wide (its result passes the 64 MB pinned ahead);
-#            the copy in of a %gnf
+#            owner regions of 2^8-2^10 words; the copy in of a %gnf
 #   hybrid   `--gpu -T16` with --take-max 64M (default), 1G and 4G words
 #            (2026-12-02: 1G and 4G slower, their copy in 0.24-2.25 s)
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
@@ -113,6 +113,12 @@ if has rates; then
   for r in 1 2; do for p in 8M 32M; do
     run ./hvm4g bench/gpu_shared_wide.hvm4 -S -s --gpu --dup=atomic --cpu-first=0 --dev-heap=4G --pin-ahead=$p
   done; done
+  say "owner regions: --region-shift 8 / 9 (the default's, 1.08M lanes) / 10"
+  for f in bench/gpu_shared_wide.hvm4 bench/gpu_wide_map.hvm4; do
+    for r in 1 2; do for k in 8 9 10; do
+      run ./hvm4g "$f" -S -s --gpu --dup=owner --cpu-first=0 --region-shift=$k
+    done; done
+  done
   say "copy in after a large CPU computation (%gnf)"
   for a in "" "--gpu"; do run ./hvm4g bench/gpu_gnf_late.hvm4 -S -s $a; done
 fi
