@@ -99,8 +99,8 @@ for dup in owner atomic; do
   P=$CJOBS par same "cuda-$dup" cpu "$BIN" {} "$RES" -G --device=cuda "--dup=$dup" "$DH" < "$LIST"
 done
 # Main on the CPU, each %gnf a device run (no --gpu): runs one after
-# another in a process (tests/gpu/pack_gnf_twice_big.hvm4: the second
-# run's copy in over pages the first pinned failed, "invalid argument").
+# another in a process, a later one copying in over pages an earlier one
+# pinned (tests/gpu/pack_gnf_twice_big.hvm4).
 P=$CJOBS par same "cuda-gnf" cpu "$BIN" {} "$RES" --device=cuda "$DH" < "$LIST"
 # Small lanes and regions: more deferrals and races per program.
 P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda --dup=owner "$DH" \

@@ -183,11 +183,11 @@ static Term spine_head(Term t) {
   return t;
 }
 
-// Whether t is known to be stuck under key m without reducing it: its head
-// is a free variable, or a DP0/DP1 of a DUP slot this normalization
-// already reduced to a neutral term (not a value).
-static int known_stuck(Term t, u16 m) {
-  for (u32 hops = 0; hops < 2; hops++) {
+// Whether t is known to be stuck under key m without reducing it, looking
+// `hops` DUPs deep: its head is a free variable, or a DP0/DP1 of a DUP slot
+// this normalization already reduced to a neutral term (not a value).
+static int stuck_within(Term t, u16 m, u32 hops) {
+  for (u32 h = 0; h < hops; h++) {
     t = spine_head(t);
     u32 tag = TAG(t);
     if (tag == VAR) {
@@ -203,6 +203,10 @@ static int known_stuck(Term t, u16 m) {
   return 0;
 }
 
+static int known_stuck(Term t, u16 m) {
+  return stuck_within(t, m, 2);
+}
+
 // Whether t's head is a DP0/DP1 whose DUP copies a free variable, or a
 // copy of a copy of one (a link of a chain), not yet reduced. Anything else
 // (a variable bound by now, a value) the pool reduces as usual.
@@ -215,23 +219,6 @@ static int chain_link(Term t) {
     if (t == BUSY || IS_SUB(t)) return 0;
   }
   return 1;
-}
-
-// Whether a chain's last link copies what leaves nothing to visit: a free
-// variable, or a DUP this normalization already visited and found stuck.
-// known_stuck is not enough: it also takes a DUP of a stuck application
-// (`f(x)`, f free) never visited, whose arguments are still to normalize,
-// and marking the links above it seen left them unreduced (a redex printed
-// in the normal form, a runtime error missed: logs/cpu-2026-12-02/
-// fuzz_393238833, tests/golden/dup_chain_stuck_app.hvm4).
-static int chain_end_visited(Term t, u16 m) {
-  if (TAG(t) == VAR) {
-    Term c = load(VAL(t));
-    return !IS_SUB(c) && c != BUSY;
-  }
-  if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
-  Term c = load(VAL(t));
-  return c != BUSY && !IS_SUB(c) && slot_stuck(VAL(t), c, m);
 }
 
 static _Thread_local u32 *CHAIN     = NULL;
@@ -258,7 +245,13 @@ static void chain_visit(Wnf *w, Term t, u16 m) {
     CHAIN[n++] = d;
     t = c;
   }
-  if (n == 0 || !chain_end_visited(t, m)) return;
+  // The last link must copy what leaves nothing to visit: a free variable,
+  // or a DUP this normalization visited and found stuck (one hop). Two hops
+  // also take a DUP of a stuck application never visited, whose arguments
+  // are still to normalize: marking the links above it seen left them
+  // unreduced (a redex printed, a runtime error missed: logs/cpu-2026-12-02/
+  // fuzz_393238833, tests/golden/dup_chain_stuck_app.hvm4).
+  if (n == 0 || !stuck_within(t, m, 1)) return;
   SNF_STUCK_EP = m;
   while (n > 0) {
     u32 d = CHAIN[--n];

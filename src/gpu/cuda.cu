@@ -565,7 +565,8 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
   // A small first heap that still grows (HVM4G_DEV_HEAP_START), so that
   // scripts/cuda_check.sh runs the growth on a small program: a grown
   // run's copy in once failed (run41b).
-  if (!GPU.dev_heap && !C.want && gpu_heap_start()) cap = gpu_heap_start();
+  u64 start = GPU.dev_heap || C.want ? 0 : gpu_heap_start();
+  if (start) cap = start;
   u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 3 * sizeof(u32) / 32.0 + 1);
   if (cap > words) cap = words;
   if (min > words) min = words;

@@ -108,16 +108,28 @@ FN void lane_stop(DEV PassCtl *ctl, u32 why, u32 loc, u32 err, u32 pri) {
   }
 }
 
-// -C: the terms whose children a run leaves as they are after the term's
-// WNF. An application or operation left stuck may yet be copied by a DUP
-// the collapser makes when it lifts a SUP above it (cnf_lift), and a stuck
-// DUP's expression prints as found: normalized ahead by the device, its
-// operands printed otherwise than on the CPU (`[&A{0,1}, &B{λx.0,2} .|.
-// 6]`: `B₀` pending there, `6` here). Where no DUP copies it, the
-// collapser's cnf normalizes its children itself.
-FN int lane_neutral(u32 tag) {
-  return tag == APP || tag == OP2 || tag == EQL || tag == AND || tag == OR ||
-         tag == DSU || tag == DDU;
+// The children a run visits after a term's WNF r: [*first, *first + n).
+// Under -C (shallow_inc), as the collapser's cnf: none under ↑, only a
+// RED's right side (cnf drops the left), and none of a stuck application
+// or operation, which cnf normalizes where it stands but which, copied by a
+// DUP when cnf lifts a SUP beside it, prints as found: normalized ahead by
+// the device it showed resolved DUPs that the CPU prints pending (`[&A{0,1},
+// &B{λx.0,2} .|. 6]`: `B₀` there, `6` here; tests/golden/collapse_*).
+FN u32 lane_children(THR const PassArgs *a, Term r, THR u32 *first) {
+  u32 tag = TAG(r);
+  *first  = VAL(r);
+  if (!a->shallow_inc) {
+    return term_arity(r);
+  }
+  if (tag == RED) {
+    *first += 1;
+    return 1;
+  }
+  if (tag == INC || tag == APP || tag == OP2 || tag == EQL || tag == AND ||
+      tag == OR || tag == DSU || tag == DDU) {
+    return 0;
+  }
+  return term_arity(r);
 }
 
 // A word already in strong normal form with nothing under it: its slot
@@ -300,15 +312,8 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
       tries = 0;
       continue;
     }
-    u32 n    = a->shallow_inc && (tag == INC || lane_neutral(tag)) ? 0u
-                                                                   : term_arity(r);
-    u32 base = VAL(r);
-    if (tag == RED && a->shallow_inc) {
-      // -C: cnf keeps a RED's right side only; normalizing its left one
-      // could resolve a DUP that a stuck term still shows pending
-      base++;
-      n = 1;
-    }
+    u32 base;
+    u32 n    = lane_children(a, r, &base);
     u32 last = 0;
     u32 has  = 0;
     for (u32 i = 0; i < n; i++) {
