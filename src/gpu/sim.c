@@ -311,6 +311,22 @@ typedef struct {
   u32 tid;
 } SimArg;
 
+#ifdef LANE_BALANCE
+// -DLANE_BALANCE: as CUDA's (cuda.cu), a warp being 32 consecutive lanes.
+static u64 SIM_BAL[2];
+static void sim_balance(const Lane *L, u32 nl) {
+  for (u32 w0 = 0; w0 < nl; w0 += 32) {
+    u64 sum = 0, top = 0;
+    for (u32 j = w0; j < nl && j < w0 + 32; j++) {
+      sum += L[j].w.itrs;
+      top  = L[j].w.itrs > top ? L[j].w.itrs : top;
+    }
+    __atomic_fetch_add(&SIM_BAL[0], sum, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&SIM_BAL[1], 32 * top, __ATOMIC_RELAXED);
+  }
+}
+#endif
+
 // Runs every block b with b % threads == tid.
 static void *sim_worker(void *arg) {
   u32 tid    = ((SimArg *)arg)->tid;
@@ -344,6 +360,9 @@ static void *sim_worker(void *arg) {
       }
       if (!any) break;
     }
+#ifdef LANE_BALANCE
+    if (!mark) sim_balance(L, nl);
+#endif
     for (u32 j = 0; j < nl; j++) {
       if (mark) mark_end(&M[j], &S.c, S.out_n, l0 + j);
       else      lane_end(&L[j], S.arena, l0 + j, S.out_n, S.ctl);
@@ -548,6 +567,13 @@ static void clear_words(u64 lo, u64 hi) {
 // Packs the live words, then writes them down at top0: the words the run
 // left above the new top are cleared, as fresh heap words are.
 static int sim_close(char *err, unsigned errlen) {
+#ifdef LANE_BALANCE
+  if (SIM_BAL[1]) {
+    fprintf(stderr, "- Lane balance: %.1f%% (%llu of %llu lane interactions)\n",
+            100.0 * (double)SIM_BAL[0] / (double)SIM_BAL[1],
+            (unsigned long long)SIM_BAL[0], (unsigned long long)SIM_BAL[1]);
+  }
+#endif
   double t0     = gpu_now();
   u64    words  = S.live_words;
   u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
