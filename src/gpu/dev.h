@@ -94,6 +94,7 @@ typedef struct {
   u64    marks;      // mark passes
   double out_s;      // copying them out
   u64    pinned;     // of those, bytes copied into pages pinned ahead
+  u64    behind;     // and bytes pinned behind the packing (the tail)
   u64    alloc;      // words the device allocated, all runs
   u64    live;       // of those, live at the end: the host heap's growth
   u64    changed;    // words below the host's top the device changed

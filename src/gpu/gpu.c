@@ -489,8 +489,9 @@ void gpu_print_stats(FILE *out) {
           "%llu changed words below the host's top)\n", s->compact_s,
           s->mark_s, (unsigned long long)s->marks,
           (unsigned long long)s->changed);
-  fprintf(out, "- Device copy out: %.6f s (%.1f MB into pages pinned ahead)\n",
-          s->out_s, (double)s->pinned / 1e6);
+  fprintf(out, "- Device copy out: %.6f s (%.1f MB into pages pinned ahead, "
+          "%.1f MB pinned behind the packing)\n", s->out_s,
+          (double)s->pinned / 1e6, (double)s->behind / 1e6);
   fprintf(out, "- Device heap: %llu words allocated, %llu live: the host "
           "heap grew by %llu words (%.1f MB)\n",
           (unsigned long long)s->alloc, (unsigned long long)s->live,
