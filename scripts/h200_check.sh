@@ -20,6 +20,9 @@
 #            (2026-12-02: 1G and 4G slower, their copy in 0.24-2.25 s)
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
+#   ncusrc   the same launch's instructions executed per source line and
+#            per SASS instruction (SourceCounters): where the ~190 thread
+#            instructions an interaction costs go (not in the default set)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
 
 set -u
@@ -157,5 +160,21 @@ if has ncu && command -v ncu > /dev/null; then
   echo "  stalls (cycles per issued instruction): $(grep -E 'stalled_[a-z_]+_per_issue_active' \
     "$OUTDIR/ncu_k_step.txt" | awk '$NF + 0 >= 1 { sub(/.*stalled_/, "", $1);
     sub(/_per_issue_active.*/, "", $1); printf "%s %s, ", $1, $NF }')"
+fi
+
+if has ncusrc && command -v ncu > /dev/null; then
+  say "ncu source counters: k_step, wide map, atomic, ninth launch"
+  ncu --clock-control none -k regex:k_step -s 8 -c 1 --section SourceCounters \
+    --import-source yes -f -o "$OUTDIR/ncu_src" \
+    ./hvm4g bench/gpu_wide_map.hvm4 -S --gpu --dup=atomic --cpu-first=0 \
+    --dev-heap=4G > "$OUTDIR/ncu_src_run.txt" 2>&1
+  # Per CUDA line and per SASS instruction (the report stays for the GUI).
+  ncu -i "$OUTDIR/ncu_src.ncu-rep" --page source --csv --print-source cuda \
+    > "$OUTDIR/ncu_src_cuda.csv" 2>&1
+  ncu -i "$OUTDIR/ncu_src.ncu-rep" --page source --csv --print-source sass \
+    > "$OUTDIR/ncu_src_sass.csv" 2>&1
+  ncu -i "$OUTDIR/ncu_src.ncu-rep" --page details --section SourceCounters \
+    > "$OUTDIR/ncu_src_details.txt" 2>&1
+  head -c 3000 "$OUTDIR/ncu_src_details.txt"
 fi
 say "done"
