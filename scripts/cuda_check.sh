@@ -140,6 +140,19 @@ if printf '%s\n' "$got" | grep -q '^- Device runs: [2-5]$' &&
   : > "$RES/hybrid/grown_heap.pass"
 else { echo "no growth, a message, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/grown_heap.fail"; fi
 
+# A result larger than the pages pinned ahead: its tail is faulted in and
+# pinned on a thread while the copy kernels run (c48b556). --pin-ahead=0
+# makes the whole 6.3 MB result that tail; 512K words (one 4 MB chunk)
+# leave 2.3 MB of it.
+for pa in 0 512K; do
+  got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G --device=cuda "$DH" --pin-ahead=$pa -s 2>&1)
+  if printf '%s\n' "$got" | grep -Eq 'MB into pages pinned ahead, [1-9][0-9.]* MB pinned behind the packing' &&
+     ! printf '%s\n' "$got" | grep -q '^hvm4g:' &&
+     [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$want" ]; then
+    : > "$RES/hybrid/tail_behind_$pa.pass"
+  else { echo "no tail pinned behind, a message, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/tail_behind_$pa.fail"; fi
+done
+
 # --- compute-sanitizer -------------------------------------------------------
 
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n1)
