@@ -20,6 +20,11 @@
 #            (2026-12-02: 1G and 4G slower, their copy in 0.24-2.25 s)
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
+#   heapconst  (not in the default set, not yet run) k_step with the heap's
+#            base in constant memory (-DHVM4G_HEAP_CONST=1: held in
+#            registers, =2: read at each use) against the default, which
+#            reads it from the Wnf in local memory before every heap access;
+#            interleaved, both modes, with each variant's outputs compared
 #   ncusrc   the same launch's instructions executed per source line and
 #            per SASS instruction (SourceCounters): where the ~190 thread
 #            instructions an interaction costs go (not in the default set)
@@ -160,6 +165,28 @@ if has ncu && command -v ncu > /dev/null; then
   echo "  stalls (cycles per issued instruction): $(grep -E 'stalled_[a-z_]+_per_issue_active' \
     "$OUTDIR/ncu_k_step.txt" | awk '$NF + 0 >= 1 { sub(/.*stalled_/, "", $1);
     sub(/_per_issue_active.*/, "", $1); printf "%s %s, ", $1, $NF }')"
+fi
+
+if has heapconst; then
+  say "heapconst: the heap's base from constant memory (=1, =2) against the default"
+  variant /tmp/h200_check_hc1 -DHVM4G_HEAP_CONST=1
+  variant /tmp/h200_check_hc2 -DHVM4G_HEAP_CONST=2
+  for f in tests/gpu/wide_tree.hvm4 tests/gpu/shared_tree.hvm4 bench/gpu_tree_map.hvm4 ${ST:+"$ST"}; do
+    for m in owner atomic; do
+      want=$(./hvm4g "$f" --gpu --dup=$m --cpu-first=0 --dev-heap=4G 2>&1 | md5sum)
+      for b in /tmp/h200_check_hc1 /tmp/h200_check_hc2; do
+        got=$("$b" "$f" --gpu --dup=$m --cpu-first=0 --dev-heap=4G 2>&1 | md5sum)
+        [ "$got" = "$want" ] || echo "  OUTPUT DIFFERS: $(basename "$b") $f --dup=$m"
+      done
+    done
+  done
+  for f in bench/gpu_wide_map.hvm4 bench/gpu_shared_wide.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_tree_map.hvm4 ${ST:+"$ST"}; do
+    for r in 1 2; do for m in owner atomic; do
+      for b in ./hvm4g /tmp/h200_check_hc1 /tmp/h200_check_hc2; do
+        run "$b" "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
+      done
+    done; done
+  done
 fi
 
 if has ncusrc && command -v ncu > /dev/null; then
