@@ -228,6 +228,21 @@ if make -s -n -B CFLAGS=-O0 build/src/heap.o 2>&1 | grep -q -- '-std=gnu11.*-Isr
 else
   record build make-cflags 0 "make CFLAGS=-O0 drops the required flags"
 fi
+# The diagnostic and experimental builds still compile (otherwise only the
+# device machine builds them, in scripts/h200_check.sh): the simulator's
+# -DLANE_BALANCE, and where nvcc exists the CUDA backend's (PTX only).
+variant_check() {   # name, compiler command...
+  local name=$1; shift
+  if "$@" > "$TMP/variant-$name.log" 2>&1; then record build "$name" 1
+  else record build "$name" 0 "$(grep -m1 -iE 'error' "$TMP/variant-$name.log")"; fi
+}
+variant_check sim-lane-balance "$CC" -std=gnu11 -Isrc -DLANE_BALANCE -fsyntax-only src/gpu/sim.c
+NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+if [ -n "$NVCC_BIN" ]; then
+  for v in LANE_BALANCE HVM4G_HEAP_CONST=1 HVM4G_HEAP_CONST=2; do
+    variant_check "cuda-${v,,}" "$NVCC_BIN" -arch=sm_90 -Isrc "-D$v" -ptx -o /dev/null src/gpu/cuda.cu
+  done
+fi
 BIN=${HVM4G_BIN:-$ROOT/hvm4g}
 
 # --- phase: unit ------------------------------------------------------------
