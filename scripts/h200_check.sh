@@ -180,7 +180,7 @@ if has heapconst; then
       done
     done
   done
-  for f in bench/gpu_wide_map.hvm4 bench/gpu_shared_wide.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_tree_map.hvm4 ${ST:+"$ST"}; do
+  for f in bench/gpu_wide_map.hvm4 bench/gpu_shared_wide.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_tree_map.hvm4 bench/gpu_spin_tree.hvm4 ${ST:+"$ST"}; do
     for r in 1 2; do for m in owner atomic; do
       for b in ./hvm4g /tmp/h200_check_hc1 /tmp/h200_check_hc2; do
         run "$b" "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
@@ -190,18 +190,23 @@ if has heapconst; then
 fi
 
 if has ncusrc && command -v ncu > /dev/null; then
-  say "ncu source counters: k_step, wide map, atomic, ninth launch"
-  ncu --clock-control none -k regex:k_step -s 8 -c 1 --section SourceCounters \
-    --import-source yes -f -o "$OUTDIR/ncu_src" \
-    ./hvm4g bench/gpu_wide_map.hvm4 -S --gpu --dup=atomic --cpu-first=0 \
-    --dev-heap=4G > "$OUTDIR/ncu_src_run.txt" 2>&1
-  # Per CUDA line and per SASS instruction (the report stays for the GUI).
-  ncu -i "$OUTDIR/ncu_src.ncu-rep" --page source --csv --print-source cuda \
-    > "$OUTDIR/ncu_src_cuda.csv" 2>&1
-  ncu -i "$OUTDIR/ncu_src.ncu-rep" --page source --csv --print-source sass \
-    > "$OUTDIR/ncu_src_sass.csv" 2>&1
-  ncu -i "$OUTDIR/ncu_src.ncu-rep" --page details --section SourceCounters \
-    > "$OUTDIR/ncu_src_details.txt" 2>&1
-  head -c 3000 "$OUTDIR/ncu_src_details.txt"
+  # The wide map (lanes of a warp in different rules) and the spin tree
+  # (lanes in step: what an interaction costs without divergence, against
+  # the 32 instructions of HVM4's CUDA prototype).
+  for p in gpu_wide_map gpu_spin_tree; do
+    say "ncu source counters: k_step, $p, atomic, ninth launch"
+    ncu --clock-control none -k regex:k_step -s 8 -c 1 --section SourceCounters \
+      --import-source yes -f -o "$OUTDIR/ncu_src_$p" \
+      ./hvm4g bench/$p.hvm4 -S --gpu --dup=atomic --cpu-first=0 \
+      --dev-heap=4G > "$OUTDIR/ncu_src_${p}_run.txt" 2>&1
+    # Per CUDA line and per SASS instruction (the report stays for the GUI).
+    ncu -i "$OUTDIR/ncu_src_$p.ncu-rep" --page source --csv --print-source cuda \
+      > "$OUTDIR/ncu_src_${p}_cuda.csv" 2>&1
+    ncu -i "$OUTDIR/ncu_src_$p.ncu-rep" --page source --csv --print-source sass \
+      > "$OUTDIR/ncu_src_${p}_sass.csv" 2>&1
+    ncu -i "$OUTDIR/ncu_src_$p.ncu-rep" --page details --section SourceCounters \
+      > "$OUTDIR/ncu_src_${p}_details.txt" 2>&1
+    head -c 2000 "$OUTDIR/ncu_src_${p}_details.txt"
+  done
 fi
 say "done"
