@@ -38,7 +38,8 @@ PARTS=${*:-checks rates hybrid balance ncu}
 LOG=$OUTDIR/h200_check.txt
 exec > >(tee "$LOG") 2>&1
 T0=$(date +%s)
-say() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+# shellcheck source=scripts/h200_lib.sh
+source scripts/h200_lib.sh
 has() { [[ " $PARTS " == *" $1 "* ]]; }
 
 say "h200_check: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git log -1 --format=%h 2>/dev/null || echo '?')"
@@ -60,27 +61,7 @@ if has checks; then
   fi
 fi
 
-# run BIN ARGS...: one line of the -s figures that matter, wall and RSS.
-run() {
-  local b=$1; shift
-  local o
-  o=$(/usr/bin/time -f "wall %e s, rss %M KB" "$b" "$@" 2>&1)
-  printf '  %s %s:' "$(basename "$b")" "$*"
-  printf '%s\n' "$o" | awk '
-    /^- Itrs:/            { printf " %s itrs", $3 }
-    /^- Device: /         { printf ", %s lanes, %s", $4, $8 }
-    /^- Device time:/     { t = $4; printf ", device %.1f ms", t * 1000 }
-    /^- Device perf:/     { printf ", %s M itrs/s", $4 }
-    /^- Device packing:/  { p = $4; printf ", packing %.2f ms (marking %.2f ms, %s passes)", p * 1000, $7 * 1000, $10 }
-    /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms (%s MB pinned ahead)", c * 1000, substr($7, 2) }
-    /^- Device heap:/     { printf ", %s words live", $7 }
-    /^- Lane balance:/    { printf ", balance %s", $4 }
-    /^- Device copy in:/  { printf ", copy in %.2f ms", $5 * 1000 }
-    /^- Device took over/ { printf ", took over %s", $8 }
-    /^wall/               { w = $0 }
-    END { if (t > 0) printf " (%.1f%% of device)", 100 * (p + c) / t;
-          printf ", %s\n", w }'
-}
+# say, run: scripts/h200_lib.sh
 
 # variant OUT FLAG...: the binary built with FLAG... added to NVFLAGS, copied
 # to OUT; ./hvm4g is then built again as it was.
