@@ -247,9 +247,8 @@ static __device__ void lane_balance(u32 m, u64 itrs) {
 static void balance_report(void) {
   unsigned long long b[2] = { 0, 0 };
   cudaDeviceSynchronize();
-  if (cudaMemcpyFromSymbol(b, D_BAL, sizeof b) == cudaSuccess && b[1]) {
-    fprintf(stderr, "- Lane balance: %.1f%% (%llu of %llu lane interactions)\n",
-            100.0 * (double)b[0] / (double)b[1], b[0], b[1]);
+  if (cudaMemcpyFromSymbol(b, D_BAL, sizeof b) == cudaSuccess) {
+    gpu_balance_print(b[0], b[1]);
   }
 }
 #endif
@@ -710,22 +709,29 @@ static void fault_range(char *lo, char *hi) {
   }
 }
 
+// Faults in and pins the whole pages of [to, to + n): their first page,
+// or NULL when pinning failed.
+static char *pin_pages(void *to, u64 n) {
+  char *lo = (char *)((u64)to & ~4095ull);
+  char *hi = (char *)(((u64)to + n + 4095) & ~4095ull);
+  fault_range(lo, hi);
+  if (cudaHostRegister(lo, (size_t)(hi - lo), cudaHostRegisterDefault) ==
+      cudaSuccess) {
+    return lo;
+  }
+  cudaGetLastError();
+  return NULL;
+}
+
 static int stage_out(void *to, const void *from, u64 n, char *err,
                      unsigned errlen) {
   if (n == 0) return 0;
-  if (n >= PIN_MIN) {
-    u64   page = 4096;
-    char *lo   = (char *)((u64)to & ~(page - 1));
-    char *hi   = (char *)(((u64)to + n + page - 1) & ~(page - 1));
-    fault_range(lo, hi);
-    if (cudaHostRegister(lo, (size_t)(hi - lo), cudaHostRegisterDefault) ==
-        cudaSuccess) {
-      cudaError_t e = cudaMemcpy(to, from, n, cudaMemcpyDeviceToHost);
-      cudaHostUnregister(lo);
-      CK(e, "copy out");
-      return 0;
-    }
-    cudaGetLastError();
+  char *lo = n >= PIN_MIN ? pin_pages(to, n) : NULL;
+  if (lo) {
+    cudaError_t e = cudaMemcpy(to, from, n, cudaMemcpyDeviceToHost);
+    cudaHostUnregister(lo);
+    CK(e, "copy out");
+    return 0;
   }
   for (u64 at = 0; at < n;) {
     if (!C.stage) {
@@ -776,8 +782,8 @@ static void pin_release(void) {
   TAIL = NULL;
 }
 
+// After pin_release (cu_open, before its copy in).
 static void pin_start(void) {
-  pin_release();
   Term *host = gpu_heap();
   char *lo   = (char *)((u64)(host + C.top0) & ~4095ull);
   char *end  = (char *)(host + gpu_heap_words());
@@ -812,27 +818,24 @@ static void pin_step(void) {
 // run45): faulting and pinning 134 MB of fresh pages is most of it, and
 // now overlaps the packing's 10 ms.
 typedef struct {
-  char     *lo, *hi;   // whole pages
+  char     *to;        // the tail
+  u64       n;         // its bytes
+  char     *lo;        // its first page once pinned, else NULL
   pthread_t th;
   int       up;        // the thread runs
-  int       ok;        // [lo, hi) is pinned
 } TailPin;
 
 static void *tail_pin(void *p) {
   TailPin *t = (TailPin *)p;
-  fault_range(t->lo, t->hi);
-  t->ok = cudaHostRegister(t->lo, (size_t)(t->hi - t->lo),
-                           cudaHostRegisterDefault) == cudaSuccess;
-  if (!t->ok) cudaGetLastError();
+  t->lo = pin_pages(t->to, t->n);
   return NULL;
 }
 
 static void tail_start(TailPin *t, char *to, u64 n) {
-  t->up = t->ok = 0;
-  if (n < PIN_MIN) return;
-  t->lo = (char *)((u64)to & ~4095ull);
-  t->hi = (char *)(((u64)to + n + 4095) & ~4095ull);
-  t->up = pthread_create(&t->th, NULL, tail_pin, t) == 0;
+  t->to = to;
+  t->n  = n;
+  t->lo = NULL;
+  t->up = n >= PIN_MIN && pthread_create(&t->th, NULL, tail_pin, t) == 0;
 }
 
 // Waits for the tail's pinning; 1 when it is pinned (and then kept pinned
@@ -841,8 +844,8 @@ static int tail_wait(TailPin *t) {
   if (!t->up) return 0;
   pthread_join(t->th, NULL);
   t->up = 0;
-  if (t->ok) TAIL = t->lo;
-  return t->ok;
+  TAIL  = t->lo;
+  return t->lo != NULL;
 }
 
 // Queues on stream `s` the copy of what of [to, to + n) the pinned chunks

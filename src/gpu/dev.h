@@ -206,6 +206,9 @@ u32  gpu_pieces(const u32 *at, u32 n, u64 chunks, u32 chunk_words, u64 words,
 // HVM4G_DEV_HEAP_START (tests only: a small heap that still grows), else 0
 // (the host's).
 u64  gpu_heap_start(void);
+// -DLANE_BALANCE's line on stderr: the lanes' interactions (sum) against
+// 32 times each warp's busiest lane's (top), over the run; none if top is 0.
+void gpu_balance_print(u64 sum, u64 top);
 Term *gpu_heap(void);                // HEAP
 u64  gpu_heap_words(void);           // HEAP_WORDS
 u32 *gpu_book(void);                 // BOOK

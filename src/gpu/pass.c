@@ -143,6 +143,13 @@ u64 gpu_heap_start(void) {
   return n >= (1u << 20) ? n : 0;
 }
 
+void gpu_balance_print(u64 sum, u64 top) {
+  if (top == 0) return;
+  fprintf(stderr, "- Lane balance: %.1f%% (%llu of %llu lane interactions)\n",
+          100.0 * (double)sum / (double)top, (unsigned long long)sum,
+          (unsigned long long)top);
+}
+
 Term *gpu_heap(void)       { return HEAP; }
 u64   gpu_heap_words(void) { return HEAP_WORDS; }
 u32  *gpu_book(void)       { return BOOK; }

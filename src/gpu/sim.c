@@ -568,11 +568,7 @@ static void clear_words(u64 lo, u64 hi) {
 // left above the new top are cleared, as fresh heap words are.
 static int sim_close(char *err, unsigned errlen) {
 #ifdef LANE_BALANCE
-  if (SIM_BAL[1]) {
-    fprintf(stderr, "- Lane balance: %.1f%% (%llu of %llu lane interactions)\n",
-            100.0 * (double)SIM_BAL[0] / (double)SIM_BAL[1],
-            (unsigned long long)SIM_BAL[0], (unsigned long long)SIM_BAL[1]);
-  }
+  gpu_balance_print(SIM_BAL[0], SIM_BAL[1]);
 #endif
   double t0     = gpu_now();
   u64    words  = S.live_words;
