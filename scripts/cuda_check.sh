@@ -133,24 +133,29 @@ else echo "output differs from -T4's" > "$RES/hybrid/long_same_output.fail"; fi
 # allocates 211M on sim), and 65,536 lanes keep the lanes' arenas and
 # regions well inside it, so that the first run packs a partial result of
 # several MB before the heap grows. Same output as -T4's, and no message.
-got=$(HVM4G_DEV_HEAP_START=64M timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G --device=cuda --lanes=65536 -s 2>&1)
-if printf '%s\n' "$got" | grep -q '^- Device runs: [2-5]$' &&
-   ! printf '%s\n' "$got" | grep -q '^hvm4g:' &&
-   [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$want" ]; then
-  : > "$RES/hybrid/grown_heap.pass"
-else { echo "no growth, a message, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/grown_heap.fail"; fi
+# tree_same NAME PATTERN [ENV=V ...] -- ARGS...: the tree map on CUDA with
+# ARGS and -s prints the -s line PATTERN (grep -E), no hvm4g: message, and
+# the output of -T4 (want).
+tree_same() {
+  local name=$1 pat=$2 got; shift 2
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  got=$(env "${envs[@]}" timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G --device=cuda "$@" -s 2>&1)
+  if printf '%s\n' "$got" | grep -Eq -- "$pat" &&
+     ! printf '%s\n' "$got" | grep -q '^hvm4g:' &&
+     [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$want" ]; then
+    : > "$RES/hybrid/$name.pass"
+  else { echo "no /$pat/, a message, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/$name.fail"; fi
+}
+tree_same grown_heap '^- Device runs: [2-5]$' HVM4G_DEV_HEAP_START=64M -- --lanes=65536
 
 # A result larger than the pages pinned ahead: its tail is faulted in and
 # pinned on a thread while the copy kernels run (c48b556). --pin-ahead=0
 # makes the whole 6.3 MB result that tail; 512K words (one 4 MB chunk)
 # leave 2.3 MB of it.
 for pa in 0 512K; do
-  got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G --device=cuda "$DH" --pin-ahead=$pa -s 2>&1)
-  if printf '%s\n' "$got" | grep -Eq 'MB into pages pinned ahead, [1-9][0-9.]* MB pinned behind the packing' &&
-     ! printf '%s\n' "$got" | grep -q '^hvm4g:' &&
-     [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$want" ]; then
-    : > "$RES/hybrid/tail_behind_$pa.pass"
-  else { echo "no tail pinned behind, a message, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/tail_behind_$pa.fail"; fi
+  tree_same "tail_behind_$pa" 'MB into pages pinned ahead, [1-9][0-9.]* MB pinned behind the packing' \
+    -- "$DH" --pin-ahead=$pa
 done
 
 # --- compute-sanitizer -------------------------------------------------------
