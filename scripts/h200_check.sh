@@ -148,14 +148,14 @@ if has ncu && command -v ncu > /dev/null; then
     sub(/_per_issue_active.*/, "", $1); printf "%s %s, ", $1, $NF }')"
 fi
 
-if has heapconst; then
-  say "heapconst: the heap's base from constant memory (=1, =2) against the default"
-  variant /tmp/h200_check_hc1 -DHVM4G_HEAP_CONST=1
-  variant /tmp/h200_check_hc2 -DHVM4G_HEAP_CONST=2
+# ab BIN...: each binary's outputs against ./hvm4g's (small programs, both
+# modes), then all of them timed interleaved on the wide programs.
+ab() {
+  local f m b r want got
   for f in tests/gpu/wide_tree.hvm4 tests/gpu/shared_tree.hvm4 bench/gpu_tree_map.hvm4 ${ST:+"$ST"}; do
     for m in owner atomic; do
       want=$(./hvm4g "$f" --gpu --dup=$m --cpu-first=0 --dev-heap=4G 2>&1 | md5sum)
-      for b in /tmp/h200_check_hc1 /tmp/h200_check_hc2; do
+      for b in "$@"; do
         got=$("$b" "$f" --gpu --dup=$m --cpu-first=0 --dev-heap=4G 2>&1 | md5sum)
         [ "$got" = "$want" ] || echo "  OUTPUT DIFFERS: $(basename "$b") $f --dup=$m"
       done
@@ -163,11 +163,18 @@ if has heapconst; then
   done
   for f in bench/gpu_wide_map.hvm4 bench/gpu_shared_wide.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_tree_map.hvm4 bench/gpu_spin_tree.hvm4 ${ST:+"$ST"}; do
     for r in 1 2; do for m in owner atomic; do
-      for b in ./hvm4g /tmp/h200_check_hc1 /tmp/h200_check_hc2; do
+      for b in ./hvm4g "$@"; do
         run "$b" "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
       done
     done; done
   done
+}
+
+if has heapconst; then
+  say "heapconst: the heap's base from constant memory (=1, =2) against the default"
+  variant /tmp/h200_check_hc1 -DHVM4G_HEAP_CONST=1
+  variant /tmp/h200_check_hc2 -DHVM4G_HEAP_CONST=2
+  ab /tmp/h200_check_hc1 /tmp/h200_check_hc2
 fi
 
 if has ncusrc && command -v ncu > /dev/null; then
