@@ -20,11 +20,9 @@
 #            (2026-12-02: 1G and 4G slower, their copy in 0.24-2.25 s)
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
-#   heapconst  (not in the default set, not yet run) k_step with the heap's
-#            base in constant memory (-DHVM4G_HEAP_CONST=1: held in
-#            registers, =2: read at each use) against the default, which
-#            reads it from the Wnf in local memory before every heap access;
-#            interleaved, both modes, with each variant's outputs compared
+#   book     (not in the default set) wnf_instance's template words read
+#            through the read-only path and stored plainly (the default)
+#            against volatile loads and cu_st (-DHVM4G_BOOK_VOLATILE)
 #   ncusrc   the same launch's instructions executed per source line and
 #            per SASS instruction (SourceCounters): where the ~190 thread
 #            instructions an interaction costs go (not in the default set)
@@ -170,11 +168,11 @@ ab() {
   done
 }
 
-if has heapconst; then
-  say "heapconst: the heap's base from constant memory (=1, =2) against the default"
-  variant /tmp/h200_check_hc1 -DHVM4G_HEAP_CONST=1
-  variant /tmp/h200_check_hc2 -DHVM4G_HEAP_CONST=2
-  ab /tmp/h200_check_hc1 /tmp/h200_check_hc2
+if has book; then
+  # HVM4G_BASE: a binary of the code before, if given.
+  say "book: wnf_instance's batched template loads, volatile (HVM4G_BOOK_VOLATILE) against read-only${HVM4G_BASE:+ and $HVM4G_BASE}"
+  variant /tmp/h200_check_bookv -DHVM4G_BOOK_VOLATILE
+  ab /tmp/h200_check_bookv ${HVM4G_BASE:+"$HVM4G_BASE"}
 fi
 
 if has ncusrc && command -v ncu > /dev/null; then

@@ -9,6 +9,11 @@
 //   HEAP_REFILL(w, n)          give `w` a fresh arena of at least n words:
 //                              sets w->next/w->end, returns 1, or 0 if the
 //                              heap is exhausted (core then stops with WNF_OOM)
+// and may define (the core falls back on HEAP_LD and HEAP_ST):
+//   HEAP_LD_BOOK(w, loc)       load of a word of a book template, which
+//                              nothing writes while the core runs
+//   HEAP_ST_NEW(w, loc, t)     store of `t` (no SUB) into a node this worker
+//                              allocated and has not published yet
 // The core never calls libc, never recurses, never uses function pointers.
 
 #ifndef HVM4G_CORE_H

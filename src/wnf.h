@@ -67,6 +67,13 @@
 #define WNF_STUCK(w, loc, c) 0
 #endif
 
+#ifndef HEAP_LD_BOOK
+#define HEAP_LD_BOOK(w, loc)   HEAP_LD(w, loc)
+#endif
+#ifndef HEAP_ST_NEW
+#define HEAP_ST_NEW(w, loc, t) HEAP_ST(w, loc, t)
+#endif
+
 
 // The rules every strict position shares, inside wnf_run's frame switch,
 // `tw` being the tag of the value `whnf` just reached: an ERA erases the
@@ -169,6 +176,11 @@ FN_COLD void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan) 
 // Adds `off` to the location of a HAS_LOC word (modulo 2^32).
 #define WNF_RELOC(t, off) \
   (((t) & ~VAL_MASK) | (Term)(u32)(VAL(t) + (off)))
+
+// A template word moved by off: its location, if it has one.
+FN Term wnf_inst(Term t, u32 off) {
+  return HAS_LOC(TAG(t)) ? WNF_RELOC(t, off) : t;
+}
 
 // Allocation
 // ==========
@@ -831,7 +843,7 @@ FN u32 wnf_dup_val(THR Wnf *w, u32 lab, Term v, THR Term *r0, THR Term *r1) {
 // with a location, and returns the relocated root (word 0). `tpl` is
 // BOOK[id] != 0. Returns 0 when the heap is exhausted.
 FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
-  Term root = HEAP_LD(w, tpl);
+  Term root = HEAP_LD_BOOK(w, tpl);
   if (len <= 1) {
     return root;
   }
@@ -840,17 +852,23 @@ FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
   }
   u32 at  = wnf_bump(w, len - 1);
   u32 off = at - (tpl + 1);
-  for (u32 i = 1; i < len; i++) {
-    Term t = HEAP_LD(w, tpl + i);
-    if (HAS_LOC(TAG(t))) {
-      t = WNF_RELOC(t, off);
-    }
-    HEAP_ST(w, at + i - 1, t);
+  u32 i   = 1;
+  // Four words loaded before any is stored: on a GPU their loads are then
+  // in flight together instead of one latency each.
+  for (; i + 4 <= len; i += 4) {
+    Term t0 = HEAP_LD_BOOK(w, tpl + i + 0);
+    Term t1 = HEAP_LD_BOOK(w, tpl + i + 1);
+    Term t2 = HEAP_LD_BOOK(w, tpl + i + 2);
+    Term t3 = HEAP_LD_BOOK(w, tpl + i + 3);
+    HEAP_ST_NEW(w, at + i - 1, wnf_inst(t0, off));
+    HEAP_ST_NEW(w, at + i + 0, wnf_inst(t1, off));
+    HEAP_ST_NEW(w, at + i + 1, wnf_inst(t2, off));
+    HEAP_ST_NEW(w, at + i + 2, wnf_inst(t3, off));
   }
-  if (HAS_LOC(TAG(root))) {
-    root = WNF_RELOC(root, off);
+  for (; i < len; i++) {
+    HEAP_ST_NEW(w, at + i - 1, wnf_inst(HEAP_LD_BOOK(w, tpl + i), off));
   }
-  return root;
+  return wnf_inst(root, off);
 }
 
 // Folds the frames stk[0, sp) back into the heap around cur, the term an

@@ -135,30 +135,9 @@ __device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
 #define T32_FENCE()      __threadfence()
 #include "take32.h"
 
-// -DHVM4G_HEAP_CONST (an experiment, off by default): the heap's base in
-// constant memory, an operand of the instructions that use it. Read from
-// the Wnf instead, it is a local-memory load before every heap access
-// (the Wnf lives in the stack frame, its address taken by the rules kept
-// out of line, and each exchange's "memory" clobber makes it be read
-// again): 50 of k_step's 134 ld.local in the PTX.
-#ifdef HVM4G_HEAP_CONST
-__constant__ Term *D_HEAPC;
-#if HVM4G_HEAP_CONST == 2
-// Read at each use (a load from the constant cache): held in registers
-// across the kernel instead (=1), it raised k_step's spills from 80/88 to
-// 212/264 B.
-__device__ inline Term *cu_heap_base(void) {
-  Term *p;
-  asm volatile("ld.const.u64 %0, [D_HEAPC];" : "=l"(p));
-  return p;
-}
-#define HEAP_BASE(w)           cu_heap_base()
-#else
-#define HEAP_BASE(w)           D_HEAPC
-#endif
-#else
+// The heap's base, read from the Wnf (in constant memory instead it ran
+// slower: bench/RESULTS.md, "Book templates through the read-only path").
 #define HEAP_BASE(w)           ((w)->heap)
-#endif
 
 #define HEAP_LD(w, loc)        (D_TAKE32 ? t32_ld(HEAP_BASE(w), (loc)) : \
   *(volatile Term *)&HEAP_BASE(w)[(loc)])
@@ -171,6 +150,17 @@ __device__ inline Term *cu_heap_base(void) {
 #define HEAP_CAS(w, loc, o, n) (D_TAKE32 ? t32_cas(HEAP_BASE(w), (loc), (o), (n)) : \
   cu_cas(&HEAP_BASE(w)[(loc)], (o), (n)))
 #define HEAP_REFILL(w, n)      cu_refill((w), (n))
+// Book templates are written before the kernel and only read during it:
+// loads through the read-only path, which need not be volatile (so the
+// four of wnf_instance are in flight together). A fresh node's words are
+// the lane's own until a release publishes them: plain stores, without
+// cu_st's test for a SUB (a predicated fence in front of each).
+#ifndef HVM4G_BOOK_VOLATILE
+#define HEAP_LD_BOOK(w, loc)   (D_TAKE32 ? t32_ld(HEAP_BASE(w), (loc)) : \
+  (Term)__ldg((const unsigned long long *)&HEAP_BASE(w)[(loc)]))
+#define HEAP_ST_NEW(w, loc, t) (D_TAKE32 ? t32_st(HEAP_BASE(w), (loc), (t)) : \
+  (void)(HEAP_BASE(w)[(loc)] = (t)))
+#endif
 
 #define GPU_ADD64(p, v)    atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
 #define GPU_ADD32(p, v)    atomicAdd((unsigned int *)(p), (unsigned int)(v))
@@ -1033,9 +1023,6 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
      "frontier");
   C.top0           = top;
   C.a.heap         = C.heap;
-#ifdef HVM4G_HEAP_CONST
-  CK(cudaMemcpyToSymbol(D_HEAPC, &C.heap, sizeof C.heap), "heap base");
-#endif
   C.a.book         = C.book;
   C.a.book_len     = C.book_len;
   C.a.book_cnt     = bc;
