@@ -23,6 +23,8 @@
 #   book     (not in the default set) wnf_instance's template words read
 #            through the read-only path and stored plainly (the default)
 #            against volatile loads and cu_st (-DHVM4G_BOOK_VOLATILE)
+#   packk    (not in the default set, not yet run) sup_tree's kernels,
+#            each launch's duration summed by kernel (ncu, one metric)
 #   ncusrc   the same launch's instructions executed per source line and
 #            per SASS instruction (SourceCounters): where the ~190 thread
 #            instructions an interaction costs go (not in the default set)
@@ -173,6 +175,18 @@ if has book; then
   say "book: wnf_instance's batched template loads, volatile (HVM4G_BOOK_VOLATILE) against read-only${HVM4G_BASE:+ and $HVM4G_BASE}"
   variant /tmp/h200_check_bookv -DHVM4G_BOOK_VOLATILE
   ab /tmp/h200_check_bookv ${HVM4G_BASE:+"$HVM4G_BASE"}
+fi
+
+if has packk && command -v ncu > /dev/null; then
+  # Issue 8: sup_tree's packing (about 3 ms, 10% of its device time) kernel
+  # by kernel: each launch's duration (one metric, no replay), to see which
+  # of diff, mark, count, scan, rank and copy to work on.
+  say "packk: sup_tree's kernels, one duration each (ncu)"
+  ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
+    ./hvm4g "$ST" -S --gpu --cpu-first=0 --dev-heap=4G > "$OUTDIR/ncu_packk.csv" 2>&1
+  awk -F'","' '/gpu__time_duration/ { k = $5; sub(/\(.*/, "", k); v = $NF; gsub(/[,"]/, "", v); t[k] += v; n[k]++ }
+    END { for (k in t) printf "  %-22s %4d launches %10.1f us\n", k, n[k], t[k] / 1000 }' \
+    "$OUTDIR/ncu_packk.csv" | sort -k4 -n -r
 fi
 
 if has ncusrc && command -v ncu > /dev/null; then

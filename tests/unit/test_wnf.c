@@ -503,6 +503,34 @@ static void test_book(void) {
   W.book_cnt = cnt;
 }
 
+// wnf_instance on templates of every length around its batches of four:
+// each word copied, relocated when it has a location, the template kept.
+static void test_instance(void) {
+  for (u32 len = 1; len <= 11; len++) {
+    u32 t = nodes(len);
+    HEAP[t] = len > 1 ? TERM(LAM, 0, t + 1) : num(7);
+    for (u32 i = 1; i < len; i++) {
+      // alternately a word with a location (pointing inside) and one without
+      HEAP[t + i] = (i & 1) ? TERM(VAR, 0, t + len - i) : num(100 + i);
+    }
+    Term root = wnf_instance(&W, t, len);
+    if (len == 1) {
+      CHECK(root == num(7));
+      continue;
+    }
+    u32 at  = VAL(root);   // the root points at word 1, copied first
+    u32 off = at - (t + 1);
+    CHECK(TAG(root) == LAM && at != t);
+    u32 ok = 1;
+    for (u32 i = 1; i < len; i++) {
+      Term want = (i & 1) ? TERM(VAR, 0, t + len - i + off) : num(100 + i);
+      Term orig = (i & 1) ? TERM(VAR, 0, t + len - i) : num(100 + i);
+      ok &= HEAP[at + i - 1] == want && HEAP[t + i] == orig;
+    }
+    CHECK(ok);
+  }
+}
+
 static void test_prim(void) {
   // %log(x) at the head: WNF_HOST, the PRI in place
   fresh();
@@ -785,6 +813,7 @@ int main(void) {
   }
   STEPWISE = 0;
   MODE     = DUP_SOLO;
+  test_instance();
   test_prim();
   test_rebuild_budget();
   test_rebuild_stack();
