@@ -150,11 +150,14 @@ __device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
 #define HEAP_CAS(w, loc, o, n) (D_TAKE32 ? t32_cas(HEAP_BASE(w), (loc), (o), (n)) : \
   cu_cas(&HEAP_BASE(w)[(loc)], (o), (n)))
 #define HEAP_REFILL(w, n)      cu_refill((w), (n))
+
 // Book templates are written before the kernel and only read during it:
 // loads through the read-only path, which need not be volatile (so the
 // four of wnf_instance are in flight together). A fresh node's words are
 // the lane's own until a release publishes them: plain stores, without
 // cu_st's test for a SUB (a predicated fence in front of each).
+// -DHVM4G_BOOK_VOLATILE keeps HEAP_LD and HEAP_ST there instead, for
+// measurements only (h200_check.sh book: about 1.5x slower on gpu_spin_tree).
 #ifndef HVM4G_BOOK_VOLATILE
 #define HEAP_LD_BOOK(w, loc)   (D_TAKE32 ? t32_ld(HEAP_BASE(w), (loc)) : \
   (Term)__ldg((const unsigned long long *)&HEAP_BASE(w)[(loc)]))
