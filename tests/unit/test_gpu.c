@@ -18,6 +18,7 @@
 #include "snf.h"
 #include "gpu/gpu.h"
 #include "gpu/dev.h"
+#include "run_prog.h"
 
 // A backend of the WNF core for this test: C11 atomics on the host heap,
 // arenas from heap_alloc (the same primitives as the simulator).
@@ -61,105 +62,18 @@ static int PASS = 0, FAIL = 0;
            printf(__VA_ARGS__); printf("\n"); }                       \
   } while (0)
 
-// Running programs
-// ================
-
-typedef struct {
-  int  mode;      // 0: CPU, 1: device (sim)
-  u32  dup;       // DUP_OWNER / DUP_ATOMIC
-  u32  lanes;
-  u32  shift;     // region shift
-  u32  budget;
-  u32  threads;   // sim CPU threads
-} RunConf;
-
-// Output of one run: the printed normal form (after any %log lines) and
-// a stats line "stops=.. stop=.. pri=.. defers=.. passes=..".
-typedef struct {
-  char out[1 << 16];
-  int  ok;
-} RunOut;
-
-static void run_child(const char *src, RunConf c) {
-  if (heap_init(1u << 24) != 0) _exit(2);
-  names_init();
-  if (parse_text("test.hvm4", src) != 0) _exit(3);
-  u32 id = table_find("main", 4);
-  if (id == ~0u || BOOK[id] == 0) _exit(4);
-  eval_init();
-  snf_init();
-  u32 root = heap_alloc(1);
-  HEAP[root] = TERM(REF, id, 0);
-  if (c.mode) {
-    GPU.device       = DEV_SIM;
-    GPU.dup_mode     = c.dup;
-    GPU.lanes        = c.lanes;
-    GPU.region_shift = c.shift;
-    GPU.budget       = c.budget;
-    GPU.threads      = c.threads;
-    if (gpu_snf_at(root)) snf_at(root);   // the CPU finishes
-  } else {
-    snf_at(root);
-  }
-  print_term(stdout, HEAP[root]);
-  GpuStats *s = &GPU_STATS;
-  printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu local=%llu\n",
-         (unsigned long long)s->stops, s->stop, s->stop_pri,
-         (unsigned long long)s->defers, (unsigned long long)s->passes,
-         (unsigned long long)s->local);
-  fflush(stdout);
-  _exit(0);
-}
-
-static void run(const char *src, RunConf c, RunOut *r) {
-  int fd[2];
-  r->ok = 0;
-  r->out[0] = 0;
-  if (pipe(fd) != 0) return;
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fd[0]);
-    dup2(fd[1], 1);
-    run_child(src, c);
-  }
-  close(fd[1]);
-  size_t n = 0;
-  ssize_t k;
-  while ((k = read(fd[0], r->out + n, sizeof r->out - 1 - n)) > 0) n += k;
-  r->out[n] = 0;
-  close(fd[0]);
-  int st = 0;
-  waitpid(pid, &st, 0);
-  r->ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-// The printed term: everything before the stats line.
-static void term_of(const RunOut *r, char *buf, size_t cap) {
-  const char *e = strstr(r->out, "\nstops=");
-  size_t n = e ? (size_t)(e - r->out) : strlen(r->out);
-  if (n >= cap) n = cap - 1;
-  memcpy(buf, r->out, n);
-  buf[n] = 0;
-}
-
-static unsigned long long stat_of(const RunOut *r, const char *key) {
-  const char *p = strstr(r->out, "\nstops=");
-  if (!p) return ~0ull;
-  p = strstr(p, key);
-  return p ? strtoull(p + strlen(key), NULL, 10) : ~0ull;
-}
+// Running programs: tests/unit/run_prog.h
 
 static RunOut R0, R1;
 static char   T0[1 << 16], T1[1 << 16];
 
 static RunConf cpu(void) {
-  RunConf c = {0, DUP_OWNER, 0, 12, 4096, 2};
+  RunConf c = {0, DUP_OWNER, 0, 12, 4096, 2, 0};
   return c;
 }
 
 static RunConf sim(u32 dup, u32 lanes, u32 shift, u32 budget) {
-  RunConf c = {1, dup, lanes, shift, budget, 4};
+  RunConf c = {1, dup, lanes, shift, budget, 4, 0};
   return c;
 }
 
@@ -435,16 +349,7 @@ static const char *P_WIDE =
   "@tree = λ{0: λ&i.@fib(5 + (i % 7)); λ&d.λ&i.#N{@tree(d - 1, i * 2), @tree(d - 1, i * 2 + 1)}}\n"
   "@main = @tree(5, 0)\n";
 
-static const char *P_SHARED =
-  "@tree = λ{0: λ&i.i * 3; λ&d.λ&i.#N{@tree(d - 1, i * 2), @tree(d - 1, i * 2 + 1)}}\n"
-  "@sum  = λ{#N: λa.λb.@sum(a) + @sum(b); λn.n}\n"
-  "@rep  = λ&x.λ{0: []; λ&n.x <> @rep(x, n - 1)}\n"
-  "@main = ! t &T = @tree(5, 1); [@sum(t₀), @rep(t₁, 40)]\n";
 
-static const char *P_CHURCH =
-  "@c2   = λs.!S&C = s; λx.S₀(S₁(x))\n"
-  "@k2   = λs.!S&K = s; λx.S₀(S₁(x))\n"
-  "@main = [@c2(@k2), λy. !f&L = λx.#P{x, y}; #Q{f₀(1), f₁(2)}]\n";
 
 static const char *P_LOG =
   "@main = [1 + 2, %log(\"hi\"), #A{3 * 4}]\n";

@@ -26,6 +26,7 @@
 #include "gpu/gpu.h"
 #include "gpu/dev.h"
 #include "check.h"
+#include "run_prog.h"
 
 // The 32-bit scheme on the host heap, relaxed halves and fences, as the
 // Metal kernels run it. Before each access a thread may yield (one in
@@ -265,73 +266,22 @@ static void core_one_slot(u32 mode) {
 // 3. Programs on the simulator with --take=32
 // ===========================================
 
-static const char *P_SHARED =
-  "@tree = λ{0: λ&i.i * 3; λ&d.λ&i.#N{@tree(d - 1, i * 2), @tree(d - 1, i * 2 + 1)}}\n"
-  "@sum  = λ{#N: λa.λb.@sum(a) + @sum(b); λn.n}\n"
-  "@rep  = λ&x.λ{0: []; λ&n.x <> @rep(x, n - 1)}\n"
-  "@main = ! t &T = @tree(5, 1); [@sum(t₀), @rep(t₁, 40)]\n";
-
-static const char *P_CHURCH =
-  "@c2   = λs.!S&C = s; λx.S₀(S₁(x))\n"
-  "@k2   = λs.!S&K = s; λx.S₀(S₁(x))\n"
-  "@main = [@c2(@k2), λy. !f&L = λx.#P{x, y}; #Q{f₀(1), f₁(2)}]\n";
-
-// Runs `src` in a child (a fresh heap); its printed normal form in `out`.
-static int run_prog(const char *src, int dev, u32 dup, u32 lanes,
-                    u32 budget, char *out, size_t cap) {
-  int fd[2];
-  if (pipe(fd) != 0) return 0;
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fd[0]);
-    dup2(fd[1], 1);
-    if (heap_init(1u << 24) != 0) _exit(2);
-    names_init();
-    if (parse_text("test.hvm4", src) != 0) _exit(3);
-    u32 id = table_find("main", 4);
-    if (id == ~0u || BOOK[id] == 0) _exit(4);
-    eval_init();
-    snf_init();
-    u32 root = heap_alloc(1);
-    HEAP[root] = TERM(REF, id, 0);
-    if (dev) {
-      GPU.device       = DEV_SIM;
-      GPU.take         = 32;
-      GPU.dup_mode     = dup;
-      GPU.lanes        = lanes;
-      GPU.region_shift = 8;
-      GPU.budget       = budget;
-      GPU.threads      = 4;
-      if (gpu_snf_at(root)) snf_at(root);   // the CPU finishes
-    } else {
-      snf_at(root);
-    }
-    print_term(stdout, HEAP[root]);
-    fflush(stdout);
-    _exit(0);
-  }
-  close(fd[1]);
-  size_t n = 0;
-  ssize_t k;
-  while (n + 1 < cap && (k = read(fd[0], out + n, cap - 1 - n)) > 0) n += k;
-  out[n] = 0;
-  close(fd[0]);
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-static char O0[1 << 16], O1[1 << 16];
+static RunOut R0, R1;
+static char   O0[1 << 16], O1[1 << 16];
 
 static void sim_take32(const char *src) {
   u32 dups[2] = {DUP_OWNER, DUP_ATOMIC};
-  CHECK(run_prog(src, 0, 0, 0, 0, O0, sizeof O0));
+  RunConf cpu = {0, DUP_OWNER, 0, 8, 0, 4, 0};
+  run(src, cpu, &R0);
+  term_of(&R0, O0, sizeof O0);
+  CHECK(R0.ok);
   for (u32 k = 0; k < 2; k++) {
     u32 shapes[2][2] = {{1024, 16}, {1, 1}};
     for (u32 s = 0; s < 2; s++) {
-      int ok = run_prog(src, 1, dups[k], shapes[s][0], shapes[s][1], O1, sizeof O1);
-      CHECK(ok && strcmp(O0, O1) == 0);
+      RunConf dev = {1, dups[k], shapes[s][0], 8, shapes[s][1], 4, 32};
+      run(src, dev, &R1);
+      term_of(&R1, O1, sizeof O1);
+      CHECK(R1.ok && strcmp(O0, O1) == 0);
       if (strcmp(O0, O1) != 0) {
         printf("  dup=%s lanes=%u budget=%u: cpu '%.100s' device '%.100s'\n",
                k ? "atomic" : "owner", shapes[s][0], shapes[s][1], O0, O1);
