@@ -23,6 +23,8 @@
 #   book     (not in the default set) wnf_instance's template words read
 #            through the read-only path and stored plainly (the default)
 #            against volatile loads and cu_st (-DHVM4G_BOOK_VOLATILE)
+#   subimm   (not in the default set, not yet run) -DHVM4G_SUB_IMM_RELAXED:
+#            a SUB of a number (no location) stored relaxed, timed as book
 #   packk    (not in the default set, not yet run) sup_tree's kernels,
 #            each launch's duration summed by kernel (ncu, one metric)
 #   ncusrc   the same launch's instructions executed per source line and
@@ -175,6 +177,12 @@ if has book; then
   say "book: wnf_instance's batched template loads, volatile (HVM4G_BOOK_VOLATILE) against read-only${HVM4G_BASE:+ and $HVM4G_BASE}"
   variant /tmp/h200_check_bookv -DHVM4G_BOOK_VOLATILE
   ab /tmp/h200_check_bookv ${HVM4G_BASE:+"$HVM4G_BASE"}
+fi
+
+if has subimm; then
+  say "subimm: relaxed stores of a SUB with no location (-DHVM4G_SUB_IMM_RELAXED) against release stores"
+  variant /tmp/h200_check_subimm -DHVM4G_SUB_IMM_RELAXED
+  ab /tmp/h200_check_subimm
 fi
 
 if has packk && command -v ncu > /dev/null; then

@@ -239,7 +239,7 @@ variant_check() {   # name, compiler command...
 variant_check sim-lane-balance "$CC" -std=gnu11 -Isrc -DLANE_BALANCE -fsyntax-only src/gpu/sim.c
 NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 if [ -n "$NVCC_BIN" ]; then
-  for v in LANE_BALANCE HVM4G_BOOK_VOLATILE; do
+  for v in LANE_BALANCE HVM4G_BOOK_VOLATILE HVM4G_SUB_IMM_RELAXED; do
     variant_check "cuda-${v,,}" "$NVCC_BIN" -arch=sm_90 -Isrc "-D$v" -ptx -o /dev/null src/gpu/cuda.cu
   done
 fi

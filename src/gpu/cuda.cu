@@ -91,9 +91,18 @@ __device__ inline Term cu_cas(Term *p, Term o, Term n) {
 }
 
 // A SUB publishes what it points to: a release store; any other word is
-// the lane's own until a release publishes it.
+// the lane's own until a release publishes it. -DHVM4G_SUB_IMM_RELAXED
+// (prepared, not yet measured: h200_check.sh subimm): a SUB of a word with
+// no location (a number, an eraser, a name) points to nothing and
+// publishes nothing, so a relaxed store; APP-LAM substitutes numbers so in
+// a strict numeric loop (gpu_spin_tree: 7% of k_step's stall samples wait
+// on the fence in front of that store).
 __device__ inline void cu_st(Term *p, Term t) {
+#ifdef HVM4G_SUB_IMM_RELAXED
+  if (IS_SUB(t) && HAS_LOC(TAG(t))) {
+#else
   if (IS_SUB(t)) {
+#endif
     cu_give(p, t);
     return;
   }
