@@ -185,7 +185,7 @@ if has subimm; then
   ab /tmp/h200_check_subimm
 fi
 
-if has packk && command -v ncu > /dev/null; then
+if has packk && [ -n "$ST" ] && command -v ncu > /dev/null; then
   # Issue 8: sup_tree's packing (about 3 ms, 10% of its device time) kernel
   # by kernel: each launch's duration (one metric, no replay), to see which
   # of diff, mark, count, scan, rank and copy to work on.

@@ -173,13 +173,10 @@ FN_COLD void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan) 
 #define WNF_ERA TERM(ERA, 0, 0)
 #define WNF_NUM(n) TERM(NUM, 0, (u32)(n))
 
-// Adds `off` to the location of a HAS_LOC word (modulo 2^32).
-#define WNF_RELOC(t, off) \
-  (((t) & ~VAL_MASK) | (Term)(u32)(VAL(t) + (off)))
-
-// A template word moved by off: its location, if it has one.
+// A template word moved by off: `off` added to its location (modulo
+// 2^32), if it has one.
 FN Term wnf_inst(Term t, u32 off) {
-  return HAS_LOC(TAG(t)) ? WNF_RELOC(t, off) : t;
+  return HAS_LOC(TAG(t)) ? ((t & ~VAL_MASK) | (Term)(u32)(VAL(t) + off)) : t;
 }
 
 // Allocation

@@ -349,8 +349,6 @@ static const char *P_WIDE =
   "@tree = λ{0: λ&i.@fib(5 + (i % 7)); λ&d.λ&i.#N{@tree(d - 1, i * 2), @tree(d - 1, i * 2 + 1)}}\n"
   "@main = @tree(5, 0)\n";
 
-
-
 static const char *P_LOG =
   "@main = [1 + 2, %log(\"hi\"), #A{3 * 4}]\n";
 
