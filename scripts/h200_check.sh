@@ -23,13 +23,16 @@
 #   book     (not in the default set) wnf_instance's template words read
 #            through the read-only path and stored plainly (the default)
 #            against volatile loads and cu_st (-DHVM4G_BOOK_VOLATILE)
-#   subimm   (not in the default set, not yet run) -DHVM4G_SUB_IMM_RELAXED:
+#   subimm   (not in the default set; run50) -DHVM4G_SUB_IMM_RELAXED:
 #            a SUB of a number (no location) stored relaxed, timed as book
-#   packk    (not in the default set, not yet run) sup_tree's kernels,
-#            each launch's duration summed by kernel (ncu, one metric)
+#   packk    (not in the default set) sup_tree's and the spin tree's
+#            kernels, each launch's duration summed by kernel (ncu, one
+#            metric), beside -s's packing parts
 #   ncusrc   the same launch's instructions executed per source line and
 #            per SASS instruction (SourceCounters): where the ~190 thread
-#            instructions an interaction costs go (not in the default set)
+#            instructions an interaction costs go (not in the default set;
+#            NCUSRC_PROGS names the bench/ programs, default the wide map
+#            and the spin tree)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
 
 set -u
@@ -185,23 +188,30 @@ if has subimm; then
   ab /tmp/h200_check_subimm
 fi
 
-if has packk && [ -n "$ST" ] && command -v ncu > /dev/null; then
-  # Issue 8: sup_tree's packing (about 3 ms, 10% of its device time) kernel
-  # by kernel: each launch's duration (one metric, no replay), to see which
-  # of diff, mark, count, scan, rank and copy to work on.
-  say "packk: sup_tree's kernels, one duration each (ncu)"
-  ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
-    ./hvm4g "$ST" -S --gpu --cpu-first=0 --dev-heap=4G > "$OUTDIR/ncu_packk.csv" 2>&1
-  awk -F'","' '/gpu__time_duration/ { k = $5; sub(/\(.*/, "", k); v = $NF; gsub(/[,"]/, "", v); t[k] += v; n[k]++ }
-    END { for (k in t) printf "  %-22s %4d launches %10.1f us\n", k, n[k], t[k] / 1000 }' \
-    "$OUTDIR/ncu_packk.csv" | sort -k4 -n -r
+if has packk && command -v ncu > /dev/null; then
+  # Issue 8: the packing kernel by kernel: each launch's duration (one
+  # metric, no replay), to see which of diff, mark, count, scan, rank and
+  # copy to work on; what the -s packing figure holds beyond them is host
+  # round trips. --handoff=0: under ncu every pass is slow, and narrow
+  # passes that took 0.1 s would hand the run to the CPU.
+  for pm in ${ST:+"$ST:owner"} bench/gpu_spin_tree.hvm4:atomic; do
+    f=${pm%:*}; m=${pm##*:}
+    say "packk: $(basename "$f") --dup=$m, kernels one duration each (ncu), then -s twice"
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
+      ./hvm4g "$f" -S --gpu --dup=$m --cpu-first=0 --dev-heap=4G --handoff=0 \
+      > "$OUTDIR/ncu_packk_$(basename "$f" .hvm4).csv" 2>&1
+    awk -F'","' '/gpu__time_duration/ { k = $5; sub(/\(.*/, "", k); v = $NF; gsub(/[,"]/, "", v); t[k] += v; n[k]++ }
+      END { for (k in t) printf "  %-22s %4d launches %10.1f us\n", substr(k, 1, 60), n[k], t[k] / 1000 }' \
+      "$OUTDIR/ncu_packk_$(basename "$f" .hvm4).csv" | sort -k4 -n -r
+    for r in 1 2; do run ./hvm4g "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G; done
+  done
 fi
 
 if has ncusrc && command -v ncu > /dev/null; then
   # The wide map (lanes of a warp in different rules) and the spin tree
   # (lanes in step: what an interaction costs without divergence, against
   # the 32 instructions of HVM4's CUDA prototype).
-  for p in gpu_wide_map gpu_spin_tree; do
+  for p in ${NCUSRC_PROGS:-gpu_wide_map gpu_spin_tree}; do
     say "ncu source counters: k_step, $p, atomic, ninth launch"
     ncu --clock-control none -k regex:k_step -s 8 -c 1 --section SourceCounters \
       --import-source yes -f -o "$OUTDIR/ncu_src_$p" \

@@ -19,7 +19,7 @@ run() {
     /^- Device passes:/   { printf ", %s passes", $4 }
     /^- Device time:/     { t = $4; printf ", device %.1f ms", t * 1000 }
     /^- Device perf:/     { printf ", %s M itrs/s", $4 }
-    /^- Device packing:/  { p = $4; printf ", packing %.2f ms (marking %.2f ms, %s passes)", p * 1000, $7 * 1000, $10 }
+    /^- Device packing:/  { p = $4; printf ", packing %.2f ms (marking %.2f ms, %s passes, diff %.2f ms, ranking %.2f ms)", p * 1000, $7 * 1000, $10, $13 * 1000, $16 * 1000 }
     /^- Device copy out:/ { c = $5; printf ", copy out %.2f ms (%s MB pinned ahead, %s behind)", c * 1000, substr($7, 2), $13 }
     /^- Device heap:/     { printf ", %s words live", $7 }
     /^- Lane balance:/    { printf ", balance %s", $4 }

@@ -309,9 +309,11 @@ typedef struct {
   _Atomic int     stop;      // stopped early (snf_at_until): tasks end
   _Atomic int     found;     // a task marked a stuck DUP: the memo is on
   Count          *cnt;       // one per thread
-  pthread_mutex_t lock;      // guards the stuck DUP slots below
+  pthread_mutex_t lock;      // guards the stuck DUP slots and left slots
   u32            *dups;
   u32             ndup, cap;
+  u32            *left;      // stopped: the slots its tasks did not visit
+  u32             nleft, lcap;
 } Job;
 
 // Job slots: tasks name their job by slot. A thread that finds none free
@@ -345,21 +347,27 @@ static Job *job_new(u32 *slot) {
 static void job_free(u32 slot) {
   Job *job = &JOBS[slot];
   free(job->dups);
+  free(job->left);
   pthread_mutex_destroy(&job->lock);
   pthread_mutex_lock(&JOB_LOCK);
   JOB_FREE[JOB_NFREE++] = slot;
   pthread_mutex_unlock(&JOB_LOCK);
 }
 
-static void job_dup(Job *job, u32 d) {
+// Appends d to a job's list (*v, *n, *cap) under its lock.
+static void job_list_add(Job *job, u32 **v, u32 *n, u32 *cap, u32 d) {
   pthread_mutex_lock(&job->lock);
-  if (job->ndup == job->cap) {
-    job->cap  = job->cap ? job->cap * 2 : 256;
-    job->dups = realloc(job->dups, (size_t)job->cap * sizeof(u32));
-    if (!job->dups) eval_die("out of memory in the normalizer");
+  if (*n == *cap) {
+    *cap = *cap ? *cap * 2 : 256;
+    *v   = realloc(*v, (size_t)*cap * sizeof(u32));
+    if (!*v) eval_die("out of memory in the normalizer");
   }
-  job->dups[job->ndup++] = d;
+  (*v)[(*n)++] = d;
   pthread_mutex_unlock(&job->lock);
+}
+
+static void job_dup(Job *job, u32 d) {
+  job_list_add(job, &job->dups, &job->ndup, &job->cap, d);
 }
 
 // Only this thread writes its own counters.
@@ -404,7 +412,16 @@ void snf_task(Wnf *w, u64 task) {
   u32  upj  = SNF_JOB;
   SNF_STUCK_EP = atomic_load_explicit(&job->found, memory_order_relaxed) ? m : 0;
   SNF_JOB      = slot;
-  while (!atomic_load_explicit(&job->stop, memory_order_relaxed) && seen_add(w, loc, ep)) {
+  for (;;) {
+    if (atomic_load_explicit(&job->stop, memory_order_relaxed)) {
+      // Stopped (the device takes over): this slot and what hangs from
+      // it are the device's, unless another task visits it meanwhile.
+      if (atomic_load_explicit(&SEEN[loc], memory_order_relaxed) != ep) {
+        job_list_add(job, &job->left, &job->nleft, &job->lcap, loc);
+      }
+      break;
+    }
+    if (!seen_add(w, loc, ep)) break;
     Term t = load(loc);
     if (chain_link(t)) {
       // marked bottom up, visited by the sequential phase (see above)
@@ -464,6 +481,19 @@ static void job_wait(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
   job_finish(w, job, slot, yield);
 }
 
+// What the last stopped job left (snf_left).
+static struct {
+  u32 *slots;
+  u32  n;
+  int  dups;
+} LEFT;
+
+const u32 *snf_left(u32 *n, int *dups) {
+  *n    = LEFT.n;
+  *dups = LEFT.dups;
+  return LEFT.slots;
+}
+
 // 1 when yield stopped it early (snf_at_until).
 static int snf_par(Wnf *w, u32 root, int (*yield)(u64)) {
   u32  slot;
@@ -479,6 +509,11 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(u64)) {
   if (atomic_load(&job->stop)) {
     // the rest is the device's: no thread may touch the heap meanwhile
     pool_halt();
+    free(LEFT.slots);
+    LEFT.slots = job->left;
+    LEFT.n     = job->nleft;
+    LEFT.dups  = job->ndup > 0;
+    job->left  = NULL;
     job_free(slot);
     return 1;
   }

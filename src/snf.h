@@ -13,6 +13,12 @@ void snf_at(u32 loc);       // strong normal form of HEAP[loc], in place
 // 1 when it stopped early: the heap is then a valid term graph holding the
 // work done, and no CPU thread touches it until the next normalization.
 int  snf_at_until(u32 loc, int (*yield)(u64 tasks));
+// After snf_at_until stopped early: the slots its tasks left unvisited
+// (*n of them). Every slot the pool visited holds a weak normal form whose
+// children were visited or are among these, so normalizing these finishes
+// the job, but for the stuck DUPs it met (*dups): their expressions wait
+// for the sequential phase, which a later snf_at(loc) runs.
+const u32 *snf_left(u32 *n, int *dups);
 void snf_task(Wnf *w, u64 task);   // runs a job's task (pool.c)
 
 #endif

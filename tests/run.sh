@@ -351,6 +351,13 @@ cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
   "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1G -s
 cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$CFT"
+# The device takes the slots the stopped pool left, not the root (so it
+# neither copies in nor walks again what the pool made normal), and the
+# output is -T4's.
+cli_check take_left 0 'pool left [1-9][0-9]* slots' \
+  "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1G -s
+cli_check take_left_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1G)
+  [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$CFT"
 cli_check take_max_bad 1 'take-max expects a size' "$BIN" cli_list.hvm4 --gpu --take-max=x
 # tests/conformance.sh passes flags it does not know to hvm4g (the H200's
 # runs give --dev-heap=1G): a bad --heap makes every program fail.

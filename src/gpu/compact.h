@@ -180,7 +180,9 @@ FN void mark_end(const MarkLane *M, const CompactArgs *a, DEV u32 *out_n,
   }
 }
 
-// 3. Live words in rank chunk c (bitmap words [c*RANK_CHUNK, ...)).
+// 3. Live words in rank chunk c (bitmap words [c*RANK_CHUNK, ...)). CUDA
+// counts and ranks a chunk on a warp's lanes instead (cuda.cu k_count,
+// k_rank: the same sums, read and written 32 consecutive words at a time).
 FN u32 compact_count(const CompactArgs *a, u64 c, u64 words) {
   u64 lo = c * RANK_CHUNK;
   u64 hi = lo + RANK_CHUNK < words ? lo + RANK_CHUNK : words;
@@ -216,14 +218,20 @@ FN Term compact_reloc(const CompactArgs *a, Term t) {
   return (t & ~VAL_MASK) | (Term)at;
 }
 
-// Bitmap word w's live words, relocated, to dst[rank...].
+// Bitmap word w's live words, relocated, to dst[rank...]. Only the set
+// bits are visited: most bitmap words of a run are empty (the spin tree's
+// copy took 0.68 ms testing 32 bits of each).
 FN void compact_copy(const CompactArgs *a, u64 w, DEV Term *dst) {
   u32 bits = a->live[w];
-  u32 at   = a->rank[w];
-  for (u32 b = 0; b < 32u; b++) {
-    if ((bits >> b) & 1u) {
-      dst[at++] = compact_reloc(a, a->heap[a->top0 + w * 32u + b]);
-    }
+  if (bits == 0u) {
+    return;
+  }
+  u32 at = a->rank[w];
+  while (bits != 0u) {
+    u32 low = bits & (0u - bits);   // the lowest set bit
+    u32 b   = GPU_POPC32(low - 1u);
+    dst[at++] = compact_reloc(a, a->heap[a->top0 + w * 32u + b]);
+    bits ^= low;
   }
 }
 

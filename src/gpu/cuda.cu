@@ -92,11 +92,11 @@ __device__ inline Term cu_cas(Term *p, Term o, Term n) {
 
 // A SUB publishes what it points to: a release store; any other word is
 // the lane's own until a release publishes it. -DHVM4G_SUB_IMM_RELAXED
-// (prepared, not yet measured: h200_check.sh subimm): a SUB of a word with
-// no location (a number, an eraser, a name) points to nothing and
-// publishes nothing, so a relaxed store; APP-LAM substitutes numbers so in
-// a strict numeric loop (gpu_spin_tree: 7% of k_step's stall samples wait
-// on the fence in front of that store).
+// (h200_check.sh subimm; not the default): a SUB of a word with no
+// location (a number, an eraser, a name) points to nothing and publishes
+// nothing, so a relaxed store; APP-LAM substitutes numbers so in a strict
+// numeric loop. Measured (bench/RESULTS.md, run50): gpu_spin_tree +5-7%,
+// gpu_shared_wide -5-8%, the rest within noise.
 __device__ inline void cu_st(Term *p, Term t) {
 #ifdef HVM4G_SUB_IMM_RELAXED
   if (IS_SUB(t) && HAS_LOC(TAG(t))) {
@@ -320,24 +320,50 @@ __global__ void k_roots(const Term *heap, const u32 *roots, u32 n, u64 *in) {
   }
 }
 
+// Count and rank a warp at a time (compact.h's compact_count and
+// compact_rank, one thread a chunk, left each lane's loads and stores 1 KB
+// from its neighbours': k_rank took 3.5 ms on the spin tree in atomic
+// mode, 0.18 ms this way). A warp's lanes take 32 consecutive bitmap
+// words; grid-stride by warps, so every lane of a warp runs the same
+// iterations and the full-mask shuffles are safe.
+#define WARP_ID    ((blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5)
+#define WARPS      (((u64)gridDim.x * blockDim.x) >> 5)
+#define LANE       (threadIdx.x & 31u)
+#define FULL_MASK  0xFFFFFFFFu
+
+// Live words per rank chunk: sums[c] = compact_count(c).
 __global__ void k_count(CompactArgs c, u64 chunks, u64 words, u32 *sums) {
-  u64 step = (u64)gridDim.x * blockDim.x;
-  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < chunks;
-       i += step) {
-    sums[i] = compact_count(&c, i, words);
+  for (u64 ch = WARP_ID; ch < chunks; ch += WARPS) {
+    u32 s = 0;
+    for (u64 w = ch * RANK_CHUNK + LANE; w < (ch + 1) * RANK_CHUNK; w += 32) {
+      if (w < words) s += __popc(c.live[w]);
+    }
+    s = __reduce_add_sync(FULL_MASK, s);
+    if (LANE == 0) sums[ch] = s;
   }
 }
 
+// Each bitmap word's rank, from its chunk's (compact_rank).
 __global__ void k_rank(CompactArgs c, u64 chunks, u64 words,
                        const u32 *base) {
-  u64 step = (u64)gridDim.x * blockDim.x;
-  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < chunks;
-       i += step) {
-    compact_rank(&c, i, words, base[i]);
+  for (u64 ch = WARP_ID; ch < chunks; ch += WARPS) {
+    u32 at = base[ch];
+    for (u64 w = ch * RANK_CHUNK + LANE; w < (ch + 1) * RANK_CHUNK; w += 32) {
+      u32 n = w < words ? __popc(c.live[w]) : 0;
+      u32 incl = n;   // inclusive scan over the warp
+      for (u32 d = 1; d < 32; d <<= 1) {
+        u32 t = __shfl_up_sync(FULL_MASK, incl, d);
+        if (LANE >= d) incl += t;
+      }
+      if (w < words) c.rank[w] = at + incl - n;
+      at += __shfl_sync(FULL_MASK, incl, 31);
+    }
   }
 }
 
-// Bitmap words [lo, hi): one piece of the copy out (cu_close).
+// Bitmap words [lo, hi): one piece of the copy out (cu_close). A lane a
+// bitmap word: a warp a bitmap word, a lane a live word, was coalesced but
+// 2.2x slower on sup_tree's dense result (764 against 340 us).
 __global__ void k_copy(CompactArgs c, u64 lo, u64 hi, Term *dst) {
   u64 step = (u64)gridDim.x * blockDim.x;
   for (u64 i = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; i < hi;
@@ -918,7 +944,8 @@ static int scatter(Term *scr, u64 wcap, u32 nw, u32 nr, char *err,
 
 // [0, top) of the host heap into the device heap: the reached words, or
 // all of them (pageable: 9.5 GB/s on the H200).
-static int copy_in(u32 loc, u64 top, char *err, unsigned errlen) {
+static int copy_in(const u32 *roots, u32 nroot, u64 top, char *err,
+                   unsigned errlen) {
   Term *host  = gpu_heap();
   u64   base  = (top + 31) & ~31ull;
   u64   room  = C.dcap > base ? C.dcap - base : 0;       // scratch words
@@ -929,7 +956,7 @@ static int copy_in(u32 loc, u64 top, char *err, unsigned errlen) {
   u64   bud   = reach_budget(top);
   GPU_STATS.in_top += top;
   if (bud == 0 || rcap < 64 || !C.stage ||
-      reach_walk(&R, host, top, loc, gpu_book(), gpu_book_len(),
+      reach_walk(&R, host, top, roots, nroot, gpu_book(), gpu_book_len(),
                  gpu_book_cnt(), bud, reach_limit_s(top)) != 1) {
     reach_free(&R);
     GPU_STATS.in_words += top;
@@ -962,7 +989,7 @@ static int copy_in(u32 loc, u64 top, char *err, unsigned errlen) {
   return rc;
 }
 
-static int cu_open(u32 loc, char *err, unsigned errlen) {
+static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   u64   top  = gpu_top();
   // Room for the run's own allocations, and the shadow of [0, top).
   u64   min  = 2 * top + (1ull << 20);
@@ -999,7 +1026,7 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   // grown_heap check).
   pin_release();
   C.dcap = C.cap - top;
-  if (copy_in(loc, top, err, errlen) != 0) return -1;
+  if (copy_in(roots, nroot, top, err, errlen) != 0) return -1;
   CK(cudaMemcpy(C.heap + C.dcap, C.heap, top * sizeof(Term),
                 cudaMemcpyDeviceToDevice), "heap shadow");
   // Owner mode: each lane's arena is a whole region; unless the region
@@ -1026,13 +1053,17 @@ static int cu_open(u32 loc, char *err, unsigned errlen) {
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
   CK(cudaMemcpyToSymbol(D_ALIGN, &align, sizeof align), "align");
   CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
-  if (cu_grow((void **)&C.in, &C.in_cap, 1, sizeof(u64))) {
-    snprintf(err, errlen, "frontier: out of device memory");
+  u64 *ent = (u64 *)malloc((u64)nroot * sizeof(u64));
+  if (!ent || cu_grow((void **)&C.in, &C.in_cap, nroot, sizeof(u64))) {
+    free(ent);
+    snprintf(err, errlen, "frontier: out of memory for %u roots", nroot);
     return -1;
   }
-  u64 root = ENT(loc >> shift, loc);
-  CK(cudaMemcpy(C.in, &root, sizeof root, cudaMemcpyHostToDevice),
-     "frontier");
+  for (u32 i = 0; i < nroot; i++) ent[i] = ENT(roots[i] >> shift, roots[i]);
+  cudaError_t fe = cudaMemcpy(C.in, ent, (u64)nroot * sizeof(u64),
+                              cudaMemcpyHostToDevice);
+  free(ent);
+  CK(fe, "frontier");
   C.top0           = top;
   C.a.heap         = C.heap;
   C.a.book         = C.book;
@@ -1242,15 +1273,16 @@ static int cu_close(char *err, unsigned errlen) {
   u32 *base = C.sums + chunks + 1;
   u32 *at   = base + chunks + 1;   // the pieces' first ranks, and the total
   CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
-  k_count<<<grid_of(chunks), 256>>>(C.c, chunks, words, C.sums);
+  k_count<<<grid_of(chunks * 32), 256>>>(C.c, chunks, words, C.sums);
   if (cu_scan(C.sums, base, chunks, err, errlen)) return -1;
-  k_rank<<<grid_of(chunks), 256>>>(C.c, chunks, words, base);
+  k_rank<<<grid_of(chunks * 32), 256>>>(C.c, chunks, words, base);
   k_pieces<<<1, 1>>>(base, chunks, C.res, at);
   CK(cudaGetLastError(), "rank kernels");
   u32 piece[PIECES + 1];
   CK(cudaMemcpy(piece, at, sizeof piece, cudaMemcpyDeviceToHost),
      "live words");
   u32 live = piece[PIECES];
+  GPU_STATS.rank_s += gpu_now() - t0;
   if (C.top0 + live > gpu_heap_words()) {
     snprintf(err, errlen, "the result (%u words) does not fit the host heap",
              live);

@@ -90,7 +90,9 @@ typedef struct {
   u64    in_words;   // of those, words copied in: the reached ones where
                      // the walk paid (reach.h), else all
   double compact_s;  // finding and packing the live words
+  double roots_s;    // of that, finding the changed words (the diff)
   double mark_s;     // of that, the mark passes
+  double rank_s;     // of that, ranking the live words (count, scan, rank)
   u64    marks;      // mark passes
   double out_s;      // copying them out
   u64    pinned;     // of those, bytes copied into pages pinned ahead
@@ -104,6 +106,7 @@ typedef struct {
   u32    stop_pri;
   u64    stop_pass;
   u64    taken;      // runs the device took over from the CPU (--cpu-first)
+  u64    left;       // the slots the CPU pool left them (their roots)
   u64    too_big;    // a take-over was refused: the host heap passed --take-max
   u64    stops;      // runs that the CPU had to finish
   u32    lanes;      // lanes used by the last run
@@ -123,9 +126,11 @@ typedef struct {
   // Optional (NULL): creates the context and the buffers ahead of the first
   // run; runs on a background thread (gpu_prepare), avail/open wait for it.
   void (*warm)(void);
-  // Prepares a run rooted at heap slot `loc`: buffers, heap copied in,
-  // frontier = [its entry]. Returns 0, or -1 with a message in `err`.
-  int  (*open)(u32 loc, char *err, unsigned errlen);
+  // Prepares a run rooted at the heap slots roots[0..n) (one, or the CPU
+  // pool's unfinished slots when the device takes over): buffers, heap
+  // copied in, frontier = their entries. Returns 0, or -1 with a message
+  // in `err`.
+  int  (*open)(const u32 *roots, u32 n, char *err, unsigned errlen);
   // Runs one pass over the current frontier (n entries) into the next;
   // fills ctl, returns the size of the next frontier, or -1 (out of
   // buffer memory: `err` says why).
@@ -166,7 +171,7 @@ extern const GpuBackend GPU_METAL;
 
 // pass.c: the host pass loop over a backend, then the packing of the live
 // result. Returns the stop reason (0: the device finished the normal form).
-u32 gpu_run(const GpuBackend *b, u32 loc);
+u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 n);
 
 // Budget of a mark pass over n words with `lanes` lanes, after a pass over
 // prev_n words with prev_budget that left `cut` lanes with words to scan

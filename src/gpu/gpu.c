@@ -336,9 +336,10 @@ int gpu_cpu_first(void) {
   return GPU.cpu_first_set || warm_due || (warming && !atomic_load(&warm_done));
 }
 
-u32 gpu_snf_from_cpu(u32 loc) {
+u32 gpu_snf_from_cpu(const u32 *left, u32 n) {
   GPU_STATS.taken++;
-  return gpu_snf_at(loc);
+  GPU_STATS.left += n;
+  return gpu_snf_roots(left, n);
 }
 
 int gpu_may_return(u32 stop) {
@@ -367,6 +368,10 @@ int gpu_take_over(u64 tasks) {
 static int in_run = 0;
 
 u32 gpu_snf_at(u32 loc) {
+  return gpu_snf_roots(&loc, 1);
+}
+
+u32 gpu_snf_roots(const u32 *roots, u32 n) {
   if (in_run) {
     return STOP_SPACE;
   }
@@ -376,12 +381,12 @@ u32 gpu_snf_at(u32 loc) {
   }
   in_run = 1;
   const GpuBackend *b = backend();
-  u32 stop = gpu_run(b, loc);
+  u32 stop = gpu_run(b, roots, n);
   // A full device heap: the run packed what it did; a larger heap goes on
   // from there, while the backend can grow it.
   for (u32 k = 0; stop == WNF_OOM && b->grow && k < 4 && b->grow() == 0; k++) {
     GPU_STATS.stops--;
-    stop = gpu_run(b, loc);
+    stop = gpu_run(b, roots, n);
   }
   in_run = 0;
   return stop;
@@ -485,9 +490,11 @@ void gpu_print_stats(FILE *out) {
           s->in_s, (unsigned long long)s->in_words,
           (unsigned long long)s->in_top,
           s->in_words < s->in_top ? "those a run may reach" : "all");
+  // fields 4, 7 and 10 stay the seconds, marking and passes (h200_lib.sh)
   fprintf(out, "- Device packing: %.6f s (marking %.6f s in %llu passes; "
-          "%llu changed words below the host's top)\n", s->compact_s,
-          s->mark_s, (unsigned long long)s->marks,
+          "diff %.6f s, ranking %.6f s; %llu changed words below the "
+          "host's top)\n", s->compact_s, s->mark_s,
+          (unsigned long long)s->marks, s->roots_s, s->rank_s,
           (unsigned long long)s->changed);
   fprintf(out, "- Device copy out: %.6f s (%.1f MB into pages pinned ahead, "
           "%.1f MB pinned behind the packing)\n", s->out_s,
@@ -497,8 +504,9 @@ void gpu_print_stats(FILE *out) {
           (unsigned long long)s->alloc, (unsigned long long)s->live,
           (unsigned long long)s->live, (double)s->live * 8 / 1e6);
   fprintf(out, "- Device took over from the CPU: %llu run(s) (--cpu-first); "
-          "the CPU ran %llu interactions\n", (unsigned long long)s->taken,
-          (unsigned long long)eval_itrs());
+          "the CPU ran %llu interactions; the pool left %llu slots "
+          "unvisited (the runs' roots)\n", (unsigned long long)s->taken,
+          (unsigned long long)eval_itrs(), (unsigned long long)s->left);
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");
     return;

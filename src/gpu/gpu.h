@@ -21,6 +21,8 @@ void gpu_prepare(void);
 // done, and the caller finishes on the CPU. Safe to call from the CPU
 // evaluator for %gnf (the CPU waits meanwhile).
 u32  gpu_snf_at(u32 loc);
+// The same for several slots at once (the run's first frontier).
+u32  gpu_snf_roots(const u32 *roots, u32 n);
 // CPU first (--cpu-first=N): while the device warms up, the -T pool starts
 // the normal form; it hands the rest to the device once the device is
 // ready and the pool has made N tasks (a normal form that wide pays the
@@ -28,7 +30,9 @@ u32  gpu_snf_at(u32 loc);
 // gpu_take_over(tasks): whether the device should take over now.
 int  gpu_cpu_first(void);
 int  gpu_take_over(u64 tasks);
-u32  gpu_snf_from_cpu(u32 loc);   // gpu_snf_at, after the CPU stopped
+// After the pool stopped (snf_at_until): the slots it left unvisited
+// (snf_left), normalized on the device.
+u32  gpu_snf_from_cpu(const u32 *left, u32 n);
 // Whether a run that stopped with `stop` ended a narrow phase (--handoff)
 // the CPU may hand back once it is wide again (--cpu-first > 0, -T > 1).
 int  gpu_may_return(u32 stop);

@@ -69,7 +69,7 @@ static int mt_heap(u64 top, char *err, unsigned errlen) {
   return 0;
 }
 
-static int mt_open(u32 loc, char *err, unsigned errlen) {
+static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   u64 top   = gpu_top();
   u32 bc    = gpu_book_cnt();
   GPU.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
@@ -79,7 +79,6 @@ static int mt_open(u32 loc, char *err, unsigned errlen) {
   M.stack   = GPU.stack ? GPU.stack : 4096;
   if (mt_heap(top, err, errlen) != 0) return -1;
   if (sim_pack_open(err, errlen) != 0) return -1;
-  u64 root = ENT(loc >> GPU.region_shift, loc);
   GPU_STATS.shift = GPU.region_shift;
   if (top + 1024 > M.cap) {
     snprintf(err, errlen, "heap in use (%llu words) does not fit the device "
@@ -115,8 +114,11 @@ static int mt_open(u32 loc, char *err, unsigned errlen) {
   MT(md_need(MB_PART, MTL_SCAN_T * sizeof(u32)), "scan");
   MT(md_need(MB_RES, sizeof(MtlRes)), "counters");
   MT(md_need(MB_ARGS, sizeof(MtlArgs)), "arguments");
-  MT(md_need(MB_IN, sizeof root), "frontier");
-  MT(md_put(MB_IN, 0, &root, sizeof root), "frontier");
+  MT(md_need(MB_IN, (u64)nroot * sizeof(u64)), "frontier");
+  for (u32 i = 0; i < nroot; i++) {
+    u64 e = ENT(roots[i] >> GPU.region_shift, roots[i]);
+    MT(md_put(MB_IN, (u64)i * sizeof e, &e, sizeof e), "frontier");
+  }
   M.m.book_cnt     = bc;
   M.m.dup_mode     = GPU.dup_mode;
   M.m.region_shift = GPU.region_shift;

@@ -223,6 +223,7 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
   long long n  = b->roots(err, errlen);
   u32       prev = 0, budget = 0, cut = 0, pass = 0;
   double    m0 = gpu_now();
+  s->roots_s  += m0 - t0;
   FILE     *tr = trace_open();
   while (n > 0) {
     budget = gpu_mark_budget((u32)n, b->lanes(), prev, budget, cut);
@@ -254,7 +255,8 @@ static void stop_at(GpuStats *s, u32 stop, const PassCtl *ctl, u64 pass) {
   s->stop_pass = pass;
 }
 
-u32 gpu_run(const GpuBackend *b, u32 loc) {
+u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
+  u32 loc = roots[0];   // where -s places a stop of the run as a whole
   GpuStats *s = &GPU_STATS;
   char err[256] = {0};
   s->runs++;
@@ -262,7 +264,7 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
 
   double t0   = gpu_now();
   u64    top0 = gpu_top();
-  if (b->open(loc, err, sizeof err) != 0) {
+  if (b->open(roots, nroot, err, sizeof err) != 0) {
     fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
             b->name, err);
     PassCtl none = { .stop_loc = loc };
@@ -273,7 +275,7 @@ u32 gpu_run(const GpuBackend *b, u32 loc) {
   s->lanes = b->lanes();
 
   FILE  *tr     = trace_open();
-  u32    n      = 1;
+  u32    n      = nroot;
   u32    stop   = 0;
   u32    stall  = 0;
   u32    thin   = 0;   // narrow passes in a row

@@ -53,12 +53,15 @@ static int push(Reach *r, u64 *sp, Term t) {
   return 0;
 }
 
-int reach_walk(Reach *r, const Term *heap, u64 top, u32 loc,
+int reach_walk(Reach *r, const Term *heap, u64 top, const u32 *locs, u32 nloc,
                const u32 *book, const u32 *book_len, u32 book_cnt,
                u64 budget, double limit_s) {
   double t0 = limit_s > 0 ? now_s() : 0;
   reach_free(r);
-  if (top == 0 || loc >= top) return -1;
+  if (top == 0 || nloc == 0) return -1;
+  for (u32 i = 0; i < nloc; i++) {
+    if (locs[i] >= top) return -1;
+  }
   u64 nb = (top + 63) / 64;
   r->top  = top;
   // calloc: fresh zero pages, touched only where a word is reached
@@ -70,9 +73,11 @@ int reach_walk(Reach *r, const Term *heap, u64 top, u32 loc,
   }
   u64 sp = 0;
   mark(r, 0);   // the fresh-label count
-  if (mark(r, loc) && push(r, &sp, heap[loc]) != 0) {
-    reach_free(r);
-    return -1;
+  for (u32 i = 0; i < nloc; i++) {
+    if (mark(r, locs[i]) && push(r, &sp, heap[locs[i]]) != 0) {
+      reach_free(r);
+      return -1;
+    }
   }
   u64 tick = r->words + REACH_TICK;
   while (sp > 0 && r->words <= budget) {

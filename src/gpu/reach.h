@@ -47,11 +47,12 @@ typedef struct {
 u64    reach_budget(u64 top);    // words; 0: do not walk
 double reach_limit_s(u64 top);   // seconds
 
-// Marks what a run rooted at slot `loc` may read, giving up past `budget`
+// Marks what a run rooted at the slots locs[0..nloc) may read (a run
+// from the CPU pool's unfinished slots has many roots), giving up past `budget`
 // words or `limit_s` seconds (0: none). 1: done (r->bits holds the set);
 // 0: gave up (the copy in takes the whole range); -1: out of host memory
 // or a bad root (the same).
-int  reach_walk(Reach *r, const Term *heap, u64 top, u32 loc,
+int  reach_walk(Reach *r, const Term *heap, u64 top, const u32 *locs, u32 nloc,
                 const u32 *book, const u32 *book_len, u32 book_cnt,
                 u64 budget, double limit_s);
 

@@ -255,7 +255,7 @@ static void poison_restore(void) {
   }
 }
 
-static int sim_open(u32 loc, char *err, unsigned errlen) {
+static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   // The copy in as a device's: the reached words when the walk pays
   // (reach.h); under HVM4G_SIM_POISON always, and the rest poisoned.
   const char *pv = getenv("HVM4G_SIM_POISON");
@@ -263,7 +263,7 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
   u64 top    = gpu_top();
   u64 budget = poison ? top : reach_budget(top);
   double lim = poison ? 0 : reach_limit_s(top);
-  S.sparse   = budget > 0 && reach_walk(&S.reach, HEAP, top, loc, BOOK,
+  S.sparse   = budget > 0 && reach_walk(&S.reach, HEAP, top, roots, nroot, BOOK,
                    BOOK_LEN, gpu_book_cnt(), budget, lim) == 1;
   S.whole    = S.sparse && poison;   // the poisoned words are put back from it
   if (sim_begin(GPU.lanes ? GPU.lanes : 128, err, errlen) != 0) return -1;
@@ -292,8 +292,13 @@ static int sim_open(u32 loc, char *err, unsigned errlen) {
     sim_free();
     return -1;
   }
-  S.in[0] = ENT(loc >> GPU.region_shift, loc);
-  S.n     = 1;
+  if (grow(&S.in, &S.in_cap, nroot)) {
+    snprintf(err, errlen, "out of host memory for %u roots", nroot);
+    sim_free();
+    return -1;
+  }
+  for (u32 i = 0; i < nroot; i++) S.in[i] = ENT(roots[i] >> GPU.region_shift, roots[i]);
+  S.n     = nroot;
   GPU_STATS.shift = GPU.region_shift;
   if (S.whole) poison_apply();
   return 0;
@@ -589,6 +594,7 @@ static int sim_close(char *err, unsigned errlen) {
   }
   sim_par(PH_RANK, 0, chunks);
   free(sums);
+  GPU_STATS.rank_s += gpu_now() - t0;
   Term *dst  = malloc((live + S.nroots + 1) * sizeof(Term));
   if (!dst) {
     snprintf(err, errlen, "out of host memory for %llu live words",

@@ -26,7 +26,8 @@ static void begin(u32 host, u32 lanes) {
   GPU.lanes   = lanes;
   GPU.threads = 4;
   char err[128];
-  CHECK(GPU_SIM.open(1, err, sizeof err) == 0);
+  u32 root = 1;
+  CHECK(GPU_SIM.open(&root, 1, err, sizeof err) == 0);
 }
 
 // The device allocates n words (garbage until written).
@@ -142,7 +143,8 @@ static void host_pointers(void) {
   HEAP[10] = TERM(C00 + 2, 1, 30);                 // host node, unchanged
   GPU_SIM.abandon();
   char err[128];
-  CHECK(GPU_SIM.open(1, err, sizeof err) == 0);
+  u32 root = 1;
+  CHECK(GPU_SIM.open(&root, 1, err, sizeof err) == 0);
   dev_alloc(100);
   u32 n = dev_alloc(1);
   HEAP[n] = TERM(NUM, 0, 5);

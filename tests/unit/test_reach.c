@@ -24,7 +24,7 @@ static void clear(void) {
 }
 
 static int walk(u32 loc, u64 top, u64 budget) {
-  return reach_walk(&R, H, top, loc, BK, BL, 4, budget, 0);
+  return reach_walk(&R, H, top, &loc, 1, BK, BL, 4, budget, 0);
 }
 
 // The reached words, as a string of runs "lo+n lo+n ...".
@@ -53,6 +53,28 @@ static void sharing(void) {
   CHECK(strcmp(runs(), "0+1 10+1 20+2 30+2") == 0);
   CHECK(R.words == 6);
   CHECK(reach_has(&R, 30) && !reach_has(&R, 32) && !reach_has(&R, 19));
+}
+
+// Several roots (the slots a stopped CPU pool left): the union of what
+// each reaches, a node two of them share marked once; a root past the top
+// is a bad root.
+static void many_roots(void) {
+  clear();
+  H[10] = TERM(C00 + 2, 7, 20);          // root 1: #P{a, b}
+  H[20] = TERM(SUP, 1, 40);
+  H[21] = TERM(NUM, 0, 4);
+  H[12] = TERM(VAR, 0, 40);              // root 2: shares a's SUP node
+  H[14] = TERM(LAM, 0, 60);              // root 3: λx.x
+  H[40] = TERM(NUM, 0, 1);
+  H[41] = TERM(NUM, 0, 2);
+  H[60] = TERM(VAR, 0, 60);
+  u32 roots[3] = { 10, 12, 14 };
+  CHECK(reach_walk(&R, H, 100, roots, 3, BK, BL, 4, 100, 0) == 1);
+  CHECK(strcmp(runs(), "0+1 10+1 12+1 14+1 20+2 40+2 60+1") == 0);
+  CHECK(R.words == 9);
+  u32 bad[2] = { 10, 100 };
+  CHECK(reach_walk(&R, H, 100, bad, 2, BK, BL, 4, 100, 0) == -1);
+  CHECK(reach_walk(&R, H, 100, roots, 0, BK, BL, 4, 100, 0) == -1);
 }
 
 // A variable reads its binder's slot alone, and a SUB there is followed:
@@ -143,6 +165,7 @@ static void run_edges(void) {
 
 int main(void) {
   sharing();
+  many_roots();
   sub_chain();
   dup_slots();
   templates();
