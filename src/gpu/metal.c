@@ -114,11 +114,13 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   MT(md_need(MB_PART, MTL_SCAN_T * sizeof(u32)), "scan");
   MT(md_need(MB_RES, sizeof(MtlRes)), "counters");
   MT(md_need(MB_ARGS, sizeof(MtlArgs)), "arguments");
-  MT(md_need(MB_IN, (u64)nroot * sizeof(u64)), "frontier");
-  for (u32 i = 0; i < nroot; i++) {
-    u64 e = ENT(roots[i] >> GPU.region_shift, roots[i]);
-    MT(md_put(MB_IN, (u64)i * sizeof e, &e, sizeof e), "frontier");
-  }
+  u64 *ent = malloc((u64)nroot * sizeof(u64));
+  MT(ent == NULL, "frontier");
+  for (u32 i = 0; i < nroot; i++) ent[i] = ENT(roots[i] >> GPU.region_shift, roots[i]);
+  int fe = md_need(MB_IN, (u64)nroot * sizeof(u64)) ||
+           md_put(MB_IN, 0, ent, (u64)nroot * sizeof(u64));
+  free(ent);
+  MT(fe, "frontier");
   M.m.book_cnt     = bc;
   M.m.dup_mode     = GPU.dup_mode;
   M.m.region_shift = GPU.region_shift;

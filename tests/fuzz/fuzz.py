@@ -5,8 +5,8 @@ Takes the golden programs (tests/golden) and, with --ref-tests DIR, the
 reference's, mutates their tokens (delete, insert, duplicate, swap
 brackets, random unicode, truncate, huge numbers, long names, deep nesting
 of every construct), and runs each case under the ASan build with a
-timeout: on the CPU, with -T4, and on the simulated device in both --dup
-modes. It reports any signal, sanitizer report, hang or difference that the
+timeout: on the CPU, with -T4, on the simulated device in both --dup
+modes, and with the simulated device taking over from the -T4 pool. It reports any signal, sanitizer report, hang or difference that the
 triage rules of tests/fuzz/README.md do not expect.
 
   fuzz.py --bin build-asan/hvm4g [--seed N] [--cases N | --time S]
@@ -97,7 +97,11 @@ def mutate(rng, src):
 
 MODES = [("cpu", []), ("t4", ["-T4"]),
          ("sim-owner", ["--gpu", "--device=sim", "--dup=owner"]),
-         ("sim-atomic", ["--gpu", "--device=sim", "--dup=atomic"])]
+         ("sim-atomic", ["--gpu", "--device=sim", "--dup=atomic"]),
+         # the -T4 pool stopped after 4 tasks, the device taking the slots
+         # it left (docs/gpu.md "CPU first")
+         ("sim-take", ["--gpu", "--device=sim", "-T4", "--cpu-first=4",
+                       "--take-max=4G"])]
 # With --metal BIN (the Metal kernel on CPU threads, build-metal/hvm4g-mtl):
 # tiny regions and budgets, and a yield before every second atomic access,
 # so that lanes race where a GPU's would (it reproduced red_share_inert).
