@@ -16,8 +16,9 @@
 #            packing with and without --mark-levels; --pin-ahead 8M and
 #            32M on shared wide (its result passes the 64 MB pinned ahead);
 #            owner regions of 2^8-2^10 words; the copy in of a %gnf
-#   hybrid   `--gpu -T16` with --take-max 64M (default), 1G and 4G words
-#            (2026-12-02: 1G and 4G slower, their copy in 0.24-2.25 s)
+#   hybrid   `--gpu -T16` with --take-max 64M (default), 1G and 4G words,
+#            and 4G with --warm-after=0 (run54, from the slots the pool
+#            left: the wide map's copy in 4-6.5 ms, shared wide's ~1 s)
 #   balance  a -DLANE_BALANCE build on the wide map and tree map
 #   ncu      the step kernel's profile (ncu --clock-control none, one launch)
 #   book     (not in the default set) wnf_instance's template words read
@@ -118,12 +119,13 @@ if has rates; then
 fi
 
 if has hybrid; then
-  say "hybrid: --gpu -T16, --take-max 64M (default) / 1G / 4G words"
-  for f in bench/gpu_wide_map.hvm4 bench/gpu_shared_wide.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_tree_map.hvm4; do
+  say "hybrid: --gpu -T16, --take-max 64M (default) / 1G / 4G words, and 4G with the context at once"
+  for f in bench/gpu_wide_map.hvm4 bench/gpu_shared_wide.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_tree_map.hvm4 ${ST:+"$ST"}; do
     for r in 1 2; do
       run ./hvm4g "$f" -S -s --gpu -T16
       run ./hvm4g "$f" -S -s --gpu -T16 --take-max=1G --dev-heap=4G
       run ./hvm4g "$f" -S -s --gpu -T16 --take-max=4G --dev-heap=4G
+      run ./hvm4g "$f" -S -s --gpu -T16 --take-max=4G --dev-heap=4G --warm-after=0
     done
   done
 fi
