@@ -29,6 +29,8 @@
 #   packk    (not in the default set) sup_tree's and the spin tree's
 #            kernels, each launch's duration summed by kernel (ncu, one
 #            metric), beside -s's packing parts
+#   fixed    (not in the default set, not yet run) hello's wall with the
+#            default device heap and lanes, and with small ones
 #   ncusrc   the same launch's instructions executed per source line and
 #            per SASS instruction (SourceCounters): where the ~190 thread
 #            instructions an interaction costs go (not in the default set;
@@ -188,6 +190,20 @@ if has subimm; then
   say "subimm: relaxed stores of a SUB with no location (-DHVM4G_SUB_IMM_RELAXED) against release stores"
   variant /tmp/h200_check_subimm -DHVM4G_SUB_IMM_RELAXED
   ab /tmp/h200_check_subimm
+fi
+
+if has fixed; then
+  # Issue 8: what --gpu costs beyond the context (0.22-0.25 s of hello's
+  # 0.38-0.41 s wall in run51, its passes 40 ms): the device heap's size
+  # (cudaMalloc and the driver's teardown at exit), the lanes' buffers.
+  say "fixed: hello's wall, CPU / --gpu / --dev-heap=64M / --lanes=4096 / both"
+  for r in 1 2 3; do
+    run ./hvm4g examples/hello.hvm4 -s
+    run ./hvm4g examples/hello.hvm4 -s --gpu
+    run ./hvm4g examples/hello.hvm4 -s --gpu --dev-heap=64M
+    run ./hvm4g examples/hello.hvm4 -s --gpu --lanes=4096
+    run ./hvm4g examples/hello.hvm4 -s --gpu --dev-heap=64M --lanes=4096
+  done
 fi
 
 if has packk && command -v ncu > /dev/null; then
