@@ -15,14 +15,36 @@
 #include <sys/wait.h>
 
 typedef struct {
-  int  mode;      // 0: CPU, 1: device (sim)
+  int  mode;      // 0: CPU, 1: device (sim); 2, 3: the -T pool (threads)
+                  // stopped after stop_after tasks, then the slots it left
+                  // normalized on the CPU (2) or the device (3)
   u32  dup;       // DUP_OWNER / DUP_ATOMIC
   u32  lanes;
   u32  shift;     // region shift
   u32  budget;
   u32  threads;   // sim CPU threads
   u32  take;      // 64, or 32 (--take=32); 0: the default
+  u32  stop_after;
 } RunConf;
+
+static u64 STOP_AFTER = 0;
+
+static int stop_after(u64 tasks) {
+  return tasks >= STOP_AFTER;
+}
+
+// Modes 2 and 3: "left=N distinct=0|1 dups=0|1" after the counters.
+static char LEFT_LINE[96];
+
+// Whether the n slots are distinct.
+static int all_distinct(const u32 *v, u32 n) {
+  for (u32 i = 0; i < n; i++) {
+    for (u32 j = i + 1; j < n; j++) {
+      if (v[i] == v[j]) return 0;
+    }
+  }
+  return 1;
+}
 
 typedef struct {
   char out[1 << 16];
@@ -35,11 +57,31 @@ static void run_child(const char *src, RunConf c) {
   if (parse_text("test.hvm4", src) != 0) _exit(3);
   u32 id = table_find("main", 4);
   if (id == ~0u || BOOK[id] == 0) _exit(4);
+  if (c.mode >= 2) EVAL.threads = c.threads;
   eval_init();
   snf_init();
   u32 root = heap_alloc(1);
   HEAP[root] = TERM(REF, id, 0);
-  if (c.mode) {
+  LEFT_LINE[0] = 0;
+  if (c.mode >= 2) {
+    GPU.device   = DEV_SIM;
+    GPU.dup_mode = c.dup;
+    GPU.lanes    = c.lanes;
+    STOP_AFTER   = c.stop_after;
+    u32 stop = 0, n = 0;
+    int dups = 0;
+    if (snf_at_until(root, stop_after)) {
+      const u32 *left = snf_left(&n, &dups);
+      snprintf(LEFT_LINE, sizeof LEFT_LINE, " left=%u distinct=%d dups=%d",
+               n, all_distinct(left, n), dups);
+      if (c.mode == 3) {
+        stop = n ? gpu_snf_from_cpu(left, n) : 0;
+      } else {
+        for (u32 i = 0; i < n; i++) snf_at(left[i]);
+      }
+      if (stop || dups) snf_at(root);
+    }
+  } else if (c.mode) {
     GPU.device       = DEV_SIM;
     GPU.dup_mode     = c.dup;
     GPU.lanes        = c.lanes;
@@ -53,10 +95,10 @@ static void run_child(const char *src, RunConf c) {
   }
   print_term(stdout, HEAP[root]);
   GpuStats *s = &GPU_STATS;
-  printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu local=%llu\n",
+  printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu local=%llu%s\n",
          (unsigned long long)s->stops, s->stop, s->stop_pri,
          (unsigned long long)s->defers, (unsigned long long)s->passes,
-         (unsigned long long)s->local);
+         (unsigned long long)s->local, LEFT_LINE);
   fflush(stdout);
   _exit(0);
 }

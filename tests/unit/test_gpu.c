@@ -377,6 +377,33 @@ static void sim_programs(void) {
   CHECK(R1.ok && lo > 0 && lo != ~0ull, "owner hand-offs happen (%llu)", lo);
 }
 
+// The -T pool stopped after a few tasks leaves slots (distinct, none
+// visited); normalizing those, on the CPU or on the device, and then the
+// stuck DUPs it met, gives the CPU's normal form (main.c's hybrid).
+static void pool_left(void) {
+  const char *progs[3] = { P_WIDE, P_SHARED, P_CHURCH };
+  const char *names[3] = { "wide", "shared", "church" };
+  for (u32 p = 0; p < 3; p++) {
+    run(progs[p], cpu(), &R0);
+    term_of(&R0, T0, sizeof T0);
+    for (u32 m = 2; m <= 3; m++) {
+      for (u32 k = 0; k < 2; k++) {
+        RunConf c = {(int)m, k ? DUP_ATOMIC : DUP_OWNER, 64, 12, 4096, 4, 0, 4};
+        run(progs[p], c, &R1);
+        term_of(&R1, T1, sizeof T1);
+        unsigned long long n = stat_of(&R1, "left=");
+        CHECK(R1.ok && strcmp(T0, T1) == 0 && stat_of(&R1, "distinct=") != 0,
+              "%s, the pool's left slots on the %s (%s): left=%llu, cpu "
+              "'%.120s' got '%.120s'", names[p], m == 2 ? "CPU" : "device",
+              k ? "atomic" : "owner", n, T0, T1);
+        if (p == 0) {   // 32 leaves of @fib: stopped after 4 tasks, slots left
+          CHECK(n != ~0ull && n > 0, "wide: the pool left slots (%llu)", n);
+        }
+      }
+    }
+  }
+}
+
 // %log stops the device; the CPU finishes and prints it.
 static void log_stops(void) {
   u32 dups[2] = {DUP_OWNER, DUP_ATOMIC};
@@ -513,6 +540,7 @@ int main(void) {
   }
   deep_deferral();
   sim_programs();
+  pool_left();
   log_stops();
   repeated();
   printf("%d passed, %d failed\n", PASS, FAIL);
