@@ -203,11 +203,9 @@ static void normalize_hybrid(u32 root) {
   int dups = 0;
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
     if (!snf_at_until(root, gpu_take_over)) return;   // the CPU finished
-    u32        n;
-    const u32 *left = snf_left(&n, &dups);
     // The device takes the slots the pool left, not the root: what the
     // pool made normal is neither copied in nor walked again.
-    stop = n ? gpu_snf_from_cpu(left, n) : 0;
+    stop = gpu_snf_from_cpu(&dups);
     cpu  = gpu_may_return(stop);
   }
   // The CPU finishes what the device left, and the stuck DUPs the pool met.

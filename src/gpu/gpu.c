@@ -11,6 +11,7 @@
 #include "dev.h"
 #include "../heap.h"
 #include "../eval.h"
+#include "../snf.h"
 #include "../parse.h"
 #include "../names.h"
 
@@ -336,7 +337,10 @@ int gpu_cpu_first(void) {
   return GPU.cpu_first_set || warm_due || (warming && !atomic_load(&warm_done));
 }
 
-u32 gpu_snf_from_cpu(const u32 *left, u32 n) {
+u32 gpu_snf_from_cpu(int *dups) {
+  u32        n;
+  const u32 *left = snf_left(&n, dups);
+  if (n == 0) return 0;   // the pool left nothing (it had just ended)
   GPU_STATS.taken++;
   GPU_STATS.left += n;
   return gpu_snf_roots(left, n);

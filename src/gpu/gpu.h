@@ -31,8 +31,10 @@ u32  gpu_snf_roots(const u32 *roots, u32 n);
 int  gpu_cpu_first(void);
 int  gpu_take_over(u64 tasks);
 // After the pool stopped (snf_at_until): the slots it left unvisited
-// (snf_left), normalized on the device.
-u32  gpu_snf_from_cpu(const u32 *left, u32 n);
+// (snf_left), normalized on the device; what is left to the CPU is its
+// stop (gpu_snf_at's), and, when *dups, the stuck DUPs the pool met (a
+// later snf_at of the root).
+u32  gpu_snf_from_cpu(int *dups);
 // Whether a run that stopped with `stop` ended a narrow phase (--handoff)
 // the CPU may hand back once it is wide again (--cpu-first > 0, -T > 1).
 int  gpu_may_return(u32 stop);

@@ -75,7 +75,7 @@ static void run_child(const char *src, RunConf c) {
       snprintf(LEFT_LINE, sizeof LEFT_LINE, " left=%u distinct=%d dups=%d",
                n, all_distinct(left, n), dups);
       if (c.mode == 3) {
-        stop = n ? gpu_snf_from_cpu(left, n) : 0;
+        stop = gpu_snf_from_cpu(&dups);
       } else {
         for (u32 i = 0; i < n; i++) snf_at(left[i]);
       }
