@@ -12,7 +12,8 @@
 // bits  0..31  loc      the heap slot to normalize
 // bits 32..55  owner    the region this entry acts for (loc >> shift at
 //                       first; the slot's region after a deferral)
-// bits 56..61  tries    deferrals in a row (saturates at 63)
+// bits 56..61  tries    deferrals in a row (saturates at 63); children
+//                       inherit it
 // bit  62      SPK      `loc` is an offered operand (a spark, wnf.h): the
 //                       lane claims it if it is still marked, reduces it
 //                       to WNF only, and stores it back (lane_spark)
@@ -41,7 +42,12 @@
 // between the two owners forever. Once is enough: an entry that its
 // owner must defer again is one such bounce, and each waits a pass (4 made
 // owner mode 1.6x slower than atomic on a SUP search: 105 passes against
-// 44; logs/h200-2026-12-01/run14_escalate.txt).
+// 44; logs/h200-2026-12-01/run14_escalate.txt). The children an entry
+// walks or pushes keep its tries: below a node that was contended once
+// (a tree another consumer copies through DUPs), each level would
+// otherwise defer again and wait a pass (the shared wide tree: 40 passes
+// against 25, 1.34x slower than atomic mode before, 1.01x after;
+// logs/h200-2026-12-02/run56_ab.txt).
 #define ENT_ESCALATE    1u
 
 // Most children one WNF can have (C16), plus the entry itself.

@@ -321,8 +321,8 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
       if (lane_leaf(HEAP_LD(w, k))) {
         continue;
       }
-      if (has) {
-        lane_push(L, ENT(REGION_OF(w, last), last));
+      if (has) {   // children keep the entry's tries (kern.h, ENT_ESCALATE)
+        lane_push(L, ENT_T(REGION_OF(w, last), last, tries));
       }
       last = k;
       has  = 1;
@@ -333,7 +333,6 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
     loc   = last;
     own   = REGION_OF(w, last);
     dpx   = 0;
-    tries = 0;
   }
 }
 

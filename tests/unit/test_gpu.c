@@ -68,12 +68,12 @@ static RunOut R0, R1;
 static char   T0[1 << 16], T1[1 << 16];
 
 static RunConf cpu(void) {
-  RunConf c = {0, DUP_OWNER, 0, 12, 4096, 2, 0};
+  RunConf c = {0, DUP_OWNER, 0, 12, 4096, 2, 0, 0};
   return c;
 }
 
 static RunConf sim(u32 dup, u32 lanes, u32 shift, u32 budget) {
-  RunConf c = {1, dup, lanes, shift, budget, 4, 0};
+  RunConf c = {1, dup, lanes, shift, budget, 4, 0, 0};
   return c;
 }
 
@@ -271,6 +271,32 @@ static void sparks_on_one_operand(u32 mode, u32 na, u32 nb) {
         mn, na, nb, (unsigned long long)itrs);
   CHECK(!IS_SUB(HEAP[op + 1]) && HEAP[op + 1] != BUSY, "%s: the offer is closed", mn);
   CHECK(rounds < 100, "%s: the deferred entries end", mn);
+}
+
+// Owner mode: an entry that escalated (deferred ENT_ESCALATE times) passes
+// its tries down to the children it pushes, so the walk below a contended
+// node takes slots atomically instead of deferring again at each level;
+// an entry that never deferred pushes children at 0 tries.
+static void escalation_inherited(void) {
+  for (u32 tries = 0; tries <= ENT_ESCALATE; tries++) {
+    memset(&SP, 0, sizeof SP);
+    SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
+                       .dup_mode = DUP_OWNER, .region_shift = 8, .budget = 1u << 30,
+                       .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
+    // #P{1 + 2, 3 + 4}: two children to walk, the first one pushed
+    u32 pair = heap_alloc(2), root = heap_alloc(1);
+    HEAP[pair + 0] = sum_chain(2);
+    HEAP[pair + 1] = sum_chain(2);
+    HEAP[root]     = TERM(C00 + 2, 5, pair);
+    lane_begin(&SP.L[0], &SP.a, 0, SP.stacks, SP.arena, SP.outs);
+    lane_entry(&SP.L[0], &SP.a, SP.seen, &SP.ctl, ENT_T(root >> 8, root, tries), 0);
+    CHECK(SP.L[0].cnt == 1 && ENT_LOC(SP.L[0].out[0]) == pair,
+          "escalation: one child pushed (%u entries)", SP.L[0].cnt);
+    CHECK(ENT_TRIES(SP.L[0].out[0]) == tries,
+          "escalation: a child of an entry at %u tries starts at %u", tries,
+          ENT_TRIES(SP.L[0].out[0]));
+    CHECK(HEAP[pair + 1] == TERM(NUM, 0, 3), "escalation: the walk went on");
+  }
 }
 
 // A deferral deep inside a WNF stack: (((X₀ + 1) + 1) ... + 1), 200 frames
@@ -546,6 +572,7 @@ int main(void) {
     sparks_on_one_operand(mode, 3000, 2);     // the offering lane wins
     sparks_on_one_operand(mode, 800, 800);
   }
+  escalation_inherited();
   deep_deferral();
   sim_programs();
   pool_left();

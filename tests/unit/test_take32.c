@@ -271,14 +271,14 @@ static char   O0[1 << 16], O1[1 << 16];
 
 static void sim_take32(const char *src) {
   u32 dups[2] = {DUP_OWNER, DUP_ATOMIC};
-  RunConf cpu = {0, DUP_OWNER, 0, 8, 0, 4, 0};
+  RunConf cpu = {0, DUP_OWNER, 0, 8, 0, 4, 0, 0};
   run(src, cpu, &R0);
   term_of(&R0, O0, sizeof O0);
   CHECK(R0.ok);
   for (u32 k = 0; k < 2; k++) {
     u32 shapes[2][2] = {{1024, 16}, {1, 1}};
     for (u32 s = 0; s < 2; s++) {
-      RunConf dev = {1, dups[k], shapes[s][0], 8, shapes[s][1], 4, 32};
+      RunConf dev = {1, dups[k], shapes[s][0], 8, shapes[s][1], 4, 32, 0};
       run(src, dev, &R1);
       term_of(&R1, O1, sizeof O1);
       CHECK(R1.ok && strcmp(O0, O1) == 0);
