@@ -29,7 +29,7 @@
 #   packk    (not in the default set) sup_tree's and the spin tree's
 #            kernels, each launch's duration summed by kernel (ncu, one
 #            metric), beside -s's packing parts
-#   fixed    (not in the default set, not yet run) hello's wall with the
+#   fixed    (not in the default set; run56) hello's wall with the
 #            default device heap and lanes, and with small ones
 #   ncusrc   the same launch's instructions executed per source line and
 #            per SASS instruction (SourceCounters): where the ~190 thread
@@ -196,6 +196,7 @@ if has fixed; then
   # Issue 8: what --gpu costs beyond the context (0.22-0.25 s of hello's
   # 0.38-0.41 s wall in run51, its passes 40 ms): the device heap's size
   # (cudaMalloc and the driver's teardown at exit), the lanes' buffers.
+  # run56: they cost 0.02-0.05 s of 0.40-0.45 s; the context is the rest.
   say "fixed: hello's wall, CPU / --gpu / --dev-heap=64M / --lanes=4096 / both"
   for r in 1 2 3; do
     run ./hvm4g examples/hello.hvm4 -s
