@@ -283,7 +283,7 @@ static void escalation_inherited(void) {
     SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
                        .dup_mode = DUP_OWNER, .region_shift = 8, .budget = 1u << 30,
                        .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
-    // #P{1 + 2, 3 + 4}: two children to walk, the first one pushed
+    // #P{1 + 2, 1 + 2}: two children to walk, the first one pushed
     u32 pair = heap_alloc(2), root = heap_alloc(1);
     HEAP[pair + 0] = sum_chain(2);
     HEAP[pair + 1] = sum_chain(2);
