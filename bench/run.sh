@@ -10,8 +10,9 @@
 # into this repository) and our own bench/*.hvm4. Flags follow the
 # reference's bench script: gen_* run with -C1, collapse_* with -C, the rest
 # with no collapse; every run adds -s, and -T$THREADS when THREADS > 1.
-# With GPU=1 hvm4g also runs with --gpu --dup=owner and --gpu --dup=atomic
-# (DEVICE=sim|cuda|metal adds --device=...). Runs go one after the other,
+# With GPU=1 hvm4g also runs with --gpu --dup=owner and --gpu --dup=atomic,
+# the device from the start (--cpu-first=0: no CPU pool first, so the
+# columns are the device's; DEVICE=sim|cuda|metal adds --device=...). Runs go one after the other,
 # never in parallel. REPEAT=N runs each N times and reports the run of
 # median time (for noisy machines). The reference binary is only run, never built here.
 #
@@ -131,7 +132,7 @@ flags_of() {
 
 cols=(ref cpu)
 [ "$GPU" = 1 ] && cols+=(owner atomic)
-dev=(--gpu); [ -n "$DEVICE" ] && dev+=("--device=$DEVICE")
+dev=(--gpu --cpu-first=0); [ -n "$DEVICE" ] && dev+=("--device=$DEVICE")
 
 printf '| %-24s | %12s |' program "ref itrs"
 for c in "${cols[@]}"; do printf ' %10s |' "$c M/s"; done

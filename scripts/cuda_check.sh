@@ -58,7 +58,7 @@ fi
 # The binary must see the device, else every cuda run below would fail the
 # same way: say it once, clearly.
 printf '@main = [1, 2]\n' > "$RES/probe.hvm4"
-probe=$("$BIN" "$RES/probe.hvm4" -G --device=cuda -s 2>&1)
+probe=$("$BIN" "$RES/probe.hvm4" -G --device=cuda -T1 -s 2>&1)
 printf '%s\n' "$probe" > "$OUTDIR/probe.txt"
 if ! printf '%s\n' "$probe" | grep -q 'Device: cuda'; then
   say "cuda device not usable by $BIN:"; printf '%s\n' "$probe" | head -n 5 | tee -a "$SUM"
@@ -95,15 +95,18 @@ fi
 say "jobs: $JOBS (CUDA phases: $CJOBS)"
 
 P=$JOBS par check cpu "$BIN" {} "$RES" < "$LIST"
+# -T1: the device from the start (--gpu alone starts on a pool of every
+# core, and short programs never reach the device); a program's own
+# `// args: -T4 ...` still wins.
 for dup in owner atomic; do
-  P=$CJOBS par same "cuda-$dup" cpu "$BIN" {} "$RES" -G --device=cuda "--dup=$dup" "$DH" < "$LIST"
+  P=$CJOBS par same "cuda-$dup" cpu "$BIN" {} "$RES" -G --device=cuda -T1 "--dup=$dup" "$DH" < "$LIST"
 done
 # Main on the CPU, each %gnf a device run (no --gpu): runs one after
 # another in a process, a later one copying in over pages an earlier one
 # pinned (tests/gpu/pack_gnf_twice_big.hvm4).
 P=$CJOBS par same "cuda-gnf" cpu "$BIN" {} "$RES" --device=cuda "$DH" < "$LIST"
 # Small lanes and regions: more deferrals and races per program.
-P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda --dup=owner "$DH" \
+P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda -T1 --dup=owner "$DH" \
   --lanes=256 --region-shift=8 --budget=64 < "$LIST"
 
 # --- hybrid: when the context is made (--warm-after) -------------------------
@@ -125,6 +128,14 @@ want=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -T4 2>&1 | md5sum)
 got=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1024 --take-max=4G 2>&1 | md5sum)
 if [ "$want" = "$got" ]; then : > "$RES/hybrid/long_same_output.pass"
 else echo "output differs from -T4's" > "$RES/hybrid/long_same_output.fail"; fi
+# --gpu alone starts on a pool of every core: the probe ends there.
+hyb default_pool 'Device: not used (the CPU finished before the device could pay' "$RES/probe.hvm4" -G
+# Past --take-max the device starts over from the program (--restart),
+# with the CPU's output.
+hyb restart_taken 'Device started over from the program: 1 run' "$ROOT/bench/gpu_tree_map.hvm4" -G --warm-after=1 --cpu-first=1024 --take-max=1M
+got=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G --warm-after=1 --cpu-first=1024 --take-max=1M 2>&1 | md5sum)
+if [ "$want" = "$got" ]; then : > "$RES/hybrid/restart_same_output.pass"
+else echo "output differs from -T4's" > "$RES/hybrid/restart_same_output.fail"; fi
 
 # A device heap that fills grows, and the next run goes on from what the
 # last one packed: its copy in once failed (the first run's pinned pages
@@ -140,7 +151,7 @@ tree_same() {
   local name=$1 pat=$2 got; shift 2
   local envs=()
   while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
-  got=$(env "${envs[@]}" timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G --device=cuda "$@" -s 2>&1)
+  got=$(env "${envs[@]}" timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G --device=cuda -T1 "$@" -s 2>&1)
   if printf '%s\n' "$got" | grep -Eq -- "$pat" &&
      ! printf '%s\n' "$got" | grep -q '^hvm4g:' &&
      [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$want" ]; then
@@ -175,7 +186,7 @@ else
         name=$p-$tool-$dup
         log=$OUTDIR/san-$name.log
         (cd tests/gpu && timeout -k 5 "$SAN_TIMEOUT" "$SAN" --tool "$tool" \
-           --error-exitcode 99 "$BIN" "$p.hvm4" -G --device=cuda "--dup=$dup" "$DH" \
+           --error-exitcode 99 "$BIN" "$p.hvm4" -G --device=cuda -T1 "--dup=$dup" "$DH" \
            --lanes=512 --stack=1024) > "$log" 2>&1
         rc=$?
         if [ $rc -eq 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$log"; then

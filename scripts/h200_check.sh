@@ -31,6 +31,11 @@
 #            metric), beside -s's packing parts
 #   fixed    (not in the default set; run56) hello's wall with the
 #            default device heap and lanes, and with small ones
+#   default  `--gpu` alone (a pool of every core first, then the device:
+#            taking over, or starting over past --take-max), against
+#            --restart=0, the device only (--cpu-first=0), -T16 and the
+#            reference's -T16 ($HVM4_REF): three rounds of walls, and each
+#            --gpu output against -T16's
 #   ncusrc   the same launch's instructions executed per source line and
 #            per SASS instruction (SourceCounters): where the ~190 thread
 #            instructions an interaction costs go (not in the default set;
@@ -200,10 +205,31 @@ if has fixed; then
   say "fixed: hello's wall, CPU / --gpu / --dev-heap=64M / --lanes=4096 / both"
   for r in 1 2 3; do
     run ./hvm4g examples/hello.hvm4 -s
-    run ./hvm4g examples/hello.hvm4 -s --gpu
-    run ./hvm4g examples/hello.hvm4 -s --gpu --dev-heap=64M
-    run ./hvm4g examples/hello.hvm4 -s --gpu --lanes=4096
-    run ./hvm4g examples/hello.hvm4 -s --gpu --dev-heap=64M --lanes=4096
+    run ./hvm4g examples/hello.hvm4 -s --gpu --cpu-first=0
+    run ./hvm4g examples/hello.hvm4 -s --gpu --cpu-first=0 --dev-heap=64M
+    run ./hvm4g examples/hello.hvm4 -s --gpu --cpu-first=0 --lanes=4096
+    run ./hvm4g examples/hello.hvm4 -s --gpu --cpu-first=0 --dev-heap=64M --lanes=4096
+  done
+fi
+
+if has default; then
+  # Issue 8: --gpu alone against -T16 on every program, the small ones
+  # (tree map, sup_tree) included.
+  say "default: --gpu outputs against -T16's"
+  for f in "${WIDE[@]}"; do
+    want=$(./hvm4g "$f" -T16 2>&1 | md5sum)
+    got=$(./hvm4g "$f" --gpu 2>&1 | md5sum)
+    [ "$got" = "$want" ] && echo "  same: $f" || echo "  OUTPUT DIFFERS: $f"
+  done
+  say "default: walls, three rounds: --gpu / --gpu --restart=0 / --gpu --cpu-first=0 / -T16 / reference -T16"
+  for r in 1 2 3; do
+    for f in "${WIDE[@]}"; do
+      run ./hvm4g "$f" -S -s --gpu
+      run ./hvm4g "$f" -S -s --gpu --restart=0
+      run ./hvm4g "$f" -S -s --gpu --cpu-first=0
+      run ./hvm4g "$f" -S -s -T16
+      [ -n "${HVM4_REF:-}" ] && run "$HVM4_REF" "$f" -S -T16
+    done
   done
 fi
 

@@ -25,6 +25,8 @@ run() {
     /^- Lane balance:/    { printf ", balance %s", $4 }
     /^- Device copy in:/  { printf ", copy in %.2f ms", $5 * 1000 }
     /^- Device took over/ { printf ", took over %s", $8 }
+    /^- Device started over/ { printf ", started over (the pool'"'"'s %s itrs dropped)", $18 }
+    /^- Device: not used/  { printf ", device not used" }
     /^wall/               { w = $0 }
     END { if (t > 0) printf " (%.1f%% of device)", 100 * (p + c) / t;
           printf ", %s\n", w }'

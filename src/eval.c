@@ -34,6 +34,17 @@ u64 eval_itrs(void) {
   return n;
 }
 
+u64 eval_rewind(void) {
+  u64 n = 0;
+  for (u32 i = 0; i < NWORKERS; i++) {
+    n += WORKERS[i].itrs;
+    WORKERS[i].itrs = 0;
+    WORKERS[i].next = 0;
+    WORKERS[i].end  = 0;
+  }
+  return n;
+}
+
 // Errors
 // ======
 

@@ -23,6 +23,10 @@ void eval_init(void);                // after heap_init and parse
 Term eval_wnf(Wnf *w, Term t);       // WNF with host services; exits on error
 Term eval_wnf_named(Wnf *w, Term t); // eval_wnf setting Wnf.rule (for -D)
 u64  eval_itrs(void);                // interactions so far, all threads
+// While the pool is halted, before the heap goes back to an earlier state
+// (heap_rewind): every thread's arena and interaction count dropped.
+// Returns the interactions dropped.
+u64  eval_rewind(void);
 Wnf *eval_worker(u32 tid);           // the evaluator of CPU thread tid
 
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.

@@ -100,6 +100,24 @@ u64 heap_used(void) {
   return atomic_load(&HEAP_TOP);
 }
 
+int heap_snap(HeapSnap *s) {
+  s->top   = atomic_load(&HEAP_TOP);
+  s->words = malloc(s->top * sizeof(Term));
+  if (!s->words) return -1;
+  memcpy(s->words, HEAP, s->top * sizeof(Term));
+  return 0;
+}
+
+void heap_rewind(const HeapSnap *s) {
+  memcpy(HEAP, s->words, s->top * sizeof(Term));
+  atomic_store(&HEAP_TOP, s->top);
+}
+
+void heap_snap_free(HeapSnap *s) {
+  free(s->words);
+  s->words = NULL;
+}
+
 // Digits only (strtoull would take a sign, spaces and wrap around), then
 // an optional suffix; at most 2^32 words.
 u64 heap_parse_size(const char *s) {

@@ -32,4 +32,15 @@ u64  heap_parse_size(const char *s); // "1G", "512M", "65536" -> words; 0 = bad
 // plus `margin` bytes; 0 when the stack is unknown (parse.c, prim.c).
 uintptr_t stack_floor(uintptr_t margin);
 
+// A copy of the heap in use, [0, top), to go back to (--gpu's start over,
+// main.c): heap_snap makes it (0, or -1 without the memory), heap_rewind
+// puts the words and the top back (no thread may be allocating).
+typedef struct {
+  Term *words;
+  u64   top;
+} HeapSnap;
+int  heap_snap(HeapSnap *s);
+void heap_rewind(const HeapSnap *s);
+void heap_snap_free(HeapSnap *s);
+
 #endif

@@ -17,6 +17,7 @@
 #include "heap.h"
 #include "names.h"
 #include "parse.h"
+#include "pool.h"
 #include "print.h"
 #include "gpu/gpu.h"
 
@@ -101,6 +102,7 @@ static u64 parse_heap(const char *s) {
 static Cli parse_args(int argc, char **argv) {
   Cli c = { .file = NULL, .collapse = 0, .limit = -1, .heap = 0 };
   EVAL.threads = 1;
+  int threads_set = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int used = gpu_flag(argc, argv, i);
@@ -124,6 +126,7 @@ static Cli parse_args(int argc, char **argv) {
       c.collapse = 1;
       if (a[2] != '\0') c.limit = parse_limit(a);
     } else if (strncmp(a, "-T", 2) == 0) {
+      threads_set = 1;
       if (a[2] != '\0') {
         EVAL.threads = parse_threads(a + 2);
       } else if (i + 1 < argc) {
@@ -164,6 +167,12 @@ static Cli parse_args(int argc, char **argv) {
   if (EVAL.debug && gpu_requested()) {
     fail("-D prints the CPU's steps; it cannot be combined with --gpu%s", "");
   }
+  // --gpu alone: the pool takes every core for what ends before the
+  // device pays (docs/gpu.md, "CPU first"); -T N says otherwise.
+  if (!threads_set && !EVAL.debug) {
+    u32 n = gpu_pool_threads(c.collapse);
+    if (n > 1) EVAL.threads = n;
+  }
   if (EVAL.debug && EVAL.threads > 1) {
     fprintf(stderr, "Warning: -D forces single-threaded mode\n");
     EVAL.threads = 1;
@@ -193,6 +202,17 @@ static double seconds_since(struct timespec t0) {
 // narrow, and back (docs/gpu.md, "CPU first" and "Narrow phases").
 #define MAX_TURNS 4
 
+// The pool stopped so that the device starts over (gpu_restart_due): the
+// heap goes back to the program, and what the pool did is dropped (its
+// threads' arenas and counts, the sparks still queued).
+static u32 restart_on_device(u32 root, const HeapSnap *snap) {
+  u64 words = heap_used() - snap->top;
+  u64 itrs  = eval_rewind();
+  pool_drop();
+  heap_rewind(snap);
+  return gpu_snf_restart(root, itrs, words);
+}
+
 static void normalize_hybrid(u32 root) {
   u32 stop = 0;
   int cpu  = gpu_cpu_first();
@@ -200,14 +220,28 @@ static void normalize_hybrid(u32 root) {
     stop = gpu_snf_at(root);
     cpu  = gpu_may_return(stop);
   }
+  HeapSnap snap = { NULL, 0 };
+  if (cpu && gpu_restart_arm(1) && heap_snap(&snap) != 0) gpu_restart_arm(0);
   int dups = 0;
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
-    if (!snf_at_until(root, gpu_take_over)) return;   // the CPU finished
-    // The device takes the slots the pool left, not the root: what the
-    // pool made normal is neither copied in nor walked again.
-    stop = gpu_snf_from_cpu(&dups);
-    cpu  = gpu_may_return(stop);
+    int left = snf_at_until(root, gpu_take_over);
+    gpu_restart_arm(0);   // later turns: the copy is no longer the program
+    if (!left) {          // the CPU finished
+      stop = 0;
+      dups = 0;
+      break;
+    }
+    if (gpu_restart_due()) {
+      dups = 0;
+      stop = restart_on_device(root, &snap);
+    } else {
+      // The device takes the slots the pool left, not the root: what the
+      // pool made normal is neither copied in nor walked again.
+      stop = gpu_snf_from_cpu(&dups);
+    }
+    cpu = gpu_may_return(stop);
   }
+  heap_snap_free(&snap);
   // The CPU finishes what the device left, and the stuck DUPs the pool met.
   if (stop || dups) snf_at(root);
 }

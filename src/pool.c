@@ -132,6 +132,13 @@ void pool_resume(void) {
   atomic_store(&HALT, 0);
 }
 
+void pool_drop(void) {
+  u64 x;
+  for (u32 i = 0; i < NTHREADS; i++) {
+    while (dq_steal(&DQ[i], &x)) {}
+  }
+}
+
 // Threads
 // =======
 

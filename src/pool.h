@@ -57,6 +57,9 @@ int  pool_help(Wnf *w, u32 only);
 void pool_halt(void);
 void pool_resume(void);
 int  pool_halting(void);
+// While halted: drops every queued task (the sparks a stopped job left,
+// whose slots a heap put back to an earlier state no longer holds).
+void pool_drop(void);
 
 #if defined(__x86_64__)
 #define cpu_relax() __asm__ __volatile__("pause")

@@ -29,7 +29,7 @@ for a in "$@"; do
 done
 DEV=()
 if [ -n "$DEVICE$DUP" ]; then   # --dup alone means the simulated device
-  DEV=(--gpu "${DEVICE:---device=sim}")
+  DEV=(--gpu "${DEVICE:---device=sim}" -T1)   # -T1: the device from the start
   [ -n "$DUP" ] && DEV+=("$DUP")
 fi
 DEV+=("${MORE[@]}")

@@ -339,14 +339,21 @@ for g in spark_nested spark_sup spark_gnf; do
 done
 cli_check sparks_bad  1 'bad spark count'         "$BIN" cli_list.hvm4 --sparks=x
 # The device takes over from the CPU pool only while the host heap is at
-# most --take-max words (the take-over copies it all in): past it the CPU
-# keeps the run, with the same output.
+# most --take-max words (the take-over copies in what the pool left):
+# past it the device starts over from the program (--restart), or, with
+# --restart=0, the CPU keeps the run; the output is the same.
 # A tree of 4096 loops: the pool makes thousands of tasks, so the rule is
 # polled long before the CPU could end the run.
 CFT=$TMP/cli_take.hvm4
 sed 's/@gen(7, 0)/@gen(12, 0)/' "$ROOT/tests/gpu/cpu_first_tree.hvm4" | grep -v '^//' > "$CFT"
 cli_check take_max_kept 0 "^- Device: not used \\(the CPU's heap passed --take-max" \
+  "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1K --restart=0 -s
+cli_check take_max_restart 0 '^- Device started over from the program: 1 run' \
   "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1K -s
+# The pool's dropped interactions are not counted: the run's are the device's.
+cli_check take_max_restart_itrs 0 '^same$' sh -c 'a=$("$0" "$1" -T4 -s | grep "^- Itrs:"); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K -s | grep "^- Itrs:")
+  [ "$a" = "$b" ] && echo same || echo "$a / $b"' "$BIN" "$CFT"
+cli_check restart_bad 1 'restart expects a number in \[0, 1\]' "$BIN" cli_list.hvm4 --gpu --restart=2
 cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
   "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1G -s
 cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)

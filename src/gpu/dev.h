@@ -55,6 +55,10 @@ typedef struct {
                      // run, for the copy out (CUDA; 0: none)
   u32  warm_after;   // --warm-after=MS: under --gpu -T N, milliseconds of
                      // CPU work before the context is made (see gpu.c)
+  u32  restart;      // --restart=0|1: a run too big to take over (past
+                     // --take-max) starts over on the device from the
+                     // program, the pool's work dropped (1), or stays on
+                     // the CPU (0); see gpu.c
   u32  mark_levels;  // --mark-levels=0|1 (default 1): narrow mark
                      // frontiers marked level by level in one block
                      // (compact.h; 0: one pass per level)
@@ -108,6 +112,9 @@ typedef struct {
   u64    taken;      // runs the device took over from the CPU (--cpu-first)
   u64    left;       // the slots the CPU pool left them (their roots)
   u64    too_big;    // a take-over was refused: the host heap passed --take-max
+  u64    restarts;   // runs the device started over from the program
+  u64    dropped;    // the pool's interactions those dropped
+  u64    dropped_w;  // and the heap words they had allocated
   u64    stops;      // runs that the CPU had to finish
   u32    lanes;      // lanes used by the last run
   u32    shift;      // region shift of the last run

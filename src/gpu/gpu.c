@@ -32,6 +32,7 @@ GpuConf GPU = {
   .cpu_first    = 1u << 16,
   .warm_after   = 200,
   .take_max     = 64ull << 20,
+  .restart      = 1,
   .pin_ahead    = 8ull << 20,
   .mark_levels  = 1,
   .handoff      = 64,
@@ -119,6 +120,7 @@ static const struct {
   { "--warm-after",    &GPU.warm_after,   0,  1u << 30,  NULL               },
   { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL               },
   { "--mark-levels",   &GPU.mark_levels,  0,  1,         NULL               },
+  { "--restart",       &GPU.restart,      0,  1,         NULL               },
 };
 
 // Sizes in words (heap_parse_size: digits, then K/M/G); 0 is a value
@@ -350,20 +352,67 @@ int gpu_may_return(u32 stop) {
   return stop == STOP_NARROW && GPU.cpu_first > 0 && EVAL.threads > 1;
 }
 
+// Starting over. The take-over copies in what the slots the pool left
+// reach, and the device heap shadows all the pool allocated: on a tree
+// shared through DUPs those slots reach most of the 5-8 GB a wide program
+// builds in 0.4 s of -T16, about 1 s of copy in on the H200. Past
+// --take-max the run is therefore started over on the device from the
+// program (the heap as the pool found it, a copy main.c keeps), and the
+// pool's work is dropped: at most --warm-after and the context's time of
+// it, which a device that outruns the pool on a wide program makes up.
+// Only on the first turn (the copy is the program's), and only for a
+// program without %log, whose output the pool may have printed already.
+// --restart=0: the CPU keeps such a run, as before.
+static int restart_armed = 0;   // the caller holds a copy of the heap
+static int restart_due   = 0;   // the pool stopped for a start over
+
+int gpu_restart_arm(int on) {
+  restart_armed = on && GPU.restart && !parse_used(PRIM_LOG);
+  return restart_armed;
+}
+
+int gpu_restart_due(void) {
+  int due = restart_due;
+  restart_due = 0;
+  return due;
+}
+
+u32 gpu_snf_restart(u32 root, u64 itrs, u64 words) {
+  GPU_STATS.restarts++;
+  GPU_STATS.dropped   += itrs;
+  GPU_STATS.dropped_w += words;
+  return gpu_snf_at(root);
+}
+
+u32 gpu_pool_threads(int collapse) {
+#ifdef HVM4G_CUDA
+  if (!GPU.requested || collapse || GPU.cpu_first == 0) return 0;
+  if (GPU.device != DEV_CUDA && (GPU.device != DEV_AUTO ||
+                                 access("/dev/nvidiactl", F_OK) != 0)) {
+    return 0;
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 2 ? 0 : n > 64 ? 64 : (u32)n;
+#else
+  (void)collapse;
+  return 0;
+#endif
+}
+
 int gpu_take_over(u64 tasks) {
   if (tasks < GPU.cpu_first) return 0;   // not wide enough yet
-  // The take-over copies in all the CPU allocated (1-2 s for the 5-8 GB a
-  // wide program reaches in 0.4 s of -T16): past --take-max the CPU keeps
-  // the run.
-  if (gpu_top() > GPU.take_max) {
-    GPU_STATS.too_big = 1;
+  int big = gpu_top() > GPU.take_max;
+  if (big && !restart_armed) {
+    GPU_STATS.too_big = 1;   // the CPU keeps the run
     return 0;
   }
   // So the context is made only for a run the device could take, and
-  // --warm-after ms in: a narrow one (spin_tree's 256 loops) or a large
-  // one made it for nothing, and paid for it at exit (0.05-0.1 s).
+  // --warm-after ms in: a narrow one (spin_tree's 256 loops) made it for
+  // nothing, and paid for it at exit (0.05-0.1 s).
   if (warm_due && gpu_now() - warm_t0 >= GPU.warm_after / 1e3) warm_start();
-  return !warm_due && (!warming || atomic_load(&warm_done));
+  int ready = !warm_due && (!warming || atomic_load(&warm_done));
+  if (ready) restart_due = big;
+  return ready;
 }
 
 // Nested %gnf on the device is flattened by the core (on_device); a %gnf
@@ -511,6 +560,13 @@ void gpu_print_stats(FILE *out) {
           "the CPU ran %llu interactions; the pool left %llu slots "
           "unvisited (the runs' roots)\n", (unsigned long long)s->taken,
           (unsigned long long)eval_itrs(), (unsigned long long)s->left);
+  if (s->restarts) {
+    fprintf(out, "- Device started over from the program: %llu run(s) (the "
+            "CPU's heap passed --take-max; --restart): the pool's %llu "
+            "interactions and %llu heap words dropped\n",
+            (unsigned long long)s->restarts, (unsigned long long)s->dropped,
+            (unsigned long long)s->dropped_w);
+  }
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");
     return;

@@ -35,6 +35,21 @@ int  gpu_take_over(u64 tasks);
 // stop (gpu_snf_at's), and, when *dups, the stuck DUPs the pool met (a
 // later snf_at of the root).
 u32  gpu_snf_from_cpu(int *dups);
+// Starting over (--restart, gpu.c): a run the pool grew past --take-max
+// is not taken over but started again on the device from the program, the
+// pool's work dropped. gpu_restart_arm(1) before the pool starts: 1 if
+// this run may (the caller then holds a copy of the heap, heap_snap);
+// gpu_restart_arm(0) once it may not. gpu_restart_due, after the pool
+// stopped: 1 if the device starts over; the caller then puts the heap
+// back (dropping `itrs` interactions and `words` words of the pool's) and
+// calls gpu_snf_restart(root), which counts them and runs the device.
+int  gpu_restart_arm(int on);
+int  gpu_restart_due(void);
+u32  gpu_snf_restart(u32 root, u64 itrs, u64 words);
+// Threads for --gpu without -T: the machine's cores when the run may use
+// CUDA, so the pool runs what ends before the context pays (and -C
+// excluded: its order is one thread's); 0: leave -T's default.
+u32  gpu_pool_threads(int collapse);
 // Whether a run that stopped with `stop` ended a narrow phase (--handoff)
 // the CPU may hand back once it is wide again (--cpu-first > 0, -T > 1).
 int  gpu_may_return(u32 stop);

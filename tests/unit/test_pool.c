@@ -1,4 +1,5 @@
-// test_pool.c: what a thread waiting on a slot may help with (pool_help).
+// test_pool.c: what a thread waiting on a slot may help with (pool_help);
+// dropping queued tasks and putting the heap back (a start over).
 // A task of another job may wait on a %nf slot whose holder waits for the
 // waiting thread's own job, which cannot end while the waiting task lies
 // under the helped one: so inside a job's task only that job's tasks and
@@ -44,5 +45,30 @@ int main(void) {
   CHECK(pool_help(w, 7) == 0);
   CHECK(pool_help(w, 3) == 1 && RAN_JOB == a);
   CHECK(pool_help(w, POOL_ANY) == 0);   // nothing left
+
+  // pool_drop (--gpu's start over, main.c): while halted, every queued
+  // task goes, job tasks and sparks alike
+  RAN_JOB = RAN_SPARK = 0;
+  pool_push(a);
+  pool_push(s);
+  pool_halt();
+  pool_drop();
+  pool_resume();
+  CHECK(pool_help(w, POOL_ANY) == 0 && RAN_JOB == 0 && RAN_SPARK == 0);
+
+  // heap_snap / heap_rewind: the words in use and the top come back, and
+  // the next allocation starts where the copy's top was
+  u32 x = heap_alloc(4);
+  HEAP[x] = 11;
+  HEAP[x + 3] = 44;
+  HeapSnap snap;
+  CHECK(heap_snap(&snap) == 0 && snap.top == (u64)x + 4);
+  HEAP[x] = 99;
+  u32 y = heap_alloc(100);
+  HEAP[y] = 5;
+  heap_rewind(&snap);
+  CHECK(HEAP[x] == 11 && HEAP[x + 3] == 44 && heap_used() == (u64)x + 4);
+  CHECK(heap_alloc(1) == x + 4);
+  heap_snap_free(&snap);
   return check_done();
 }
