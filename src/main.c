@@ -43,7 +43,8 @@
   "                 (default 1024)\n" \
   "  --heap=SIZE    heap in 64-bit words, suffix K/M/G, 1K..4G\n" \
   "  -M SIZE        the same (default: what fits in this machine's memory)\n" \
-  "  -G, --gpu      normal form on the device\n" \
+  "  -G, --gpu      normal form on the device (with CUDA: on the CPU's\n" \
+  "                 cores first; --cpu-first=0 or -T1: the device at once)\n" \
   "  --device=sim|cuda|metal, --dup=owner|atomic, --trace FILE and the\n" \
   "  tuning flags of docs/gpu.md: the device\n" \
   "  --help         this text\n" \
@@ -231,7 +232,10 @@ static void normalize_hybrid(u32 root) {
       dups = 0;
       break;
     }
-    if (gpu_restart_due()) {
+    u32 nleft;
+    int dleft;
+    snf_left(&nleft, &dleft);
+    if (gpu_restart_due() && nleft > 0) {   // none left: the pool had ended
       dups = 0;
       stop = restart_on_device(root, &snap);
     } else {
