@@ -171,17 +171,32 @@ static void work_once(Wnf *w, u32 *idle) {
   }
 }
 
+// Parking (pool_park): the last thread sleeps between tasks while PARK is
+// set, so that a thread outside the pool gets a core.
+static _Atomic int PARK = 0;
+
+static int parked(void) {
+  return NTHREADS > 2 && TID == NTHREADS - 1 && atomic_load_explicit(&PARK, memory_order_relaxed);
+}
+
+void pool_park(int on) {
+  pthread_mutex_lock(&IDLE_LOCK);
+  atomic_store(&PARK, on);
+  pthread_cond_broadcast(&IDLE_COND);
+  pthread_mutex_unlock(&IDLE_LOCK);
+}
+
 static void *pool_main(void *arg) {
   TID = (u32)(uintptr_t)arg;
   Wnf *w = &WORKERS[TID];
   for (;;) {
     pthread_mutex_lock(&IDLE_LOCK);
-    while (atomic_load(&ACTIVE) == 0) {
+    while (atomic_load(&ACTIVE) == 0 || parked()) {
       pthread_cond_wait(&IDLE_COND, &IDLE_LOCK);
     }
     pthread_mutex_unlock(&IDLE_LOCK);
     u32 idle = 0;
-    while (atomic_load_explicit(&ACTIVE, memory_order_relaxed) > 0) {
+    while (atomic_load_explicit(&ACTIVE, memory_order_relaxed) > 0 && !parked()) {
       work_once(w, &idle);
     }
   }

@@ -57,6 +57,10 @@ int  pool_help(Wnf *w, u32 only);
 void pool_halt(void);
 void pool_resume(void);
 int  pool_halting(void);
+// Parks the pool's last thread between tasks (on = 1; with 3 threads or
+// more) until pool_park(0): while the CUDA context is made on a thread of
+// its own (gpu.c), the pool leaves it a core.
+void pool_park(int on);
 // While halted: drops every queued task (the sparks a stopped job left,
 // whose slots a heap put back to an earlier state no longer holds).
 void pool_drop(void);

@@ -47,8 +47,8 @@ int  gpu_restart_arm(int on);
 int  gpu_restart_due(void);
 u32  gpu_snf_restart(u32 root, u64 itrs, u64 words);
 // Threads for --gpu without -T: the machine's cores when the run may use
-// CUDA, so the pool runs what ends before the context pays (and -C
-// excluded: its order is one thread's); 0: leave -T's default.
+// CUDA, so the pool runs what ends before the context pays (-C excluded:
+// its order is one thread's); 0: leave -T's default.
 u32  gpu_pool_threads(int collapse);
 // Whether a run that stopped with `stop` ended a narrow phase (--handoff)
 // the CPU may hand back once it is wide again (--cpu-first > 0, -T > 1).
