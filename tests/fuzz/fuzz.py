@@ -6,7 +6,8 @@ reference's, mutates their tokens (delete, insert, duplicate, swap
 brackets, random unicode, truncate, huge numbers, long names, deep nesting
 of every construct), and runs each case under the ASan build with a
 timeout: on the CPU, with -T4, on the simulated device in both --dup
-modes, and with the simulated device taking over from the -T4 pool. It reports any signal, sanitizer report, hang or difference that the
+modes, and with the simulated device taking over from the -T4 pool (or
+starting over past --take-max). It reports any signal, sanitizer report, hang or difference that the
 triage rules of tests/fuzz/README.md do not expect.
 
   fuzz.py --bin build-asan/hvm4g [--seed N] [--cases N | --time S]
@@ -101,7 +102,11 @@ MODES = [("cpu", []), ("t4", ["-T4"]),
          # the -T4 pool stopped after 4 tasks, the device taking the slots
          # it left (docs/gpu.md "CPU first")
          ("sim-take", ["--gpu", "--device=sim", "-T4", "--cpu-first=4",
-                       "--take-max=4G"])]
+                       "--take-max=4G"]),
+         # the same past --take-max: the device starts over from the
+         # program, the pool's work dropped (docs/gpu.md "Starting over")
+         ("sim-restart", ["--gpu", "--device=sim", "-T4", "--cpu-first=4",
+                          "--take-max=1K"])]
 # With --metal BIN (the Metal kernel on CPU threads, build-metal/hvm4g-mtl):
 # tiny regions and budgets, and a yield before every second atomic access,
 # so that lanes race where a GPU's would (it reproduced red_share_inert).
