@@ -205,8 +205,10 @@ static void *pool_main(void *arg) {
 
 // Wakes the pool for a job already queued (one more job in progress).
 void pool_wake(void) {
+  // Threads sleep only while ACTIVE is 0 (or parked): with a job already in
+  // progress they are awake, and a nested job (%nf) needs no broadcast.
+  if (atomic_fetch_add(&ACTIVE, 1) > 0) return;
   pthread_mutex_lock(&IDLE_LOCK);
-  atomic_fetch_add(&ACTIVE, 1);
   pthread_cond_broadcast(&IDLE_COND);
   pthread_mutex_unlock(&IDLE_LOCK);
 }

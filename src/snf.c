@@ -476,8 +476,19 @@ static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
   pool_rest();
 }
 
-static void job_wait(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
+// The root task runs on this thread first: a job that small (a %nf of a
+// number) then never crosses to another thread, where an idle one stole
+// the root and this one waited for it.
+static void job_wait(Wnf *w, Job *job, u32 slot, u32 root, int (*yield)(u64)) {
+  count_add(&job->cnt[pool_tid()].made, 1);
   pool_wake();
+  eval_nest(1);
+  snf_task(w, POOL_TASK(slot, root));
+  eval_nest(-1);
+  if (job_quiet(job)) {   // the root task made no other: nothing to find
+    pool_rest();
+    return;
+  }
   job_finish(w, job, slot, yield);
 }
 
@@ -504,8 +515,7 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(u64)) {
     return 0;
   }
   job->ep = ep;
-  task_push(job, slot, root);
-  job_wait(w, job, slot, yield);
+  job_wait(w, job, slot, root, yield);
   if (atomic_load(&job->stop)) {
     // the rest is the device's: no thread may touch the heap meanwhile
     pool_halt();
