@@ -232,10 +232,7 @@ static void normalize_hybrid(u32 root) {
       dups = 0;
       break;
     }
-    u32 nleft;
-    int dleft;
-    snf_left(&nleft, &dleft);
-    if (gpu_restart_due() && nleft > 0) {   // none left: the pool had ended
+    if (gpu_restart_due()) {
       dups = 0;
       stop = restart_on_device(root, &snap);
     } else {

@@ -380,7 +380,11 @@ int gpu_restart_arm(int on) {
 int gpu_restart_due(void) {
   int due = restart_due;
   restart_due = 0;
-  return due;
+  if (!due) return 0;
+  u32 n;
+  int dups;
+  snf_left(&n, &dups);
+  return n > 0;   // none left: the pool had ended, nothing to start over
 }
 
 u32 gpu_snf_restart(u32 root, u64 itrs, u64 words) {

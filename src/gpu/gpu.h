@@ -40,7 +40,8 @@ u32  gpu_snf_from_cpu(int *dups);
 // pool's work dropped. gpu_restart_arm(1) before the pool starts: 1 if
 // this run may (the caller then holds a copy of the heap, heap_snap);
 // gpu_restart_arm(0) once it may not. gpu_restart_due, after the pool
-// stopped: 1 if the device starts over; the caller then puts the heap
+// stopped: 1 if the device starts over (the pool left slots to do); the
+// caller then puts the heap
 // back (dropping `itrs` interactions and `words` words of the pool's) and
 // calls gpu_snf_restart(root), which counts them and runs the device.
 int  gpu_restart_arm(int on);
