@@ -161,6 +161,20 @@ tree_same() {
 }
 tree_same grown_heap '^- Device runs: [2-5]$' HVM4G_DEV_HEAP_START=64M -- --lanes=65536
 
+# A heap that cannot grow (--dev-heap) runs again once the packing freed
+# most of it (cu_grow_heap): the wide map with a leaf loop of 72 at depth
+# 12 allocates about 12M words; in 8M it takes two runs or more (128
+# lanes: few leaves in flight, so what a full heap packs is small), with
+# the output of -T4. With 4,096 lanes the first run packed 3.6M words
+# live, too many to run again (run66).
+sed 's/@loop(18, x)/@loop(72, x)/; s/@gen(21, 0)/@gen(12, 0)/' "$ROOT/bench/gpu_wide_map.hvm4" > "$RES/long_map.hvm4"
+lwant=$("$BIN" "$RES/long_map.hvm4" -S -T4 2>&1 | md5sum)
+got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$RES/long_map.hvm4" -S -G --device=cuda -T1 --dev-heap=8M --lanes=128 -s 2>&1)
+if printf '%s\n' "$got" | grep -Eq '^- Device runs: [2-9]$' &&
+   [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$lwant" ]; then
+  : > "$RES/hybrid/heap_again.pass"
+else { echo "not two runs or more, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/heap_again.fail"; fi
+
 # A result larger than the pages pinned ahead: its tail is faulted in and
 # pinned on a thread while the copy kernels run (c48b556). --pin-ahead=0
 # makes the whole 6.3 MB result that tail; 512K words (one 4 MB chunk)

@@ -354,6 +354,16 @@ cli_check take_max_restart 0 '^- Device started over from the program: 1 run' \
 cli_check take_max_restart_itrs 0 '^same$' sh -c 'a=$("$0" "$1" -T4 -s | grep "^- Itrs:"); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K -s | grep "^- Itrs:")
   [ "$a" = "$b" ] && echo same || echo "$a / $b"' "$BIN" "$CFT"
 cli_check restart_bad 1 'restart expects a number in \[0, 1\]' "$BIN" cli_list.hvm4 --gpu --restart=2
+# A device heap that fills goes on in the same heap once the packing
+# freed most of it (gpu.c, sim_again): the wide map with a leaf loop of 72
+# at depth 12 allocates 11.8M words, which an 8M heap holds in two runs
+# (the CPU alone runs out), with the output of a heap large enough.
+LMAP=$TMP/cli_long_map.hvm4
+sed 's/@loop(18, x)/@loop(72, x)/; s/@gen(21, 0)/@gen(12, 0)/' "$ROOT/bench/gpu_wide_map.hvm4" > "$LMAP"
+cli_check heap_again_runs 0 '^- Device runs: 2$' \
+  "$BIN" "$LMAP" -S -G --device=sim --cpu-first=0 --heap=8M -s
+cli_check heap_again_same 0 '^same$' sh -c 'a=$("$0" "$1" -S -T2); b=$("$0" "$1" -S -G --device=sim --cpu-first=0 --heap=8M)
+  [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$LMAP"
 cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
   "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1G -s
 cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)

@@ -1382,10 +1382,16 @@ static int cu_close(char *err, unsigned errlen) {
 }
 
 // After a run that filled the heap: the next one gets twice as much, if
-// the host's heap and the device's memory allow. -1 when they do not.
+// the host's heap and the device's memory allow; else the same heap, when
+// the packed result took at most a quarter of it (the next run's copy in
+// and its shadow then leave it half free). -1 when neither: the CPU
+// finishes. The wide map with a leaf loop of 72 (3.23G interactions)
+// filled the 2^32-word heap in 0.64 s with 530M words live, and the CPU
+// went on for 27 s (run65; -T16 alone ran out of heap); with this, 11 s
+// (run66).
 static int cu_grow_heap(void) {
   u64 words = gpu_heap_words();
-  if (GPU.dev_heap || C.cap >= words) return -1;
+  if (GPU.dev_heap || C.cap >= words) return 4 * gpu_top() <= C.cap ? 0 : -1;
   size_t fr = 0, tot = 0;
   if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
     cudaGetLastError();

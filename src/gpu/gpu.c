@@ -434,6 +434,8 @@ u32 gpu_snf_at(u32 loc) {
   return gpu_snf_roots(&loc, 1);
 }
 
+#define RERUNS 8
+
 u32 gpu_snf_roots(const u32 *roots, u32 n) {
   if (in_run) {
     return STOP_SPACE;
@@ -446,8 +448,9 @@ u32 gpu_snf_roots(const u32 *roots, u32 n) {
   const GpuBackend *b = backend();
   u32 stop = gpu_run(b, roots, n);
   // A full device heap: the run packed what it did; a larger heap goes on
-  // from there, while the backend can grow it.
-  for (u32 k = 0; stop == WNF_OOM && b->grow && k < 4 && b->grow() == 0; k++) {
+  // from there, or the same one once the packing freed most of it, while
+  // the backend's grow allows (at most RERUNS times).
+  for (u32 k = 0; stop == WNF_OOM && b->grow && k < RERUNS && b->grow() == 0; k++) {
     GPU_STATS.stops--;
     stop = gpu_run(b, roots, n);
   }

@@ -632,6 +632,13 @@ static void sim_abandon(void) {
   sim_free();
 }
 
+// After a run that filled the heap (the host's): the packing gave back
+// all but the live words, so a run goes on from them while they take at
+// most half the heap (gpu_snf_roots).
+static int sim_again(void) {
+  return 2 * gpu_top() <= gpu_heap_words() ? 0 : -1;
+}
+
 const GpuBackend GPU_SIM = {
   .name    = "sim",
   .avail   = sim_avail,
@@ -642,6 +649,6 @@ const GpuBackend GPU_SIM = {
   .mark    = sim_mark,
   .close   = sim_close,
   .abandon = sim_abandon,
-  .grow    = NULL,          // the host heap itself
+  .grow    = sim_again,     // the same heap (the host's), packed
   .lanes   = sim_lanes,
 };
