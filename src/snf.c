@@ -454,15 +454,23 @@ void snf_task(Wnf *w, u64 task) {
 // BUSY (a %nf inside a DUP) runs only its own job's tasks (and sparks)
 // meanwhile: a task of an enclosing job may reach that slot and would wait
 // on it forever. With `yield`, it polls whether to stop the job early.
-static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
+static Job *POLLED;   // the job whose yield is being polled (snf_made)
+
+u64 snf_made(void) {
+  return POLLED ? job_made(POLLED) : 0;
+}
+
+static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(void)) {
   u32 idle = 0;
   u32 only = eval_holding() ? slot : POOL_ANY;
   u32 poll = 0;
   eval_nest(1);
   for (;;) {
     u64 t;
-    if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop) && yield(job_made(job))) {
-      atomic_store(&job->stop, 1);
+    if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop)) {
+      POLLED = job;
+      if (yield()) atomic_store(&job->stop, 1);
+      POLLED = NULL;
     }
     if (pool_find_for(only, &t)) {
       pool_run(w, t);
@@ -479,7 +487,7 @@ static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(u64)) {
 // The root task runs on this thread first: a job that small (a %nf of a
 // number) then never crosses to another thread, where an idle one stole
 // the root and this one waited for it.
-static void job_wait(Wnf *w, Job *job, u32 slot, u32 root, int (*yield)(u64)) {
+static void job_wait(Wnf *w, Job *job, u32 slot, u32 root, int (*yield)(void)) {
   count_add(&job->cnt[pool_tid()].made, 1);
   pool_wake();
   eval_nest(1);
@@ -506,7 +514,7 @@ const u32 *snf_left(u32 *n, int *dups) {
 }
 
 // 1 when yield stopped it early (snf_at_until).
-static int snf_par(Wnf *w, u32 root, int (*yield)(u64)) {
+static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
   u32  slot;
   Job *job = job_new(&slot);
   u16  ep  = epoch_new();
@@ -560,7 +568,7 @@ void snf_init(void) {
   JOB_NFREE = MAX_JOBS;
 }
 
-int snf_at_until(u32 loc, int (*yield)(u64 tasks)) {
+int snf_at_until(u32 loc, int (*yield)(void)) {
   pool_resume();
   if (pool_size() <= 1 || EVAL.debug || UNSCOPED) {
     snf_at(loc);

@@ -8,11 +8,14 @@
 
 void snf_init(void);        // after the workers exist (eval_init)
 void snf_at(u32 loc);       // strong normal form of HEAP[loc], in place
-// The same on the -T pool, stopping early at task boundaries once
-// yield(tasks made so far) says so (the device takes over: gpu_take_over).
+// The same on the -T pool, stopping early at task boundaries once yield()
+// says so (the device takes over: gpu_take_over), polled every 8 tasks
+// by the calling thread; snf_made() inside yield: the tasks the job has
+// made so far (a cache line per thread read: yield asks only when needed).
 // 1 when it stopped early: the heap is then a valid term graph holding the
 // work done, and no CPU thread touches it until the next normalization.
-int  snf_at_until(u32 loc, int (*yield)(u64 tasks));
+int  snf_at_until(u32 loc, int (*yield)(void));
+u64  snf_made(void);
 // After snf_at_until stopped early: the slots its tasks left unvisited
 // (*n of them). Every slot the pool visited holds a weak normal form whose
 // children were visited or are among these, so normalizing these finishes

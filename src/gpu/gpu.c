@@ -409,8 +409,15 @@ u32 gpu_pool_threads(int collapse) {
 #endif
 }
 
-int gpu_take_over(u64 tasks) {
-  if (tasks < GPU.cpu_first) return 0;   // not wide enough yet
+// Polled every 8 tasks. The cheap tests come first: the pool's task count
+// reads a cache line per thread, which its threads keep writing, and
+// `--gpu` on the tree map (ended by the pool in 0.14-0.19 s, before the
+// context is due) took 0.01 s more than -T16 while each poll read it
+// (run63, run65, run66).
+int gpu_take_over(void) {
+  if (warm_due && gpu_now() - warm_t0 < GPU.warm_after / 1e3) return 0;
+  if (warming && !atomic_load(&warm_done)) return 0;   // being made
+  if (snf_made() < GPU.cpu_first) return 0;   // not wide enough yet
   int big = gpu_top() > GPU.take_max;
   if (big && !restart_armed) {
     GPU_STATS.too_big = 1;   // the CPU keeps the run
@@ -419,7 +426,7 @@ int gpu_take_over(u64 tasks) {
   // So the context is made only for a run the device could take, and
   // --warm-after ms in: a narrow one (spin_tree's 256 loops) made it for
   // nothing, and paid for it at exit (0.05-0.1 s).
-  if (warm_due && gpu_now() - warm_t0 >= GPU.warm_after / 1e3) warm_start();
+  if (warm_due) warm_start();   // --warm-after has passed (above)
   int ready = !warm_due && (!warming || atomic_load(&warm_done));
   if (ready) restart_due = big;
   return ready;

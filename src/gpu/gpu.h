@@ -27,9 +27,10 @@ u32  gpu_snf_roots(const u32 *roots, u32 n);
 // the normal form; it hands the rest to the device once the device is
 // ready and the pool has made N tasks (a normal form that wide pays the
 // copies). gpu_cpu_first: whether this run starts on the CPU.
-// gpu_take_over(tasks): whether the device should take over now.
+// gpu_take_over(): whether the device should take over now (the pool's
+// yield: snf_made() gives the tasks).
 int  gpu_cpu_first(void);
-int  gpu_take_over(u64 tasks);
+int  gpu_take_over(void);
 // After the pool stopped (snf_at_until): the slots it left unvisited
 // (snf_left), normalized on the device; what is left to the CPU is its
 // stop (gpu_snf_at's), and, when *dups, the stuck DUPs the pool met (a

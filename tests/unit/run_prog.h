@@ -29,8 +29,8 @@ typedef struct {
 
 static u64 STOP_AFTER = 0;
 
-static int stop_after(u64 tasks) {
-  return tasks >= STOP_AFTER;
+static int stop_after(void) {
+  return snf_made() >= STOP_AFTER;
 }
 
 // Modes 2 and 3: "left=N distinct=0|1 dups=0|1" after the counters.
