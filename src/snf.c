@@ -449,17 +449,17 @@ void snf_task(Wnf *w, u64 task) {
   count_add(&job->cnt[pool_tid()].done, 1);   // the last touch of job
 }
 
-// Works on the pool until `job` (in slot `slot`) is done; then the job no
-// longer counts as in progress. A thread that holds a host primitive's slot
-// BUSY (a %nf inside a DUP) runs only its own job's tasks (and sparks)
-// meanwhile: a task of an enclosing job may reach that slot and would wait
-// on it forever. With `yield`, it polls whether to stop the job early.
 static Job *POLLED;   // the job whose yield is being polled (snf_made)
 
 u64 snf_made(void) {
   return POLLED ? job_made(POLLED) : 0;
 }
 
+// Works on the pool until `job` (in slot `slot`) is done; then the job no
+// longer counts as in progress. A thread that holds a host primitive's slot
+// BUSY (a %nf inside a DUP) runs only its own job's tasks (and sparks)
+// meanwhile: a task of an enclosing job may reach that slot and would wait
+// on it forever. With `yield`, it polls whether to stop the job early.
 static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(void)) {
   u32 idle = 0;
   u32 only = eval_holding() ? slot : POOL_ANY;
