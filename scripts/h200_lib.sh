@@ -31,3 +31,19 @@ run() {
     END { if (t > 0) printf " (%.1f%% of device)", 100 * (p + c) / t;
           printf ", %s\n", w }'
 }
+
+# variants NAME=FLAGS...: ./hvm4g_NAME for each, the CUDA backend compiled
+# with FLAGS added to NVFLAGS (in parallel, each in build-NAME/), linked
+# with the default build's other objects. Build ./hvm4g first.
+variants() {
+  local link v name flags cmd
+  link=$(make -s -n -B hvm4g | tail -n 1)
+  for v in "$@"; do
+    name=${v%%=*}; flags=${v#*=}
+    cmd=${link/-o hvm4g /-o hvm4g_$name }
+    cmd=${cmd/build\/src\/gpu\/cuda.o/build-$name/src/gpu/cuda.o}
+    ( make -s BUILD="build-$name" NVFLAGS="-O3 -arch=sm_90 -Isrc -lineinfo $flags" \
+        "build-$name/src/gpu/cuda.o" && eval "$cmd" ) &
+  done
+  wait
+}

@@ -239,7 +239,8 @@ variant_check() {   # name, compiler command...
 variant_check sim-lane-balance "$CC" -std=gnu11 -Isrc -DLANE_BALANCE -fsyntax-only src/gpu/sim.c
 NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 if [ -n "$NVCC_BIN" ]; then
-  for v in LANE_BALANCE HVM4G_BOOK_VOLATILE HVM4G_SUB_IMM_RELAXED; do
+  for v in LANE_BALANCE LANE_CLOCK HVM4G_BOOK_VOLATILE HVM4G_SUB_IMM_RELAXED \
+           HVM4G_TAKE_ACQUIRE HVM4G_NO_SORT_TAGS; do
     variant_check "cuda-${v,,}" "$NVCC_BIN" -arch=sm_90 -Isrc "-D$v" -ptx -o /dev/null src/gpu/cuda.cu
   done
 fi
@@ -364,6 +365,15 @@ cli_check heap_again_runs 0 '^- Device runs: 2$' \
   "$BIN" "$LMAP" -S -G --device=sim --cpu-first=0 --heap=8M -s
 cli_check heap_again_same 0 '^same$' sh -c 'a=$("$0" "$1" -T2); b=$("$0" "$1" -G --device=sim --cpu-first=0 --heap=8M)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$LMAP"
+# --narrow-share: a frontier under lanes/F entries gets the short budget;
+# with F past the lane count no pass is narrow, so the tree takes fewer
+# (longer) passes, to the same output.
+WT=$ROOT/tests/gpu/wide_tree.hvm4
+cli_check narrow_share_passes 0 '^11 9$' sh -c 'p() { "$0" "$1" -G --device=sim --cpu-first=0 --lanes=256 --narrow-share=$2 -s 2>&1 | sed -n "s/^- Device passes: //p"; }
+  echo $(p "$1" 2) $(p "$1" 1048576)' "$BIN" "$WT"
+cli_check narrow_share_same 0 '^same$' sh -c 'a=$("$0" "$1" -T1); b=$("$0" "$1" -G --device=sim --cpu-first=0 --lanes=256 --narrow-share=1048576)
+  [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$WT"
+cli_check narrow_share_bad 1 'narrow-share expects a number in \[1, 1048576\]' "$BIN" cli_list.hvm4 --gpu --narrow-share=0
 cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
   "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1G -s
 cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)

@@ -20,6 +20,7 @@
 
 #include <cuda_runtime.h>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,14 +34,17 @@
 // Heap primitives of core.h (docs/gpu.md, "Memory ordering").
 //
 // Lanes share heap words in one pass only through DUP slots and the SUBs
-// written into binder slots, and every such hand-over is a release (the
-// writer: the exchange that gives a slot back, or the store of a SUB)
-// read by an acquire (the exchange that takes a slot, or the load that
-// finds a SUB). So: exchanges and compare-and-swaps are acq_rel at GPU
-// scope, a SUB is stored with release, and loads are volatile (relaxed:
-// L1 is not coherent across SMs, so a load must not hit a stale line). A
-// build with -DHVM4G_NOFENCE drops the orderings (relaxed atomics, plain
-// stores): a ceiling for measurements, never a shipped mode.
+// written into binder slots, and every such hand-over is a release by the
+// writer (the store that gives a slot back, or the store of a SUB): its
+// earlier stores reach L2 before the word that publishes them. The reader
+// reads that word (the exchange that takes a slot, or the load that finds
+// a SUB) and then only locations computed from it, with volatile loads
+// that L1 never serves (L1 is not coherent across SMs): each is issued
+// after the word it depends on has come back, and L2 serves it. So
+// compare-and-swaps are acq_rel at GPU scope, takes relaxed, a SUB is
+// stored with release, loads are volatile. A build with -DHVM4G_NOFENCE
+// drops the orderings (relaxed atomics, plain stores): a ceiling for
+// measurements, never a shipped mode.
 __device__ unsigned long long D_TOP;   // global heap top (words)
 __device__ unsigned long long D_CAP;   // heap capacity (words)
 __device__ unsigned int       D_ARENA; // words per refill
@@ -48,9 +52,12 @@ __device__ unsigned int       D_ARENA; // words per refill
 #ifdef HVM4G_NOFENCE
 #define CU_ORD  "relaxed"
 #define CU_TAKE "relaxed"
+#elif defined(HVM4G_TAKE_ACQUIRE)
+#define CU_ORD  "acq_rel"
+#define CU_TAKE "acquire"   // measurements only: takes as they were
 #else
 #define CU_ORD  "acq_rel"
-#define CU_TAKE "acquire"
+#define CU_TAKE "relaxed"
 #endif
 
 __device__ inline Term cu_xchg(Term *p, Term t) {
@@ -60,9 +67,15 @@ __device__ inline Term cu_xchg(Term *p, Term t) {
   return (Term)r;
 }
 
-// Taking a DUP slot (an exchange against BUSY) only acquires: BUSY
-// publishes nothing, so the release half of acq_rel (which waits for the
-// lane's earlier stores) buys nothing there.
+// Taking a DUP slot (an exchange against BUSY) is relaxed: BUSY publishes
+// nothing (no release), and what the slot's last holder published is read
+// as every SUB a VAR finds is: by volatile loads, which L1 never serves,
+// of locations computed from the word taken (docs/gpu.md, "Memory
+// ordering"). An acquire there only invalidated the multiprocessor's L1
+// (CCTL.IVALL) under every lane's stack. H200, run71, device M itrs/s
+// owner / atomic, acquire -> relaxed: wide map 3585-3605 -> 3939-3951 /
+// 3300 -> 3552-3584, tree map +8-10%, SUP search +7%, shared wide +7-8%,
+// spin tree +1%. -DHVM4G_TAKE_ACQUIRE restores the acquire.
 __device__ inline Term cu_take(Term *p) {
   unsigned long long r;
   asm volatile("atom." CU_TAKE ".gpu.global.exch.b64 %0, [%1], %2;"
@@ -252,6 +265,65 @@ static void balance_report(void) {
   if (cudaMemcpyFromSymbol(b, D_BAL, sizeof b) == cudaSuccess) {
     gpu_balance_print(b[0], b[1]);
   }
+}
+#endif
+// -DLANE_CLOCK (a diagnostic): each pass's lanes timed with the global
+// timer, printed per pass: when the first and last lanes started, when
+// the last ended, the longest lane, the mean of lanes with work, and lane
+// time per interaction. Whether a pass lasts as long as its longest lane
+// (a serial tail) or as its work over the machine's throughput.
+#ifdef LANE_CLOCK
+__device__ unsigned long long D_CLK[7];  // min start, max start, max end,
+                                         // longest, sum, itrs, lanes
+static __device__ u64 clk_now(void) {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// Combines v over the warp's first n lanes (op 0 min, 1 max, 2 sum).
+static __device__ u64 clk_warp(u32 m, u32 n, u64 v, int op) {
+  u32 me = threadIdx.x & 31u;
+  for (u32 off = 16; off; off >>= 1) {
+    u64 o = __shfl_down_sync(m, v, off);
+    if (me + off < n) v = op == 0 ? (o < v ? o : v) : op == 1 ? (o > v ? o : v) : v + o;
+  }
+  return v;
+}
+static __device__ void lane_clock(u32 m, u64 t0, u64 itrs) {
+  __syncwarp(m);
+  u64 t1   = clk_now();
+  u32 n    = (u32)__popc(m);
+  u64 d    = itrs ? t1 - t0 : 0;
+  u64 mn   = clk_warp(m, n, t0, 0);
+  u64 ms   = clk_warp(m, n, t0, 1);
+  u64 me   = clk_warp(m, n, t1, 1);
+  u64 lg   = clk_warp(m, n, d, 1);
+  u64 sm   = clk_warp(m, n, d, 2);
+  u64 it   = clk_warp(m, n, itrs, 2);
+  u64 nw   = clk_warp(m, n, itrs ? 1 : 0, 2);
+  if ((threadIdx.x & 31u) == 0u) {
+    atomicMin(&D_CLK[0], mn);
+    atomicMax(&D_CLK[1], ms);
+    atomicMax(&D_CLK[2], me);
+    atomicMax(&D_CLK[3], lg);
+    atomicAdd(&D_CLK[4], sm);
+    atomicAdd(&D_CLK[5], it);
+    atomicAdd(&D_CLK[6], nw);
+  }
+}
+static void clock_begin(void) {
+  unsigned long long z[7] = { ~0ull, 0, 0, 0, 0, 0, 0 };
+  cudaMemcpyToSymbol(D_CLK, z, sizeof z);
+}
+static void clock_print(u32 n) {
+  static unsigned pass = 0;
+  unsigned long long c[7];
+  if (cudaMemcpyFromSymbol(c, D_CLK, sizeof c) != cudaSuccess || !c[6]) return;
+  fprintf(stderr, "- Lane clock: pass %u, %u entries, %llu lanes with work, "
+          "%llu itrs, span %.0f us, starts over %.0f us, longest %.0f us, "
+          "mean %.0f us, %.0f lane-ns/itr\n", ++pass, n, c[6], c[5],
+          (c[2] - c[0]) / 1e3, (c[1] - c[0]) / 1e3, c[3] / 1e3,
+          c[4] / 1e3 / c[6], c[5] ? (double)c[4] / c[5] : 0.0);
 }
 #endif
 #ifndef K_STEP_BLOCKS
@@ -1100,6 +1172,56 @@ static int cu_scan(const u32 *cnt, u32 *off, u64 n, char *err,
 
 // After a kernel that filled lane segments of `cap` (counts in out_n):
 // scans them, reads the counters back, gathers the next frontier.
+// Entries grouped by kind: the next frontier stably sorted by the tag of
+// the term at each entry (sparks and stuck DUPs' slots apart), so that a
+// warp's lanes start in the same rule; within a tag the gather's order
+// (by push depth) stays. H200, run71, device M itrs/s owner / atomic,
+// unsorted -> sorted: wide map 3939-3951 -> 4358-4398 / 3552-3584 ->
+// 3887-3920, shared wide +3-5%, tree map +1-3% / +7%, SUP search -3..+1%,
+// spin tree -2..-3% (its entries share one tag already). A radix sort on
+// 7 bits of key costs about 0.1 ms a pass of a million entries.
+// -DHVM4G_NO_SORT_TAGS leaves the gather's order, for measurements.
+#ifndef HVM4G_NO_SORT_TAGS
+__global__ void k_tag_keys(const Term *heap, const u64 *in, u32 n,
+                           unsigned char *key) {
+  u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  u64 e = in[i];
+  key[i] = ENT_IS_SPK(e) ? 126 : ENT_IS_DPX(e) ? 127
+         : (unsigned char)TAG(*(volatile const Term *)&heap[ENT_LOC(e)]);
+}
+static int cu_sort_tags(u32 n, char *err, unsigned errlen) {
+  static unsigned char *k[2];
+  static u64 kcap[2];
+  static u64 *alt;
+  static u64 altcap;
+  static void *tmp;
+  static u64 tmpcap;
+  if (n < 2) return 0;
+  if (cu_grow((void **)&k[0], &kcap[0], n, 1) || cu_grow((void **)&k[1], &kcap[1], n, 1) ||
+      cu_grow((void **)&alt, &altcap, n, sizeof(u64))) {
+    snprintf(err, errlen, "out of device memory for sorting %u entries", n);
+    return -1;
+  }
+  k_tag_keys<<<(n + 255) / 256, 256>>>(C.heap, C.in, n, k[0]);
+  cub::DoubleBuffer<unsigned char> keys(k[0], k[1]);
+  cub::DoubleBuffer<unsigned long long> vals((unsigned long long *)C.in,
+                                             (unsigned long long *)alt);
+  size_t need = 0;
+  CK(cub::DeviceRadixSort::SortPairs(NULL, need, keys, vals, (int)n, 0, 7), "sort");
+  if (cu_grow(&tmp, &tmpcap, need, 1)) {
+    snprintf(err, errlen, "out of device memory for sorting %u entries", n);
+    return -1;
+  }
+  CK(cub::DeviceRadixSort::SortPairs(tmp, need, keys, vals, (int)n, 0, 7), "sort");
+  if ((void *)vals.Current() != (void *)C.in) {
+    CK(cudaMemcpyAsync(C.in, vals.Current(), (u64)n * sizeof(u64),
+                       cudaMemcpyDeviceToDevice), "sort");
+  }
+  return 0;
+}
+#endif
+
 static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, u32 *cut,
                          char *err, unsigned errlen) {
   if (cu_scan(C.out_n, C.off, lanes, err, errlen)) return -1;
@@ -1118,6 +1240,9 @@ static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, u32 *cut,
   if (blocks > 65535u) blocks = 65535u;
   k_gather<<<blocks, 256>>>(C.outs, cap, C.out_n, C.off, lanes, C.in);
   CK(cudaGetLastError(), "gather kernel launch");
+#ifndef HVM4G_NO_SORT_TAGS
+  if (ctl && cu_sort_tags(r.total, err, errlen)) return -1;   // step passes
+#endif
   return (long long)r.total;
 }
 
@@ -1140,11 +1265,18 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   u32 tpb = LANE_TPB;
   // the kernel of the run's DUP take (--take=32: Apple's, as a cross-check)
   auto step = GPU.take == 32 ? t32::k_step : t64::k_step;
+#ifdef LANE_CLOCK
+  clock_begin();
+#endif
   step<<<(lanes + tpb - 1) / tpb, tpb>>>(C.a, C.in, n, lanes, C.outs,
       C.out_n, C.arena, C.stacks, C.seen, &C.res->ctl);
   CK(cudaGetLastError(), "step kernel launch");
   pin_step();
-  return cu_next(lanes, C.a.cap, ctl, NULL, err, errlen);
+  long long next = cu_next(lanes, C.a.cap, ctl, NULL, err, errlen);
+#ifdef LANE_CLOCK
+  clock_print(n);
+#endif
+  return next;
 }
 
 // Packing

@@ -33,6 +33,7 @@ typedef struct {
   u32  lanes;        // --lanes=N (0: backend default)
   u32  block;        // lanes per block (sim: one thread runs a block)
   u32  budget;       // --budget=N interactions per entry
+  u32  narrow_share; // --narrow-share=F: frontiers under lanes/F get NARROW_BUDGET
   u32  stack;        // --stack=N words of WNF stack per lane
   u32  arena;        // --arena=N words taken per refill
   int  arena_set;    // given (else the backend may lower it for many lanes)

@@ -77,6 +77,16 @@ u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
 // shorter budget widens the frontier less per pass (tree map: 21 passes
 // at 256, 53 at 64, 96 at 32; logs/h200-2026-12-01/run22_narrow.txt).
 // -DNARROW_BUDGET=N tries another.
+//
+// Narrow here means fewer entries than half the lanes (--narrow-share=2):
+// with every lane (8 waves, more than the frontiers of the wide programs)
+// as the bar, the wide programs never had the full budget. H200, run71,
+// device M itrs/s owner / atomic, share 1 -> 2: SUP search 2426 -> 2925 /
+// 2565 -> 2770, shared wide 3493 -> 3732 / 3566 -> 3796, wide map 3922 ->
+// 3910 / 3566 -> 3928, tree map and spin tree within 2%. Share 8 (the
+// full budget from one wave up) gained more on the SUP search (3246 /
+// 2992) but lost 6-18% on the maps: long entries split a warp's lanes
+// further (2.5 active threads a warp instruction, against 4.0).
 #ifndef NARROW_BUDGET
 #define NARROW_BUDGET 256u
 #endif
@@ -84,7 +94,7 @@ u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
 void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes) {
   a->cap    = gpu_out_cap(n, lanes);
   a->budget = GPU.budget;
-  if (n < lanes && a->budget > NARROW_BUDGET) {
+  if ((u64)n * GPU.narrow_share < lanes && a->budget > NARROW_BUDGET) {
     a->budget = NARROW_BUDGET;
   }
 }
