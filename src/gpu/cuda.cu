@@ -1170,17 +1170,15 @@ static int cu_scan(const u32 *cnt, u32 *off, u64 n, char *err,
   return 0;
 }
 
-// After a kernel that filled lane segments of `cap` (counts in out_n):
-// scans them, reads the counters back, gathers the next frontier.
 // Entries grouped by kind: the next frontier stably sorted by the tag of
 // the term at each entry (sparks and stuck DUPs' slots apart), so that a
 // warp's lanes start in the same rule; within a tag the gather's order
 // (by push depth) stays. H200, run71, device M itrs/s owner / atomic,
 // unsorted -> sorted: wide map 3939-3951 -> 4358-4398 / 3552-3584 ->
 // 3887-3920, shared wide +3-5%, tree map +1-3% / +7%, SUP search -3..+1%,
-// spin tree -2..-3% (its entries share one tag already). A radix sort on
-// 7 bits of key costs about 0.1 ms a pass of a million entries.
-// -DHVM4G_NO_SORT_TAGS leaves the gather's order, for measurements.
+// spin tree -2..-3% (its entries share one tag already); the sort's own
+// time is inside those device times. -DHVM4G_NO_SORT_TAGS leaves the
+// gather's order, for measurements.
 #ifndef HVM4G_NO_SORT_TAGS
 __global__ void k_tag_keys(const Term *heap, const u64 *in, u32 n,
                            unsigned char *key) {
@@ -1222,6 +1220,9 @@ static int cu_sort_tags(u32 n, char *err, unsigned errlen) {
 }
 #endif
 
+// After a kernel that filled lane segments of `cap` (counts in out_n):
+// scans them, reads the counters back, gathers the next frontier (sorted
+// by tag after a step pass).
 static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, u32 *cut,
                          char *err, unsigned errlen) {
   if (cu_scan(C.out_n, C.off, lanes, err, errlen)) return -1;
