@@ -74,17 +74,7 @@ if has checks; then
   fi
 fi
 
-# say, run: scripts/h200_lib.sh
-
-# variant OUT FLAG...: the binary built with FLAG... added to NVFLAGS, copied
-# to OUT; ./hvm4g is then built again as it was.
-variant() {
-  local out=$1; shift
-  touch src/gpu/cuda.cu
-  make -s hvm4g NVFLAGS="-O3 -arch=sm_90 -Isrc -lineinfo $*" && cp hvm4g "$out"
-  touch src/gpu/cuda.cu
-  make -s hvm4g
-}
+# say, run, variants: scripts/h200_lib.sh
 
 WIDE=(bench/gpu_wide_map.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_shared_wide.hvm4
       bench/gpu_tree_map.hvm4 bench/gpu_shared_tree.hvm4 bench/gpu_spin_tree.hvm4)
@@ -139,10 +129,10 @@ fi
 
 if has balance; then
   say "balance: -DLANE_BALANCE"
-  variant /tmp/h200_check_bal -DLANE_BALANCE
+  variants bal=-DLANE_BALANCE
   for f in bench/gpu_wide_map.hvm4 bench/gpu_tree_map.hvm4; do
     for m in owner atomic; do
-      run /tmp/h200_check_bal "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
+      run ./hvm4g_bal "$f" -S -s --gpu --dup=$m --cpu-first=0 --dev-heap=4G
     done
   done
 fi
@@ -187,14 +177,14 @@ ab() {
 if has book; then
   # HVM4G_BASE: a binary of the code before, if given.
   say "book: wnf_instance's batched template loads, volatile (HVM4G_BOOK_VOLATILE) against read-only${HVM4G_BASE:+ and $HVM4G_BASE}"
-  variant /tmp/h200_check_bookv -DHVM4G_BOOK_VOLATILE
-  ab /tmp/h200_check_bookv ${HVM4G_BASE:+"$HVM4G_BASE"}
+  variants bookv=-DHVM4G_BOOK_VOLATILE
+  ab ./hvm4g_bookv ${HVM4G_BASE:+"$HVM4G_BASE"}
 fi
 
 if has subimm; then
   say "subimm: relaxed stores of a SUB with no location (-DHVM4G_SUB_IMM_RELAXED) against release stores"
-  variant /tmp/h200_check_subimm -DHVM4G_SUB_IMM_RELAXED
-  ab /tmp/h200_check_subimm
+  variants subimm=-DHVM4G_SUB_IMM_RELAXED
+  ab ./hvm4g_subimm
 fi
 
 if has fixed; then

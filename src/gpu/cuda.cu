@@ -539,6 +539,12 @@ static struct {
   u64        dst_cap;
   void      *scan_tmp;  // CUB's scan buffer
   u64        scan_cap;  // its bytes
+  unsigned char *key[2]; // the frontier's tags, sorted from [0] (cu_sort_tags)
+  u64        key_cap[2];
+  u64       *alt;       // the sort's second buffer of entries
+  u64        alt_cap;
+  void      *sort_tmp;  // CUB's sort buffer
+  u64        sort_cap;  // its bytes
   Term      *stage;     // pinned host staging buffer
   u64        stage_cap; // bytes
   PassRes   *res;
@@ -1189,29 +1195,24 @@ __global__ void k_tag_keys(const Term *heap, const u64 *in, u32 n,
          : (unsigned char)TAG(*(volatile const Term *)&heap[ENT_LOC(e)]);
 }
 static int cu_sort_tags(u32 n, char *err, unsigned errlen) {
-  static unsigned char *k[2];
-  static u64 kcap[2];
-  static u64 *alt;
-  static u64 altcap;
-  static void *tmp;
-  static u64 tmpcap;
   if (n < 2) return 0;
-  if (cu_grow((void **)&k[0], &kcap[0], n, 1) || cu_grow((void **)&k[1], &kcap[1], n, 1) ||
-      cu_grow((void **)&alt, &altcap, n, sizeof(u64))) {
+  if (cu_grow((void **)&C.key[0], &C.key_cap[0], n, 1) ||
+      cu_grow((void **)&C.key[1], &C.key_cap[1], n, 1) ||
+      cu_grow((void **)&C.alt, &C.alt_cap, n, sizeof(u64))) {
     snprintf(err, errlen, "out of device memory for sorting %u entries", n);
     return -1;
   }
-  k_tag_keys<<<(n + 255) / 256, 256>>>(C.heap, C.in, n, k[0]);
-  cub::DoubleBuffer<unsigned char> keys(k[0], k[1]);
+  k_tag_keys<<<(n + 255) / 256, 256>>>(C.heap, C.in, n, C.key[0]);
+  cub::DoubleBuffer<unsigned char> keys(C.key[0], C.key[1]);
   cub::DoubleBuffer<unsigned long long> vals((unsigned long long *)C.in,
-                                             (unsigned long long *)alt);
+                                             (unsigned long long *)C.alt);
   size_t need = 0;
   CK(cub::DeviceRadixSort::SortPairs(NULL, need, keys, vals, (int)n, 0, 7), "sort");
-  if (cu_grow(&tmp, &tmpcap, need, 1)) {
+  if (cu_grow(&C.sort_tmp, &C.sort_cap, need, 1)) {
     snprintf(err, errlen, "out of device memory for sorting %u entries", n);
     return -1;
   }
-  CK(cub::DeviceRadixSort::SortPairs(tmp, need, keys, vals, (int)n, 0, 7), "sort");
+  CK(cub::DeviceRadixSort::SortPairs(C.sort_tmp, need, keys, vals, (int)n, 0, 7), "sort");
   if ((void *)vals.Current() != (void *)C.in) {
     CK(cudaMemcpyAsync(C.in, vals.Current(), (u64)n * sizeof(u64),
                        cudaMemcpyDeviceToDevice), "sort");
