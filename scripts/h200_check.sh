@@ -260,6 +260,7 @@ if has ncusrc && command -v ncu > /dev/null; then
     ncu -i "$OUTDIR/ncu_src_$p.ncu-rep" --page details --section SourceCounters \
       > "$OUTDIR/ncu_src_${p}_details.txt" 2>&1
     head -c 2000 "$OUTDIR/ncu_src_${p}_details.txt"
+    python3 scripts/ncu_summary.py "$OUTDIR/ncu_src_${p}_sass.csv" 20
   done
 fi
 say "done"

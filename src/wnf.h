@@ -874,6 +874,7 @@ FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
 // holds cur (the innermost frame's).
 FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) {
   u32 first = 1;
+  u32 held  = cur == BUSY;   // the innermost field is another's: left as is
   while (sp > 0) {
     Term f    = stk[--sp];
     u32  fl   = VAL(f);
@@ -889,30 +890,30 @@ FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) 
       case F_RMAT:
       case F_RUSE: {
         slot = fl + 1;
-        HEAP_ST(w, slot, cur);
+        if (!held) HEAP_ST(w, slot, cur);
         cur = TERM(APP, 0, fl);
         break;
       }
       case F_ARED: {
         slot = VAL(HEAP_LD(w, fl)) + 1;
-        HEAP_ST(w, slot, cur);
+        if (!held) HEAP_ST(w, slot, cur);
         cur = TERM(APP, 0, fl);
         break;
       }
       case F_OP2R: {
         slot = fl + 1;
-        HEAP_ST(w, slot, cur);
+        if (!held) HEAP_ST(w, slot, cur);
         cur = TERM(OP2, EXT(f), fl);
         break;
       }
       case F_EQLR: {
         slot = fl + 1;
-        HEAP_ST(w, slot, cur);
+        if (!held) HEAP_ST(w, slot, cur);
         cur = TERM(EQL, 0, fl);
         break;
       }
       default: {    // APP OP2 EQL AND OR DSU DDU: field 0
-        HEAP_ST(w, fl, cur);
+        if (!held) HEAP_ST(w, fl, cur);
         cur = f;
         break;
       }
@@ -921,6 +922,7 @@ FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) 
       w->host_at = slot;
       first      = 0;
     }
+    held = 0;
   }
   return cur;
 }
@@ -1073,6 +1075,12 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           continue;
         }
         default: {
+          // A field another worker holds (BUSY: a host primitive's slot in
+          // a DUP expression both sides reach) is no value: wait for it.
+          // At the top (sp == 0) the caller read a held slot; it decides.
+          if (next == BUSY && sp > 0) {
+            st = WNF_DEFER;
+          }
           break;
         }
       }
@@ -1516,8 +1524,8 @@ FN Term wnf_run(THR Wnf *w, Term t) {
   WNF_RULE_OUT();
   w->status  = st;
   w->host_at = 0;
-  if (st == WNF_DEFER) {
-    w->defer = REGION_OF(w, VAL(next));   // (w->defers: the caller counts)
+  if (st == WNF_DEFER) {   // (w->defers: the caller counts)
+    w->defer = next == BUSY ? w->owner : REGION_OF(w, VAL(next));
   }
   return wnf_rebuild(w, stk, sp, mode, cur);
 }
