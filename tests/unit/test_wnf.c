@@ -788,6 +788,31 @@ static void test_consts(void) {
   CHECK(WNF_NAM_SUC == NICK_SUC && WNF_NAM_CON == NICK_CON);
 }
 
+// A field held by someone else (BUSY: a host primitive's slot that another
+// thread reached through a shared DUP expression) defers too, and the
+// rebuild leaves the field to its holder: taken for a value, it made
+// `(5 - 2)` look stuck (tests/golden/thread_nf_shared_field.hvm4).
+static void test_defer_field(void) {
+  Term inner = op2(OP_SUB, num(5), num(2));
+  Term t     = op2(OP_MUL, num(10), inner);
+  u32  at    = VAL(inner);
+  HEAP[at]   = BUSY;
+  fresh();
+  W.dup_mode = DUP_SHARED;
+  Term r = wnf_run(&W, t);
+  CHECK(W.status == WNF_DEFER && r == t);
+  CHECK(HEAP[at] == BUSY);       // not ours: untouched
+  CHECK(W.itrs == 0);
+  HEAP[at] = num(5);             // the holder stores its result
+  r = wnf_run(&W, r);
+  CHECK(W.status == WNF_OK && r == num(30));
+  // At the top the caller read the held word itself: returned as it is.
+  fresh();
+  W.dup_mode = DUP_SHARED;
+  r = wnf_run(&W, BUSY);
+  CHECK(W.status == WNF_OK && r == BUSY);
+}
+
 int main(void) {
   if (heap_init(1u << 24) != 0) {
     printf("heap_init failed\n");
@@ -818,6 +843,7 @@ int main(void) {
   test_rebuild_budget();
   test_rebuild_stack();
   test_defer();
+  test_defer_field();
   test_fresh_lab();
   test_race();
   test_oom();
