@@ -874,55 +874,56 @@ FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
 // holds cur (the innermost frame's).
 FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) {
   u32 first = 1;
-  u32 held  = cur == BUSY;   // the innermost field is another's: left as is
+  u32 leave = cur == BUSY;   // store nothing at this frame: the innermost
+                             // field is another worker's (BUSY), or wnf_put
+                             // released the DUP slot
   while (sp > 0) {
     Term f    = stk[--sp];
     u32  fl   = VAL(f);
-    u32  slot = fl;
+    u32  slot = fl;          // the field of f's node that holds cur
+    Term up   = f;           // the term that holds f's node
     switch (TAG(f)) {
       case DP0:
-      case DP1: {
+      case DP1: {            // a DUP slot this run holds: released
         wnf_put(w, mode, fl, cur);
-        cur = f;
+        leave = 1;
         break;
       }
       case F_MAT:
       case F_RMAT:
       case F_RUSE: {
         slot = fl + 1;
-        if (!held) HEAP_ST(w, slot, cur);
-        cur = TERM(APP, 0, fl);
+        up   = TERM(APP, 0, fl);
         break;
       }
       case F_ARED: {
         slot = VAL(HEAP_LD(w, fl)) + 1;
-        if (!held) HEAP_ST(w, slot, cur);
-        cur = TERM(APP, 0, fl);
+        up   = TERM(APP, 0, fl);
         break;
       }
       case F_OP2R: {
         slot = fl + 1;
-        if (!held) HEAP_ST(w, slot, cur);
-        cur = TERM(OP2, EXT(f), fl);
+        up   = TERM(OP2, EXT(f), fl);
         break;
       }
       case F_EQLR: {
         slot = fl + 1;
-        if (!held) HEAP_ST(w, slot, cur);
-        cur = TERM(EQL, 0, fl);
+        up   = TERM(EQL, 0, fl);
         break;
       }
-      default: {    // APP OP2 EQL AND OR DSU DDU: field 0
-        if (!held) HEAP_ST(w, fl, cur);
-        cur = f;
+      default: {             // APP OP2 EQL AND OR DSU DDU: field 0
         break;
       }
     }
+    if (!leave) {
+      HEAP_ST(w, slot, cur);
+    }
+    cur   = up;
+    leave = 0;
     if (first) {
       w->host_at = slot;
       first      = 0;
     }
-    held = 0;
   }
   return cur;
 }

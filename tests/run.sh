@@ -373,6 +373,7 @@ cli_check narrow_share_passes 0 '^11 9$' sh -c 'p() { "$0" "$1" -G --device=sim 
   echo $(p "$1" 2) $(p "$1" 1048576)' "$BIN" "$WT"
 cli_check narrow_share_same 0 '^same$' sh -c 'a=$("$0" "$1" -T1); b=$("$0" "$1" -G --device=sim --cpu-first=0 --lanes=256 --narrow-share=1048576)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$WT"
+cli_check narrow_share_bad 1 'narrow-share expects a number in \[1, 1048576\]' "$BIN" cli_list.hvm4 --gpu --narrow-share=0
 # scripts/ncu_summary.py (the device profile's digest) on a two-instruction
 # page: 12 thread instructions over 4 warp instructions, one local access.
 printf '%s\n' '"Kernel Name","k"' \
@@ -381,7 +382,6 @@ printf '%s\n' '"Kernel Name","k"' \
   '"0x20","STL [R1], R3","5","2","8","4","Local","0","0","2","0","5"' > "$TMP/ncu_sass.csv"
 cli_check ncu_summary 0 '3.00 threads an instruction, 15 stall samples' python3 "$ROOT/scripts/ncu_summary.py" "$TMP/ncu_sass.csv"
 cli_check ncu_summary_local 0 'local-memory instructions: 1 static, 2 executed \(50.0% of warp' python3 "$ROOT/scripts/ncu_summary.py" "$TMP/ncu_sass.csv"
-cli_check narrow_share_bad 1 'narrow-share expects a number in \[1, 1048576\]' "$BIN" cli_list.hvm4 --gpu --narrow-share=0
 cli_check take_max_within 0 '^- Device took over from the CPU: 1 run' \
   "$BIN" "$CFT" -G --device=sim -T4 --cpu-first=64 --take-max=1G -s
 cli_check take_max_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K)
