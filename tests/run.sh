@@ -365,15 +365,32 @@ cli_check heap_again_runs 0 '^- Device runs: 2$' \
   "$BIN" "$LMAP" -S -G --device=sim --cpu-first=0 --heap=8M -s
 cli_check heap_again_same 0 '^same$' sh -c 'a=$("$0" "$1" -T2); b=$("$0" "$1" -G --device=sim --cpu-first=0 --heap=8M)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$LMAP"
-# --narrow-share: a frontier under lanes/F entries gets the short budget;
-# with F past the lane count no pass is narrow, so the tree takes fewer
-# (longer) passes, to the same output.
+# --narrow-share: a frontier under lanes/F entries gets the short budget
+# (256). The first pass has one entry on one lane, so its interactions
+# do not depend on the threads' timing (the pass count does: an entry may
+# walk further before a sibling is pushed): within 256 at F=2, and past
+# it with F past the lane count, where no pass is narrow.
 WT=$ROOT/tests/gpu/wide_tree.hvm4
-cli_check narrow_share_passes 0 '^11 9$' sh -c 'p() { "$0" "$1" -G --device=sim --cpu-first=0 --lanes=256 --narrow-share=$2 -s 2>&1 | sed -n "s/^- Device passes: //p"; }
-  echo $(p "$1" 2) $(p "$1" 1048576)' "$BIN" "$WT"
+cli_check narrow_share_budget 0 '^narrow wide$' sh -c 'p() { "$0" "$1" -G --device=sim --cpu-first=0 --lanes=256 --narrow-share=$2 --trace "$3" > /dev/null 2>&1; sed -n "2s/^1,1,\([0-9]*\),.*/\1/p" "$3"; }
+  a=$(p "$1" 2 t2.csv); b=$(p "$1" 1048576 t3.csv)
+  [ "$a" -le 256 ] && [ "$b" -gt 256 ] && echo narrow wide || echo "$a $b"' "$BIN" "$WT"
 cli_check narrow_share_same 0 '^same$' sh -c 'a=$("$0" "$1" -T1); b=$("$0" "$1" -G --device=sim --cpu-first=0 --lanes=256 --narrow-share=1048576)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$WT"
 cli_check narrow_share_bad 1 'narrow-share expects a number in \[1, 1048576\]' "$BIN" cli_list.hvm4 --gpu --narrow-share=0
+# A pass narrow by its work: on 256 lanes (bar 16 entries, 256
+# interactions) this chain's frontier holds 44 entries of about 5
+# interactions each; before the rule it ran 2,345 passes on the device.
+cli_check narrow_by_work 0 'last at pass 64, .*too narrow to pay' \
+  "$BIN" "$ROOT/tests/golden/dup_chain_built.hvm4" -S -G --device=sim --cpu-first=0 --lanes=256 --dup=atomic -s
+# A slow pass (--narrow-rate; the simulator's default is 0) counts toward
+# the handoff's 0.1 s: at 10^12 interactions a second every pass is slow,
+# and a map of about 0.5 s of passes goes to the CPU; at 0 it runs out.
+SMAP=$TMP/cli_slow_map.hvm4
+sed 's/@loop(18, x)/@loop(72, x)/; s/@gen(21, 0)/@gen(14, 0)/' "$ROOT/bench/gpu_wide_map.hvm4" > "$SMAP"
+cli_check narrow_rate_slow 0 '^- Device stopped: .*too narrow to pay' \
+  "$BIN" "$SMAP" -S -G --device=sim --cpu-first=0 --lanes=256 --narrow-rate=1048576 -s
+cli_check narrow_rate_none 0 '^- Device stopped: no' \
+  "$BIN" "$SMAP" -S -G --device=sim --cpu-first=0 --lanes=256 -s
 # scripts/ncu_summary.py (the device profile's digest) on a two-instruction
 # page: 12 thread instructions over 4 warp instructions, one local access.
 printf '%s\n' '"Kernel Name","k"' \

@@ -1540,5 +1540,5 @@ static int cu_grow_heap(void) {
 
 extern "C" const GpuBackend GPU_CUDA = {
   "cuda", cu_avail, cu_warm, cu_open, cu_pass, cu_roots, cu_mark, cu_close,
-  cu_abandon, cu_grow_heap, cu_lanes,
+  cu_abandon, cu_grow_heap, cu_lanes, NARROW_RATE_DEVICE,
 };

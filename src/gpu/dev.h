@@ -65,6 +65,10 @@ typedef struct {
                      // (compact.h; 0: one pass per level)
   u32  handoff;      // --handoff=K: narrow passes in a row before the CPU
                      // takes over (0: never; see pass.c)
+  u32  narrow_rate;  // --narrow-rate=M: a pass under M million
+                     // interactions a second counts toward the handoff's
+                     // time bound (pass.c); set: given, else the backend's
+  int  narrow_rate_set;
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
   int  collapse;     // the run is a collapse's (-C): see PassArgs.shallow_inc
   u64  grow;         // words a run may allocate before it stops (0: no
@@ -124,6 +128,10 @@ typedef struct {
 
 extern GpuStats GPU_STATS;
 
+// A device pass slower than this (million interactions a second) does
+// less than a quarter of one CPU core's work in its time (50-80 M/s).
+#define NARROW_RATE_DEVICE 16u
+
 // A backend. The frontier lives in the backend's memory; the host loop
 // only sees counts and counters. After the passes the host loop packs the
 // live result (compact.h): roots, mark passes, then close.
@@ -163,6 +171,11 @@ typedef struct {
   int  (*grow)(void);
   // Lanes the last open chose.
   u32  (*lanes)(void);
+  // Million interactions a second under which a pass counts toward the
+  // narrow phase's time bound (pass.c): a device's, or 0 for the
+  // simulator, whose passes are CPU threads and say nothing of whether a
+  // device pays (--narrow-rate overrides).
+  u32  narrow_rate;
 } GpuBackend;
 
 extern const GpuBackend GPU_SIM;

@@ -120,6 +120,7 @@ static const struct {
   { "--gpu-spark-gap", &GPU.spark_gap,    0,  1u << 30,  NULL               },
   { "--cpu-first",     &GPU.cpu_first,    0,  1u << 31,  &GPU.cpu_first_set },
   { "--handoff",       &GPU.handoff,      0,  1u << 30,  NULL               },
+  { "--narrow-rate",   &GPU.narrow_rate,  0,  1u << 20,  &GPU.narrow_rate_set },
   { "--warm-after",    &GPU.warm_after,   0,  1u << 30,  NULL               },
   { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL               },
   { "--mark-levels",   &GPU.mark_levels,  0,  1,         NULL               },

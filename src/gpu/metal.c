@@ -205,17 +205,18 @@ static void mt_abandon(void) {
 }
 
 const GpuBackend GPU_METAL = {
-  .name    = "metal",
-  .avail   = mt_avail,
-  .warm    = NULL,
-  .open    = mt_open,
-  .pass    = mt_pass,
-  .roots   = mt_roots,
-  .mark    = mt_mark,
-  .close   = mt_close,
-  .abandon = mt_abandon,
-  .grow    = NULL,
-  .lanes   = mt_lanes,
+  .name        = "metal",
+  .avail       = mt_avail,
+  .warm        = NULL,
+  .open        = mt_open,
+  .pass        = mt_pass,
+  .roots       = mt_roots,
+  .mark        = mt_mark,
+  .close       = mt_close,
+  .abandon     = mt_abandon,
+  .grow        = NULL,
+  .lanes       = mt_lanes,
+  .narrow_rate = NARROW_RATE_DEVICE,
 };
 
 #endif

@@ -25,19 +25,33 @@
 // the host's 16 threads; on few lanes (the simulator) the bar is a
 // sixteenth of them. A tree widens past it within a few passes, so only
 // GPU.handoff (--handoff) narrow passes in a row end the run: the CPU
-// finishes (its -T pool, if any). So do NARROW_TIME seconds of narrow
-// passes in a row: a narrow frontier whose entries each walk far before
-// they defer (1,000 DP0/DP1 of a 100,000-level stuck DUP chain waiting on
-// one slot, in atomic mode on CUDA) made passes of 0.1-0.5 s, and 64 of
-// them took 5 s where the CPU needs 0.1 s.
+// finishes (its -T pool, if any). So do NARROW_TIME seconds of passes in
+// a row that are narrow or slow (under the backend's narrow_rate): a
+// frontier whose entries each walk far before they defer (1,000 DP0/DP1
+// of a 100,000-level stuck DUP chain waiting on one slot, in atomic mode
+// on CUDA) made passes of 0.1-0.5 s, and 64 of them took 5 s where the
+// CPU needs 0.1 s; on 256 lanes, 300 such entries (over that bar) made
+// passes of 10-20 ms at 330 interactions each, for thousands of passes.
 #define NARROW_SHARE 16u
 #define NARROW_WIDTH 2048u
 #define NARROW_TIME  0.1
 
-static int narrow(u32 n, u32 lanes) {
+// A pass is narrow by its frontier or by its work: fewer than NARROW_ITRS
+// interactions for each lane of the bar is narrow however many entries ran
+// (on the H200 a pass costs 1-1.5 ms when narrow, so 32K interactions in
+// it is half a CPU core's rate). A stuck DUP chain built while reducing
+// (tests/golden/dup_chain_built, 256 lanes) swung between 2 entries and
+// 44 that deferred at once, or kept 44 entries of 5 interactions each:
+// the frontier alone never stayed under the bar, and the run crawled on
+// the device for thousands of passes (cuda_check killed it at 30 s; the
+// CPU needs 0.1 s).
+#define NARROW_ITRS 16u
+
+static int narrow(u32 n, u64 itrs, u32 lanes) {
   u32 w = lanes / NARROW_SHARE;
   if (w > NARROW_WIDTH) w = NARROW_WIDTH;
-  return n < (w ? w : 1);
+  if (w == 0) w = 1;
+  return n < w || itrs < (u64)w * NARROW_ITRS;
 }
 
 u32 gpu_book_cnt(void) {
@@ -289,7 +303,9 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
   u32    stop   = 0;
   u32    stall  = 0;
   u32    thin   = 0;   // narrow passes in a row
-  double thin_s = 0;   // and their time
+  double thin_s = 0;   // their time, and that of slow passes
+  double rate   = 1e6 * (GPU.narrow_rate_set ? GPU.narrow_rate
+                                             : b->narrow_rate);
   u64    pass   = 0;
   u64    dtop   = top0;
   while (n > 0) {
@@ -335,8 +351,8 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
       stop = STOP_PASSES;
       ctl.stop_loc = loc;
     }
-    thin   = narrow(n, s->lanes) ? thin + 1 : 0;
-    thin_s = thin ? thin_s + dt : 0;
+    thin   = narrow(n, ctl.itrs, s->lanes) ? thin + 1 : 0;
+    thin_s = (thin || (double)ctl.itrs < rate * dt) ? thin_s + dt : 0;
     if (!stop && m > 0 && GPU.handoff &&
         (thin >= GPU.handoff || thin_s >= NARROW_TIME)) {
       stop = STOP_NARROW;

@@ -640,15 +640,16 @@ static int sim_again(void) {
 }
 
 const GpuBackend GPU_SIM = {
-  .name    = "sim",
-  .avail   = sim_avail,
-  .warm    = NULL,
-  .open    = sim_open,
-  .pass    = sim_pass,
-  .roots   = sim_roots,
-  .mark    = sim_mark,
-  .close   = sim_close,
-  .abandon = sim_abandon,
-  .grow    = sim_again,     // the same heap (the host's), packed
-  .lanes   = sim_lanes,
+  .name        = "sim",
+  .avail       = sim_avail,
+  .warm        = NULL,
+  .open        = sim_open,
+  .pass        = sim_pass,
+  .roots       = sim_roots,
+  .mark        = sim_mark,
+  .close       = sim_close,
+  .abandon     = sim_abandon,
+  .grow        = sim_again,     // the same heap (the host's), packed
+  .lanes       = sim_lanes,
+  .narrow_rate = 0,
 };
