@@ -131,7 +131,7 @@ build-metal/mtl_cpu.o: tests/metal/mtl_cpu.cpp tests/metal/metal_stdlib \
 	$(MTL_CXX) $(MTL_CXXFLAGS) -c -o $@ $<
 
 build-metal/hvm4g-mtl: build-metal/mtl_cpu.o
-	CFLAGS='-O2 -g -DHVM4G_METAL' $(MAKE) -s BUILD=build-metal NVCC= METAL= \
+	CFLAGS='-O2 -g -DHVM4G_METAL -DHVM4G_METAL_CPU' $(MAKE) -s BUILD=build-metal NVCC= METAL= \
 	  build-metal/hvm4g MTL_EXTRA=build-metal/mtl_cpu.o
 	cp build-metal/hvm4g $@
 
