@@ -391,6 +391,7 @@ cli_check narrow_rate_slow 0 '^- Device stopped: .*too narrow to pay' \
   "$BIN" "$SMAP" -S -G --device=sim --cpu-first=0 --lanes=256 --narrow-rate=1048576 -s
 cli_check narrow_rate_none 0 '^- Device stopped: no' \
   "$BIN" "$SMAP" -S -G --device=sim --cpu-first=0 --lanes=256 -s
+cli_check narrow_rate_bad 1 'narrow-rate expects a number in \[0, 1048576\]' "$BIN" cli_list.hvm4 --gpu --narrow-rate=2000000
 # scripts/ncu_summary.py (the device profile's digest) on a two-instruction
 # page: 12 thread instructions over 4 warp instructions, one local access.
 printf '%s\n' '"Kernel Name","k"' \

@@ -109,22 +109,22 @@ static const struct {
   u32         lo, hi;
   int        *set;
 } NUM_FLAGS[] = {
-  { "--region-shift",  &GPU.region_shift, 8,  31,        &GPU.shift_set     },
-  { "--lanes",         &GPU.lanes,        1,  1u << 22,  NULL               },
-  { "--budget",        &GPU.budget,       1,  1u << 30,  NULL               },
-  { "--narrow-share",  &GPU.narrow_share, 1,  1u << 20,  NULL               },
-  { "--stack",         &GPU.stack,        64, 1u << 26,  NULL               },
-  { "--arena",         &GPU.arena,        64, 1u << 24,  &GPU.arena_set     },
-  { "--walk",          &GPU.walk,         0,  1u << 20,  NULL               },
-  { "--sim-threads",   &GPU.threads,      1,  1024,      NULL               },
-  { "--gpu-spark-gap", &GPU.spark_gap,    0,  1u << 30,  NULL               },
-  { "--cpu-first",     &GPU.cpu_first,    0,  1u << 31,  &GPU.cpu_first_set },
-  { "--handoff",       &GPU.handoff,      0,  1u << 30,  NULL               },
+  { "--region-shift",  &GPU.region_shift, 8,  31,        &GPU.shift_set       },
+  { "--lanes",         &GPU.lanes,        1,  1u << 22,  NULL                 },
+  { "--budget",        &GPU.budget,       1,  1u << 30,  NULL                 },
+  { "--narrow-share",  &GPU.narrow_share, 1,  1u << 20,  NULL                 },
+  { "--stack",         &GPU.stack,        64, 1u << 26,  NULL                 },
+  { "--arena",         &GPU.arena,        64, 1u << 24,  &GPU.arena_set       },
+  { "--walk",          &GPU.walk,         0,  1u << 20,  NULL                 },
+  { "--sim-threads",   &GPU.threads,      1,  1024,      NULL                 },
+  { "--gpu-spark-gap", &GPU.spark_gap,    0,  1u << 30,  NULL                 },
+  { "--cpu-first",     &GPU.cpu_first,    0,  1u << 31,  &GPU.cpu_first_set   },
+  { "--handoff",       &GPU.handoff,      0,  1u << 30,  NULL                 },
   { "--narrow-rate",   &GPU.narrow_rate,  0,  1u << 20,  &GPU.narrow_rate_set },
-  { "--warm-after",    &GPU.warm_after,   0,  1u << 30,  NULL               },
-  { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL               },
-  { "--mark-levels",   &GPU.mark_levels,  0,  1,         NULL               },
-  { "--restart",       &GPU.restart,      0,  1,         NULL               },
+  { "--warm-after",    &GPU.warm_after,   0,  1u << 30,  NULL                 },
+  { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL                 },
+  { "--mark-levels",   &GPU.mark_levels,  0,  1,         NULL                 },
+  { "--restart",       &GPU.restart,      0,  1,         NULL                 },
 };
 
 // Sizes in words (heap_parse_size: digits, then K/M/G); 0 is a value
