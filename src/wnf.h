@@ -260,21 +260,16 @@ FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
 // value has no other reader.
 
 // &L{x0,x1} <op> b, for the binary eliminators OP2/EQL/AND/OR with the SUP
-// on the left: ! B &L = b; &L{(x0 op B₀), (x1 op B₁)}. The SUP node becomes
-// the left copy. b moves to a fresh DUP slot: the eliminator's slot of b
-// may have been offered (an OP2's right operand, a spark), and a spark
-// entry still waiting for it takes a marked word there for its offer, so
-// a resolved DUP's SUB in that slot would be reduced and stored over
-// (fuzz seed 765522320: `@I(@X) + @I(@X)` on the device).
+// on the left: ! B &L = b; &L{(x0 op B₀), (x1 op B₁)}. The eliminator node
+// `nd` [_, b] keeps b as the DUP slot; the SUP node becomes the left copy.
 FN Term wnf_bin_sup_l(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
   u32 lab = EXT(sup);
   u32 s   = VAL(sup);
   Term x1 = HEAP_LD(w, s + 1);
-  u32 n   = wnf_bump(w, 5);
-  HEAP_ST(w, n + 4, HEAP_LD(w, nd + 1));
-  HEAP_ST(w, s + 1, TERM(DP0, lab, n + 4));
+  u32 n   = wnf_bump(w, 4);
+  HEAP_ST(w, s + 1, TERM(DP0, lab, nd + 1));
   HEAP_ST(w, n + 0, x1);
-  HEAP_ST(w, n + 1, TERM(DP1, lab, n + 4));
+  HEAP_ST(w, n + 1, TERM(DP1, lab, nd + 1));
   HEAP_ST(w, n + 2, TERM(tag, ext, s));
   HEAP_ST(w, n + 3, TERM(tag, ext, n));
   return TERM(SUP, lab, n + 2);
@@ -1328,7 +1323,17 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             }
             wnf_put(w, mode, fl + 1, NO_SUB(y));            // plain again
             if (IS_SUB(y)) {
+              // Taken back: a spark entry for fl + 1 may still wait (a
+              // device lane's, in a later pass) and claims whatever word
+              // there has the SUB bit. The rules below may make that slot
+              // a DUP slot (OP2-SUP-L, DUP-NOD of a stuck node), whose
+              // resolved SUB it would reduce and store over, so the node
+              // is left behind with the slot plain (fuzz seed 765522320).
               WNF_TOOK_BACK(w, fl + 1);
+              u32 nn = wnf_bump(w, 2);
+              HEAP_ST(w, nn + 1, NO_SUB(y));
+              fl = nn;
+              f  = TERM(OP2, op, nn);
             }
             y = NO_SUB(y);
           }
