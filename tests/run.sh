@@ -9,6 +9,8 @@
 #              on the CPU
 #   sim-owner  the same on the simulated device (--dup=owner): output must
 #   sim-atomic equal the CPU run's (--dup=atomic likewise)
+#   spark-*    every program on sim with a spark offered after every
+#              interaction (--gpu-spark-gap=1), both DUP modes
 #   poison-*   the device programs on sim with the words the copy in skips
 #              poisoned (HVM4G_SIM_POISON), both DUP modes
 #   metal-*    the Metal kernels on CPU threads (build-metal/hvm4g-mtl):
@@ -449,6 +451,14 @@ if [ "${SKIP_SIM:-0}" != 1 ]; then
   par same sim-owner cpu "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/golden.list"
   add_phase sim-atomic
   par same sim-atomic cpu "$BIN" {} "$RES" --gpu --device=sim --dup=atomic --handoff=0 < "$TMP/golden.list"
+  # Sparks after every interaction (the default gap is 64, which small
+  # programs seldom reach): an offer taken back whose slot the rules then
+  # reused printed wrong numbers on the device (fuzz seed 765522320).
+  for dup in owner atomic; do
+    add_phase "spark-$dup"
+    par same "spark-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" --handoff=0 \
+      --gpu-spark-gap=1 < "$TMP/golden.list"
+  done
 fi
 
 # --- phases: poison-owner, poison-atomic ----------------------------------
