@@ -157,20 +157,38 @@ __device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
 #define T32_FENCE()      __threadfence()
 #include "take32.h"
 
-// The heap's base, read from the Wnf (in constant memory instead it ran
-// slower: bench/RESULTS.md, "Book templates through the read-only path").
+// The heap's base: the Wnf's, for the 32-bit take's cross-check; the
+// 64-bit take reads it from constant memory inside each address's own
+// computation (cu_heap_at). Read from the Wnf, it was a load from the
+// lane's frame before every heap access: the frame's address goes to the
+// rules kept out of line, so each heap store (through a pointer that might
+// reach the frame) and each "memory" clobber made the compiler read it
+// again (51 of k_step's 137 local loads in the PTX). As one asm that loads
+// the constant and computes the address, a pure function of loc, nothing
+// invalidates it. H200, run85, device M itrs/s against reading the Wnf:
+// SUP search +6-8%, tree map +1-6%, shared wide +2-3%, spin tree +3%,
+// wide map +1-2%. (A __constant__ base the compiler kept in registers, or
+// read with a volatile asm at each use, was slower: run47.)
 #define HEAP_BASE(w)           ((w)->heap)
+__constant__ Term *D_HEAP;
+__device__ inline Term *cu_heap_at(u32 loc) {
+  Term *p;
+  asm("{ .reg .u64 b; ld.const.u64 b, [D_HEAP]; mad.wide.u32 %0, %1, 8, b; }"
+      : "=l"(p) : "r"(loc));
+  return p;
+}
+#define HEAP_AT(w, loc)        cu_heap_at(loc)
 
 #define HEAP_LD(w, loc)        (D_TAKE32 ? t32_ld(HEAP_BASE(w), (loc)) : \
-  *(volatile Term *)&HEAP_BASE(w)[(loc)])
+  *(volatile Term *)HEAP_AT(w, loc))
 #define HEAP_ST(w, loc, t)     (D_TAKE32 ? t32_st(HEAP_BASE(w), (loc), (t)) : \
-  cu_st(&HEAP_BASE(w)[(loc)], (t)))
+  cu_st(HEAP_AT(w, loc), (t)))
 #define HEAP_XCHG(w, loc, t)   (D_TAKE32 ? t32_xchg(HEAP_BASE(w), (loc), (t)) : \
-  (t) == BUSY ? cu_take(&HEAP_BASE(w)[(loc)]) : cu_xchg(&HEAP_BASE(w)[(loc)], (t)))
+  (t) == BUSY ? cu_take(HEAP_AT(w, loc)) : cu_xchg(HEAP_AT(w, loc), (t)))
 #define HEAP_PUT_HELD(w, loc, t) (D_TAKE32 ? (void)t32_xchg(HEAP_BASE(w), (loc), (t)) : \
-  cu_give(&HEAP_BASE(w)[(loc)], (t)))
+  cu_give(HEAP_AT(w, loc), (t)))
 #define HEAP_CAS(w, loc, o, n) (D_TAKE32 ? t32_cas(HEAP_BASE(w), (loc), (o), (n)) : \
-  cu_cas(&HEAP_BASE(w)[(loc)], (o), (n)))
+  cu_cas(HEAP_AT(w, loc), (o), (n)))
 #define HEAP_REFILL(w, n)      cu_refill((w), (n))
 
 // Book templates are written before the kernel and only read during it:
@@ -182,9 +200,9 @@ __device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
 // measurements only (h200_check.sh book: about 1.5x slower on gpu_spin_tree).
 #ifndef HVM4G_BOOK_VOLATILE
 #define HEAP_LD_BOOK(w, loc)   (D_TAKE32 ? t32_ld(HEAP_BASE(w), (loc)) : \
-  (Term)__ldg((const unsigned long long *)&HEAP_BASE(w)[(loc)]))
+  (Term)__ldg((const unsigned long long *)HEAP_AT(w, loc)))
 #define HEAP_ST_NEW(w, loc, t) (D_TAKE32 ? t32_st(HEAP_BASE(w), (loc), (t)) : \
-  (void)(HEAP_BASE(w)[(loc)] = (t)))
+  (void)(*HEAP_AT(w, loc) = (t)))
 #endif
 
 #define GPU_ADD64(p, v)    atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
@@ -1144,6 +1162,7 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   CK(fe, "frontier");
   C.top0           = top;
   C.a.heap         = C.heap;
+  CK(cudaMemcpyToSymbol(D_HEAP, &C.heap, sizeof C.heap), "heap base");
   C.a.book         = C.book;
   C.a.book_len     = C.book_len;
   C.a.book_cnt     = bc;
