@@ -55,6 +55,8 @@ static Item *STK;
 static u32   STK_LEN, STK_CAP;
 static u32  *LAMS;          // open addressing: (loc + 1, name) pairs
 static u32   LAMS_CAP, LAMS_LEN;
+static u32  *NAMS;          // fresh names: (val + 1, number) pairs
+static u32   NAMS_CAP, NAMS_LEN;
 static u32  *DUPM;          // loc + 1 -> index + 1 into DUPS
 static u32   DUPM_CAP, DUPM_LEN;
 static Dup  *DUPS;
@@ -115,6 +117,15 @@ static u32 lam_name_or(u32 loc, u32 name) {
 
 static u32 lam_name(u32 loc) {
   return lam_name_or(loc, LAMS_LEN + 1);
+}
+
+// A name the runtime made (EQL-LAM's, val: the location that makes it
+// unique) prints as the nth fresh name of the term, n counted in the
+// order they are printed, spelled as HVM4 spells its nth fresh name; so
+// the spelling does not depend on where a backend allocated (the CPU and
+// the device print the same term the same way).
+static u32 nam_fresh(u32 val) {
+  return map_get(&NAMS, &NAMS_CAP, &NAMS_LEN, val + 1, NAMS_LEN + 1);
 }
 
 static u32 dup_name(u32 loc, u32 lab) {
@@ -393,7 +404,7 @@ static void print_one(FILE *f, Term t, u32 d) {
       else   nick_print(f, EXT(t));
       return;
     }
-    case NAM: nick_print(f, EXT(t)); return;
+    case NAM: nick_print(f, loc ? nam_fresh(loc) : EXT(t)); return;
     case ERA: out_s("&{}", f); return;
     case ANY: out_c('*', f); return;
     case NUM: out_u(loc, f); return;
@@ -514,8 +525,9 @@ static void drain(FILE *f) {
 
 static void run(FILE *f, Term t, int quoted) {
   STK_LEN = 0;
-  LAMS_LEN = DUPM_LEN = DUPS_LEN = 0;
+  LAMS_LEN = NAMS_LEN = DUPM_LEN = DUPS_LEN = 0;
   if (LAMS) memset(LAMS, 0, (size_t)LAMS_CAP * 2 * sizeof(u32));
+  if (NAMS) memset(NAMS, 0, (size_t)NAMS_CAP * 2 * sizeof(u32));
   if (DUPM) memset(DUPM, 0, (size_t)DUPM_CAP * 2 * sizeof(u32));
   QUOTED = quoted;
   FAILED = 0;
