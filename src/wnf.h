@@ -67,6 +67,17 @@
 #define WNF_STUCK(w, loc, c) 0
 #endif
 
+// Waits a while for a DUP slot another worker holds (BUSY) to be given
+// back, and returns what `loc` holds then (BUSY if it still is). The
+// holder is most often reducing a small expression (a number a sibling
+// also needs), and deferring costs the entry a rebuild, a walk down again
+// and a pass; a backend whose workers run at once (CUDA) polls a bounded
+// number of times. Bounded, so two workers each waiting on the other's
+// slot still both defer. The default waits for nothing.
+#ifndef HEAP_WAIT
+#define HEAP_WAIT(w, loc) BUSY
+#endif
+
 #ifndef HEAP_LD_BOOK
 #define HEAP_LD_BOOK(w, loc)   HEAP_LD(w, loc)
 #endif
@@ -980,6 +991,9 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         case DP0:
         case DP1: {
           Term c = HEAP_LD(w, loc);
+          if (c == BUSY) {
+            c = HEAP_WAIT(w, loc);
+          }
           if (IS_SUB(c)) {
             next = NO_SUB(c);
             continue;

@@ -394,6 +394,7 @@ cli_check narrow_rate_slow 0 '^- Device stopped: .*too narrow to pay' \
 cli_check narrow_rate_none 0 '^- Device stopped: no' \
   "$BIN" "$SMAP" -S -G --device=sim --cpu-first=0 --lanes=256 -s
 cli_check narrow_rate_bad 1 'narrow-rate expects a number in \[0, 1048576\]' "$BIN" cli_list.hvm4 --gpu --narrow-rate=2000000
+cli_check dup_wait_bad 1 'dup-wait expects a number in \[0, 65536\]' "$BIN" cli_list.hvm4 --gpu --dup-wait=70000
 # scripts/ncu_summary.py (the device profile's digest) on a two-instruction
 # page: 12 thread instructions over 4 warp instructions, one local access.
 printf '%s\n' '"Kernel Name","k"' \
@@ -458,6 +459,16 @@ if [ "${SKIP_SIM:-0}" != 1 ]; then
     add_phase "spark-$dup"
     par same "spark-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" --handoff=0 \
       --gpu-spark-gap=1 < "$TMP/golden.list"
+  done
+  # Lanes that wait for a held DUP slot (wnf.h, HEAP_WAIT; CUDA's default,
+  # the simulator's only with --dup-wait, and only in wide passes): four
+  # blocks of lanes on four threads, so that a holder on another thread
+  # gives slots back while a lane waits (about 7,500 waits over these
+  # programs in atomic mode, 6,000 of them given back).
+  for dup in owner atomic; do
+    add_phase "wait-$dup"
+    par same "wait-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" --handoff=0 \
+      --lanes=128 --sim-threads=4 --region-shift=8 --dup-wait=4096 < "$TMP/golden.list"
   done
 fi
 

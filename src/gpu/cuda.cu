@@ -175,6 +175,9 @@ __device__ inline Term *cu_heap_at(u32 loc) {
   Term *p;
   asm("{ .reg .u64 b; ld.const.u64 b, [D_HEAP]; mad.wide.u32 %0, %1, 8, b; }"
       : "=l"(p) : "r"(loc));
+#ifdef HVM4G_HEAP_GLOBAL
+  __builtin_assume(__isGlobal(p));   // measurements: LDG/STG, not generic
+#endif
   return p;
 }
 #define HEAP_AT(w, loc)        cu_heap_at(loc)
@@ -204,6 +207,22 @@ __device__ inline Term *cu_heap_at(u32 loc) {
 #define HEAP_ST_NEW(w, loc, t) (D_TAKE32 ? t32_st(HEAP_BASE(w), (loc), (t)) : \
   (void)(*HEAP_AT(w, loc) = (t)))
 #endif
+
+// --dup-wait=N (wnf.h, HEAP_WAIT): a lane that finds a DUP slot held polls
+// it up to N times, about WAIT_NS apart, before it defers.
+#ifndef WAIT_NS
+#define WAIT_NS 256
+#endif
+__constant__ u32 D_WAIT;
+__device__ inline Term cu_wait(Wnf *w, u32 loc, int take32) {
+  Term c = BUSY;
+  for (u32 i = D_WAIT; i > 0 && c == BUSY; i--) {
+    __nanosleep(WAIT_NS);
+    c = take32 ? t32_ld(HEAP_BASE(w), loc) : *(volatile Term *)cu_heap_at(loc);
+  }
+  return c;
+}
+#define HEAP_WAIT(w, loc)  cu_wait((w), (loc), D_TAKE32)
 
 #define GPU_ADD64(p, v)    atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
 #define GPU_ADD32(p, v)    atomicAdd((unsigned int *)(p), (unsigned int)(v))
@@ -575,6 +594,7 @@ static struct {
   u64        top0;      // host top when the run began
   u64        dcap;      // allocation limit of this run (the shadow above)
   PassArgs   a;
+  u32        wait;      // D_WAIT as last set (~0: not yet this run)
   CompactArgs c;
 } C;
 
@@ -1163,6 +1183,7 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   C.top0           = top;
   C.a.heap         = C.heap;
   CK(cudaMemcpyToSymbol(D_HEAP, &C.heap, sizeof C.heap), "heap base");
+  C.wait = ~0u;   // D_WAIT is set by the first pass
   C.a.book         = C.book;
   C.a.book_len     = C.book_len;
   C.a.book_cnt     = bc;
@@ -1281,7 +1302,11 @@ static int cu_segments(u32 lanes, u32 cap, u32 n, char *err,
 
 static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   u32 lanes = n < C.lanes ? n : C.lanes;   // active lanes this pass
-  gpu_pass_shape(&C.a, n, C.lanes);
+  u32 wait  = gpu_pass_shape(&C.a, n, C.lanes, DUP_WAIT_DEVICE);
+  if (wait != C.wait) {
+    C.wait = wait;
+    CK(cudaMemcpyToSymbolAsync(D_WAIT, &C.wait, sizeof C.wait), "dup wait");
+  }
   if (cu_segments(lanes, C.a.cap, n, err, errlen)) return -1;
   u32 tpb = LANE_TPB;
   // the kernel of the run's DUP take (--take=32: Apple's, as a cross-check)

@@ -69,6 +69,10 @@ typedef struct {
                      // interactions a second counts toward the handoff's
                      // time bound (pass.c); set: given, else the backend's
   int  narrow_rate_set;
+  u32  dup_wait;     // --dup-wait=N: polls of a held DUP slot before a
+                     // lane defers (wnf.h, HEAP_WAIT) in a wide pass;
+                     // set: given, else the backend's
+  int  dup_wait_set;
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
   int  collapse;     // the run is a collapse's (-C): see PassArgs.shallow_inc
   u64  grow;         // words a run may allocate before it stops (0: no
@@ -132,6 +136,11 @@ extern GpuStats GPU_STATS;
 // less than a quarter of one CPU core's work in its time (50-80 M/s).
 #define NARROW_RATE_DEVICE 16u
 
+// Polls of a held DUP slot before a CUDA lane defers in a wide pass
+// (--dup-wait; H200 measurements in docs/gpu.md, "Waiting for a held DUP
+// slot").
+#define DUP_WAIT_DEVICE 32u
+
 // A backend. The frontier lives in the backend's memory; the host loop
 // only sees counts and counters. After the passes the host loop packs the
 // live result (compact.h): roots, mark passes, then close.
@@ -178,6 +187,7 @@ typedef struct {
   u32  narrow_rate;
 } GpuBackend;
 
+
 extern const GpuBackend GPU_SIM;
 // sim.c: the simulator's packing for a backend that copies its whole heap
 // back (its roots, mark, close and abandon then serve): call before the
@@ -211,7 +221,11 @@ u32  gpu_mark_cap(u32 n, u32 lanes, u32 budget);  // the same, mark passes
 // words a lane (pass.c says how).
 u32  gpu_default_lanes(u32 wave, u64 free, u32 stack);
 // Budget and segment size of a pass over n entries with `lanes` lanes.
-void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes);
+// Returns the pass's polls of a held DUP slot before a lane defers
+// (wnf.h, HEAP_WAIT): none in a narrow pass, else --dup-wait if given,
+// else `wait`, the backend's. (Not a PassArgs field: the step kernel
+// copies those into every lane's frame.)
+u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait);
 // A device heap of cap words could not be allocated: the next size to try
 // (half, a multiple of 32), or 0 with a message when that is under min.
 u64  gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen);

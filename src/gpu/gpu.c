@@ -121,6 +121,7 @@ static const struct {
   { "--cpu-first",     &GPU.cpu_first,    0,  1u << 31,  &GPU.cpu_first_set   },
   { "--handoff",       &GPU.handoff,      0,  1u << 30,  NULL                 },
   { "--narrow-rate",   &GPU.narrow_rate,  0,  1u << 20,  &GPU.narrow_rate_set },
+  { "--dup-wait",      &GPU.dup_wait,     0,  1u << 16,  &GPU.dup_wait_set    },
   { "--warm-after",    &GPU.warm_after,   0,  1u << 30,  NULL                 },
   { "--max-passes",    &GPU.max_passes,   1,  1u << 30,  NULL                 },
   { "--mark-levels",   &GPU.mark_levels,  0,  1,         NULL                 },

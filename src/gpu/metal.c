@@ -133,11 +133,12 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
 static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   PassArgs a;
   u32 act = n < M.lanes ? n : M.lanes;   // lanes with entries this pass
-  gpu_pass_shape(&a, n, M.lanes);
-  M.m.n      = n;
-  M.m.lanes  = act;
-  M.m.cap    = a.cap;
-  M.m.budget = a.budget;
+  (void)gpu_pass_shape(&a, n, M.lanes, 0);   // no HEAP_WAIT in MSL
+  M.m.n         = n;
+  M.m.lanes     = act;
+  M.m.cap       = a.cap;
+  M.m.budget    = a.budget;
+  M.m.spark_gap = a.spark_gap;
   u64 segs   = (u64)act * a.cap * sizeof(u64);
   if (md_need(MB_OUTS, segs) != 0 || md_need(MB_NEXT, segs) != 0) {
     snprintf(err, errlen, "out of device memory for a frontier of %u", n);

@@ -101,16 +101,37 @@ u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
 // full budget from one wave up) gained more on the SUP search (3246 /
 // 2992) but lost 6-18% on the maps: long entries split a warp's lanes
 // further (2.5 active threads a warp instruction, against 4.0).
+//
+// Sparks (docs/gpu.md, "Sparks on the device") widen a frontier that
+// leaves lanes idle, so only narrow passes offer: in a wide one every lane
+// has an entry already, and offers cost the offering lane a deferral when
+// its operand was claimed. H200, run92, device M itrs/s owner / atomic,
+// offers in every pass -> narrow passes only: wide map 4565-4613 ->
+// 4728-4736 / 4036-4064 -> 4168-4206, SUP search 3019-3037 -> 3199-3225 /
+// 2898-3043 -> 2978-2998, shared wide 3764-3790 -> 3870-3877 / 3804-3807
+// -> 3984-3988, tree map and spin tree within noise, fib_tree (width from
+// sparks alone) 1040-1064 -> 1054-1075 / 1410-1469 -> 1380-1468. Offering
+// only under lanes/16 gained 2-5% more on the wide programs and lost 16%
+// on fib_tree; a gap of 1024 offers nothing in a narrow pass (its budget
+// is shorter) and ran fib_tree at 25 M itrs/s.
+//
+// A lane waits for a held DUP slot (wnf.h, HEAP_WAIT) in wide passes
+// only: in narrow ones the waits made every map slower (run89: wide map
+// owner 4640 -> 4230 at 1024 polls), the holder there being most often
+// a lane that defers itself.
 #ifndef NARROW_BUDGET
 #define NARROW_BUDGET 256u
 #endif
 
-void gpu_pass_shape(PassArgs *a, u32 n, u32 lanes) {
-  a->cap    = gpu_out_cap(n, lanes);
-  a->budget = GPU.budget;
-  if ((u64)n * GPU.narrow_share < lanes && a->budget > NARROW_BUDGET) {
+u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait) {
+  u32 thin     = (u64)n * GPU.narrow_share < lanes;
+  a->cap       = gpu_out_cap(n, lanes);
+  a->budget    = GPU.budget;
+  a->spark_gap = thin ? GPU.spark_gap : 0;
+  if (thin && a->budget > NARROW_BUDGET) {
     a->budget = NARROW_BUDGET;
   }
+  return thin ? 0 : GPU.dup_wait_set ? GPU.dup_wait : wait;
 }
 
 // Default lanes: LANE_WAVES times what the multiprocessors hold at once

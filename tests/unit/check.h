@@ -31,6 +31,14 @@ static inline u32 nodes(u32 n) {
   }
   return at;
 }
+
+// A node of two fields built by hand: TAG(tag, ext) over [a, b].
+static inline Term node2(u32 tag, u32 ext, Term a, Term b) {
+  u32 at = nodes(2);
+  HEAP[at]     = a;
+  HEAP[at + 1] = b;
+  return TERM(tag, ext, at);
+}
 #endif
 
 #endif

@@ -27,13 +27,6 @@ static Wnf W;
 // ======================================================
 
 
-static Term node2(u32 tag, u32 ext, Term a, Term b) {
-  u32 at = nodes(2);
-  HEAP[at] = a;
-  HEAP[at + 1] = b;
-  return TERM(tag, ext, at);
-}
-
 static Term node1(u32 tag, u32 ext, Term a) {
   u32 at = nodes(1);
   HEAP[at] = a;
