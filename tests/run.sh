@@ -11,6 +11,8 @@
 #   sim-atomic equal the CPU run's (--dup=atomic likewise)
 #   spark-*    every program on sim with a spark offered after every
 #              interaction (--gpu-spark-gap=1), both DUP modes
+#   wait-*     every program on sim with lanes that wait for held DUP
+#              slots (--dup-wait=4096, four threads), both DUP modes
 #   poison-*   the device programs on sim with the words the copy in skips
 #              poisoned (HVM4G_SIM_POISON), both DUP modes
 #   metal-*    the Metal kernels on CPU threads (build-metal/hvm4g-mtl):

@@ -175,9 +175,6 @@ __device__ inline Term *cu_heap_at(u32 loc) {
   Term *p;
   asm("{ .reg .u64 b; ld.const.u64 b, [D_HEAP]; mad.wide.u32 %0, %1, 8, b; }"
       : "=l"(p) : "r"(loc));
-#ifdef HVM4G_HEAP_GLOBAL
-  __builtin_assume(__isGlobal(p));   // measurements: LDG/STG, not generic
-#endif
   return p;
 }
 #define HEAP_AT(w, loc)        cu_heap_at(loc)
@@ -1183,7 +1180,6 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   C.top0           = top;
   C.a.heap         = C.heap;
   CK(cudaMemcpyToSymbol(D_HEAP, &C.heap, sizeof C.heap), "heap base");
-  C.wait = ~0u;   // D_WAIT is set by the first pass
   C.a.book         = C.book;
   C.a.book_len     = C.book_len;
   C.a.book_cnt     = bc;
@@ -1194,6 +1190,7 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   C.a.cap          = 0;
   C.a.shallow_inc  = (u32)GPU.collapse;
   C.a.spark_gap    = GPU.spark_gap;
+  C.wait           = ~0u;   // D_WAIT is set by the run's first pass
   pin_start();
   return 0;
 }

@@ -187,7 +187,6 @@ typedef struct {
   u32  narrow_rate;
 } GpuBackend;
 
-
 extern const GpuBackend GPU_SIM;
 // sim.c: the simulator's packing for a backend that copies its whole heap
 // back (its roots, mark, close and abandon then serve): call before the

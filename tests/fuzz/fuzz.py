@@ -99,6 +99,11 @@ def mutate(rng, src):
 MODES = [("cpu", []), ("t4", ["-T4"]),
          ("sim-owner", ["--gpu", "--device=sim", "--dup=owner"]),
          ("sim-atomic", ["--gpu", "--device=sim", "--dup=atomic"]),
+         # lanes that wait for held DUP slots (wnf.h HEAP_WAIT, CUDA's
+         # default): four blocks on four threads, so that holders on other
+         # threads give slots back meanwhile
+         ("sim-wait", ["--gpu", "--device=sim", "--dup=atomic", "--lanes=128",
+                       "--sim-threads=4", "--dup-wait=4096"]),
          # the -T4 pool stopped after 4 tasks, the device taking the slots
          # it left (docs/gpu.md "CPU first")
          ("sim-take", ["--gpu", "--device=sim", "-T4", "--cpu-first=4",

@@ -487,6 +487,26 @@ static void default_lanes(void) {
   CHECK(gpu_default_lanes(100, 0, 2048) == 1024, "tiny device: one block");
 }
 
+// A pass's shape: narrow passes (fewer entries than lanes/narrow-share)
+// get the short budget, offer sparks and wait for no held DUP slot; wide
+// ones the full budget, no offers, and the backend's wait or --dup-wait.
+static void pass_shape(void) {
+  GpuConf  keep = GPU;
+  PassArgs a;
+  GPU.budget = 4096; GPU.narrow_share = 2; GPU.spark_gap = 64;
+  GPU.dup_wait_set = 0;
+  u32 w = gpu_pass_shape(&a, 100, 1024, 32);
+  CHECK(w == 0 && a.budget == 256 && a.spark_gap == 64, "narrow: wait %u, budget %u, gap %u",
+        w, a.budget, a.spark_gap);
+  w = gpu_pass_shape(&a, 512, 1024, 32);
+  CHECK(w == 32 && a.budget == 4096 && a.spark_gap == 0, "wide: wait %u, budget %u, gap %u",
+        w, a.budget, a.spark_gap);
+  GPU.dup_wait = 7; GPU.dup_wait_set = 1;
+  CHECK(gpu_pass_shape(&a, 512, 1024, 32) == 7, "--dup-wait=7 in a wide pass");
+  CHECK(gpu_pass_shape(&a, 511, 1024, 32) == 0, "no wait in a narrow pass");
+  GPU = keep;
+}
+
 // The copy out's pieces tile the bitmap words and the live words in
 // order, hold at least min_live live words each but the last, and cut
 // only at the n parts' boundaries.
@@ -557,6 +577,7 @@ static void heap_start(void) {
 int main(void) {
   test_entries();
   default_lanes();
+  pass_shape();
   heap_start();
   pieces();
   if (heap_init(1u << 22) != 0) {
