@@ -67,15 +67,16 @@
 #define WNF_STUCK(w, loc, c) 0
 #endif
 
-// Waits a while for a DUP slot another worker holds (BUSY) to be given
-// back, and returns what `loc` holds then (BUSY if it still is). The
-// holder is most often reducing a small expression (a number a sibling
-// also needs), and deferring costs the entry a rebuild, a walk down again
-// and a pass; a backend whose workers run at once (CUDA) polls a bounded
-// number of times. Bounded, so two workers each waiting on the other's
-// slot still both defer. The default waits for nothing.
-#ifndef HEAP_WAIT
-#define HEAP_WAIT(w, loc) BUSY
+// A DUP slot another worker holds (BUSY) is loaded again up to
+// HEAP_WAIT_POLLS(w) times, HEAP_PAUSE(w, loc) before each, until it is
+// given back. The holder is most often reducing a small expression (a
+// number a sibling also needs), and deferring costs the entry a rebuild, a
+// walk down again and a pass; a backend whose workers run at once (CUDA)
+// polls. Bounded, so two workers each waiting on the other's slot still
+// both defer. The default polls never.
+#ifndef HEAP_WAIT_POLLS
+#define HEAP_WAIT_POLLS(w)  0u
+#define HEAP_PAUSE(w, loc)  ((void)0)
 #endif
 
 #ifndef HEAP_LD_BOOK
@@ -991,8 +992,9 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         case DP0:
         case DP1: {
           Term c = HEAP_LD(w, loc);
-          if (c == BUSY) {
-            c = HEAP_WAIT(w, loc);
+          for (u32 i = HEAP_WAIT_POLLS(w); i > 0 && c == BUSY; i--) {
+            HEAP_PAUSE(w, loc);
+            c = HEAP_LD(w, loc);
           }
           if (IS_SUB(c)) {
             next = NO_SUB(c);

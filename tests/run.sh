@@ -462,7 +462,7 @@ if [ "${SKIP_SIM:-0}" != 1 ]; then
     par same "spark-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" --handoff=0 \
       --gpu-spark-gap=1 < "$TMP/golden.list"
   done
-  # Lanes that wait for a held DUP slot (wnf.h, HEAP_WAIT; CUDA's default,
+  # Lanes that wait for a held DUP slot (wnf.h, HEAP_WAIT_POLLS; CUDA's default,
   # the simulator's only with --dup-wait, and only in wide passes): four
   # blocks of lanes on four threads, so that a holder on another thread
   # gives slots back while a lane waits (about 7,500 waits over these

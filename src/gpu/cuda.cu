@@ -205,21 +205,14 @@ __device__ inline Term *cu_heap_at(u32 loc) {
   (void)(*HEAP_AT(w, loc) = (t)))
 #endif
 
-// --dup-wait=N (wnf.h, HEAP_WAIT): a lane that finds a DUP slot held polls
-// it up to N times, about WAIT_NS apart, before it defers.
+// --dup-wait=N (wnf.h, HEAP_WAIT_POLLS): a lane that finds a DUP slot held
+// polls it up to N times, about WAIT_NS apart, before it defers.
 #ifndef WAIT_NS
 #define WAIT_NS 256
 #endif
 __constant__ u32 D_WAIT;
-__device__ inline Term cu_wait(Wnf *w, u32 loc, int take32) {
-  Term c = BUSY;
-  for (u32 i = D_WAIT; i > 0 && c == BUSY; i--) {
-    __nanosleep(WAIT_NS);
-    c = take32 ? t32_ld(HEAP_BASE(w), loc) : *(volatile Term *)cu_heap_at(loc);
-  }
-  return c;
-}
-#define HEAP_WAIT(w, loc)  cu_wait((w), (loc), D_TAKE32)
+#define HEAP_WAIT_POLLS(w)  D_WAIT
+#define HEAP_PAUSE(w, loc)  __nanosleep(WAIT_NS)
 
 #define GPU_ADD64(p, v)    atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
 #define GPU_ADD32(p, v)    atomicAdd((unsigned int *)(p), (unsigned int)(v))

@@ -70,8 +70,8 @@ typedef struct {
                      // time bound (pass.c); set: given, else the backend's
   int  narrow_rate_set;
   u32  dup_wait;     // --dup-wait=N: polls of a held DUP slot before a
-                     // lane defers (wnf.h, HEAP_WAIT) in a wide pass;
-                     // set: given, else the backend's
+                     // lane defers (wnf.h, HEAP_WAIT_POLLS) in a wide
+                     // pass; set: given, else the backend's
   int  dup_wait_set;
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
   int  collapse;     // the run is a collapse's (-C): see PassArgs.shallow_inc
@@ -221,7 +221,7 @@ u32  gpu_mark_cap(u32 n, u32 lanes, u32 budget);  // the same, mark passes
 u32  gpu_default_lanes(u32 wave, u64 free, u32 stack);
 // Budget and segment size of a pass over n entries with `lanes` lanes.
 // Returns the pass's polls of a held DUP slot before a lane defers
-// (wnf.h, HEAP_WAIT): none in a narrow pass, else --dup-wait if given,
+// (wnf.h, HEAP_WAIT_POLLS): none in a narrow pass, else --dup-wait if given,
 // else `wait`, the backend's. (Not a PassArgs field: the step kernel
 // copies those into every lane's frame.)
 u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait);

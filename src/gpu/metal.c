@@ -133,7 +133,7 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
 static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   PassArgs a;
   u32 act = n < M.lanes ? n : M.lanes;   // lanes with entries this pass
-  (void)gpu_pass_shape(&a, n, M.lanes, 0);   // no HEAP_WAIT in MSL
+  (void)gpu_pass_shape(&a, n, M.lanes, 0);   // no HEAP_WAIT_POLLS in MSL
   M.m.n         = n;
   M.m.lanes     = act;
   M.m.cap       = a.cap;

@@ -115,7 +115,7 @@ u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
 // on fib_tree; a gap of 1024 offers nothing in a narrow pass (its budget
 // is shorter) and ran fib_tree at 25 M itrs/s.
 //
-// A lane waits for a held DUP slot (wnf.h, HEAP_WAIT) in wide passes
+// A lane waits for a held DUP slot (wnf.h, HEAP_WAIT_POLLS) in wide passes
 // only: in narrow ones the waits made every map slower (run89: wide map
 // owner 4640 -> 4230 at 1024 polls), the holder there being most often
 // a lane that defers itself.

@@ -40,7 +40,8 @@ static int SIM_T32 = 0;
 #define HEAP_CAS(w, loc, o, n) sim_seen((SIM_T32 ? t32_cas((w)->heap, (loc), (o), (n)) : \
   sim_cas(&(w)->heap[(loc)], (o), (n))))
 #define HEAP_REFILL(w, n)      sim_refill((w), (n))
-#define HEAP_WAIT(w, loc)      sim_wait((w), (loc))
+#define HEAP_WAIT_POLLS(w)     SIM_WAIT
+#define HEAP_PAUSE(w, loc)     ((void)0)
 
 #define GPU_ADD64(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define GPU_ADD32(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
@@ -105,19 +106,11 @@ static inline int sim_refill(Wnf *w, u32 n) {
   }
 }
 
-// --dup-wait=N (wnf.h, HEAP_WAIT): polls of a held DUP slot before the
-// lane defers. Lanes of one block take turns on one thread, so only a
+// --dup-wait=N (wnf.h, HEAP_WAIT_POLLS): polls of a held DUP slot before
+// the lane defers. Lanes of one block take turns on one thread, so only a
 // holder on another thread can give the slot back meanwhile: the default
 // is 0, and tests set it to reach the path.
 static u32 SIM_WAIT = 0;
-
-static inline Term sim_wait(Wnf *w, u32 loc) {
-  Term c = BUSY;
-  for (u32 i = SIM_WAIT; i > 0 && c == BUSY; i--) {
-    c = HEAP_LD(w, loc);
-  }
-  return c;
-}
 
 #include "lane.h"
 #include "compact.h"

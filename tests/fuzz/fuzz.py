@@ -99,7 +99,7 @@ def mutate(rng, src):
 MODES = [("cpu", []), ("t4", ["-T4"]),
          ("sim-owner", ["--gpu", "--device=sim", "--dup=owner"]),
          ("sim-atomic", ["--gpu", "--device=sim", "--dup=atomic"]),
-         # lanes that wait for held DUP slots (wnf.h HEAP_WAIT, CUDA's
+         # lanes that wait for held DUP slots (wnf.h HEAP_WAIT_POLLS, CUDA's
          # default): four blocks on four threads, so that holders on other
          # threads give slots back meanwhile
          ("sim-wait", ["--gpu", "--device=sim", "--dup=atomic", "--lanes=128",

@@ -1,7 +1,7 @@
-// test_wait.c: the WNF core's wait for a held DUP slot (wnf.h, HEAP_WAIT).
-// The core is compiled here with a scripted wait: the "holder" gives the
-// slot back with a word of the test's choosing while the core waits, or
-// keeps it. A word given back is used as if the core had loaded it (a SUB
+// test_wait.c: the WNF core's wait for a held DUP slot (wnf.h,
+// HEAP_WAIT_POLLS). The core is compiled here with one poll and a scripted
+// pause: the "holder" gives the slot back with a word of the test's
+// choosing while the core waits, or keeps it. A word given back is used as if the core had loaded it (a SUB
 // is followed, an expression taken and reduced); a slot still held
 // defers, leaving it untouched. Last line: "N passed, N failed".
 
@@ -9,21 +9,21 @@
 #include "heap.h"
 #include "core.h"
 
-static u32  WAITS;      // calls of the wait
+static u32  WAITS;      // pauses before a poll
 static u32  WAIT_LOC;   // the slot of the last one
 static Term GIVE;       // what the holder stores meanwhile (BUSY: keeps it)
 
-#define HEAP_WAIT(w, loc) test_wait((w), (loc))
-static Term test_wait(Wnf *w, u32 loc);
+#define HEAP_WAIT_POLLS(w)  1u
+#define HEAP_PAUSE(w, loc)  test_pause((w), (loc))
+static void test_pause(Wnf *w, u32 loc);
 
 #include "cpu.h"
 #include "check.h"
 
-static Term test_wait(Wnf *w, u32 loc) {
+static void test_pause(Wnf *w, u32 loc) {
   WAITS++;
   WAIT_LOC = loc;
   w->heap[loc] = GIVE;
-  return GIVE;
 }
 
 static Wnf W;
