@@ -685,12 +685,62 @@ static void test_defer(void) {
   W.owner = 0;
 }
 
+// A chain of clones of one leaf (the shape OP2-SUP leaves: a DUP slot
+// holding a DP0/DP1 of another): each slot gets the leaf's SUB, each
+// DUP-NOD counted once, in every mode, whether the top is the raw leaf or
+// a SUB left for this side; a held slot on the way defers and is put back.
+static void test_dup_chain(void) {
+  u32 modes[3] = {DUP_SOLO, DUP_SHARED, DUP_ATOMIC};
+  for (u32 m = 0; m < 3; m++) {
+    // !A = 5; !B = A₀; !C = B₁: C₀ is 5, three DUP-NODs, then C₁, B₀, A₁ free
+    u32 a = dup(num(5));
+    u32 b = dup(dp0(L_A, a));
+    u32 c = dup(dp1(L_A, b));
+    fresh();
+    W.dup_mode = modes[m];
+    Term r = wnf_run(&W, dp0(L_A, c));
+    CHECK(W.status == WNF_OK && r == num(5) && W.itrs == 3);
+    CHECK(HEAP[a] == AS_SUB(num(5)) && HEAP[b] == AS_SUB(num(5)) && HEAP[c] == AS_SUB(num(5)));
+    CHECK(wnf_run(&W, dp1(L_A, c)) == num(5) && wnf_run(&W, dp0(L_A, b)) == num(5));
+    CHECK(wnf_run(&W, dp1(L_A, a)) == num(5) && W.itrs == 3);
+    // a SUB at the top one slot up, left for this side (a DUP-SUP's):
+    // !A = &A{1,2} with A₁ taken; !B = A₀: B₀ is 1, one DUP-NOD
+    a = dup(AS_SUB(num(1)));
+    b = dup(dp0(L_A, a));
+    fresh();
+    W.dup_mode = modes[m];
+    r = wnf_run(&W, dp0(L_A, b));
+    CHECK(W.status == WNF_OK && r == num(1) && W.itrs == 1 && HEAP[b] == AS_SUB(num(1)));
+    // two slots up
+    a = dup(AS_SUB(num(1)));
+    b = dup(dp0(L_A, a));
+    c = dup(dp1(L_A, b));
+    fresh();
+    W.dup_mode = modes[m];
+    r = wnf_run(&W, dp1(L_A, c));
+    CHECK(W.status == WNF_OK && r == num(1) && W.itrs == 2 && !busy_left());
+    // a held slot on the chain: deferred, the chain put back
+    if (modes[m] != DUP_SOLO) {
+      a = dup(BUSY);
+      b = dup(dp0(L_A, a));
+      fresh();
+      W.dup_mode = modes[m];
+      r = wnf_run(&W, dp0(L_A, b));
+      CHECK(W.status == WNF_DEFER && HEAP[b] == dp0(L_A, a) && W.itrs == 0);
+      HEAP[a] = num(8);
+      r = wnf_run(&W, r);
+      CHECK(W.status == WNF_OK && r == num(8) && W.itrs == 2);
+    }
+  }
+}
+
 // DUP_SHARED under real contention: two threads force the two sides of the
 // same DUP slots (nested: each expression duplicates an inner one), in the
 // same order, retrying on WNF_DEFER. Both must see the same numbers.
 #define RACE_N 20000
 static u32  RACE_SLOT[RACE_N];
 static Term RACE_OUT[2][RACE_N];
+static u64  RACE_ITRS[2];
 static _Atomic u32 RACE_GO;   // both threads start together
 
 static void *race_side(void *arg) {
@@ -710,6 +760,7 @@ static void *race_side(void *arg) {
     }
     RACE_OUT[side][i] = w.status == WNF_OK ? t : 0;
   }
+  RACE_ITRS[side] = w.itrs;
   cpu_wnf_free(&w);
   return NULL;
 }
@@ -725,10 +776,20 @@ static void test_fresh_lab(void) {
   CHECK(HEAP[0] == at0 + 2);
 }
 
-static void test_race(void) {
+static void test_race(int chains) {
   // slot i: !X&A = ((!Y&B = i; (Y₀ + Y₁)) * 3); the inner Y's twin is
-  // dropped into an erasing lambda so both inner sides get forced
+  // dropped into an erasing lambda so both inner sides get forced. With
+  // chains, slot i is a chain of clones of the number 6i instead: both
+  // sides race up it, and each DUP-NOD is counted once.
   for (u32 i = 0; i < RACE_N; i++) {
+    if (chains) {
+      u32 s = dup(num(6 * i));
+      for (u32 k = 0; k < i % 40; k++) {
+        s = dup(k % 2 ? dp1(L_B, s) : dp0(L_B, s));
+      }
+      RACE_SLOT[i] = s;
+      continue;
+    }
     u32 in = dup(num(i));
     Term e = op2(OP_MUL, op2(OP_ADD, dp0(L_B, in), dp1(L_B, in)), num(3));
     RACE_SLOT[i] = dup(e);
@@ -747,6 +808,13 @@ static void test_race(void) {
   }
   CHECK(ok);
   CHECK(!busy_left());
+  if (chains) {   // 1 + i % 40 DUP-NODs for slot i, whoever ran them
+    u64 want = 0;
+    for (u32 i = 0; i < RACE_N; i++) {
+      want += 1 + i % 40;
+    }
+    CHECK(RACE_ITRS[0] + RACE_ITRS[1] == want);
+  }
 }
 
 // Heap exhausted: WNF_OOM with a valid rebuilt term.
@@ -838,7 +906,9 @@ int main(void) {
   test_defer();
   test_defer_field();
   test_fresh_lab();
-  test_race();
+  test_race(0);
+  test_race(1);
+  test_dup_chain();
   test_oom();
   return check_done();
 }
