@@ -36,7 +36,9 @@
 // Lanes share heap words in one pass only through DUP slots and the SUBs
 // written into binder slots, and every such hand-over is a release by the
 // writer (the store that gives a slot back, or the store of a SUB): its
-// earlier stores reach L2 before the word that publishes them. The reader
+// earlier stores reach L2 before the word that publishes them (but for a
+// slot given back with the SUB of a number or another word with no
+// location, which publishes nothing: cu_give). The reader
 // reads that word (the exchange that takes a slot, or the load that finds
 // a SUB) and then only locations computed from it, with volatile loads
 // that L1 never serves (L1 is not coherent across SMs): each is issued
