@@ -24,8 +24,9 @@
 #   book     (not in the default set) wnf_instance's template words read
 #            through the read-only path and stored plainly (the default)
 #            against volatile loads and cu_st (-DHVM4G_BOOK_VOLATILE)
-#   subimm   (not in the default set; run50) -DHVM4G_SUB_IMM_RELAXED:
-#            a SUB of a number (no location) stored relaxed, timed as book
+#   giverel  (not in the default set; run99) -DHVM4G_GIVE_RELEASE: a SUB
+#            with no location (a number) stored with a release, as every
+#            SUB was before run99, against relaxed (the default), timed as book
 #   packk    (not in the default set) sup_tree's and the spin tree's
 #            kernels, each launch's duration summed by kernel (ncu, one
 #            metric), beside -s's packing parts
@@ -181,10 +182,10 @@ if has book; then
   ab ./hvm4g_bookv ${HVM4G_BASE:+"$HVM4G_BASE"}
 fi
 
-if has subimm; then
-  say "subimm: relaxed stores of a SUB with no location (-DHVM4G_SUB_IMM_RELAXED) against release stores"
-  variants subimm=-DHVM4G_SUB_IMM_RELAXED
-  ab ./hvm4g_subimm
+if has giverel; then
+  say "giverel: release stores of a SUB with no location (-DHVM4G_GIVE_RELEASE) against relaxed ones"
+  variants giverel=-DHVM4G_GIVE_RELEASE
+  ab ./hvm4g_giverel
 fi
 
 if has fixed; then

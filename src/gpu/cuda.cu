@@ -36,9 +36,9 @@
 // Lanes share heap words in one pass only through DUP slots and the SUBs
 // written into binder slots, and every such hand-over is a release by the
 // writer (the store that gives a slot back, or the store of a SUB): its
-// earlier stores reach L2 before the word that publishes them (but for a
-// slot given back with the SUB of a number or another word with no
-// location, which publishes nothing: cu_give). The reader
+// earlier stores reach L2 before the word that publishes them (but for the
+// SUB of a number or another word with no location, which publishes
+// nothing: cu_give). The reader
 // reads that word (the exchange that takes a slot, or the load that finds
 // a SUB) and then only locations computed from it, with volatile loads
 // that L1 never serves (L1 is not coherent across SMs): each is issued
@@ -88,13 +88,15 @@ __device__ inline Term cu_take(Term *p) {
 // A release store: what the lane wrote before is seen by whoever reads
 // `t` with an acquire. Giving back a slot the lane holds (BUSY) is one: no
 // other lane writes the slot meanwhile, so no read-modify-write is needed.
-// But the SUB of a word with no location (a DUP-NOD's number, eraser or
-// name) points nowhere: its reader reads nothing through it, so nothing
-// needs publishing, and the give is a relaxed store, without the fence.
-// H200, run98, device M itrs/s owner / atomic, release -> relaxed: wide map
-// 4851-4888 -> 5387-5403 / 4227-4246 -> 4522-4532, tree map +10% / +8%,
-// SUP search +5% / +7-10%, spin tree +5-7%, shared wide +1-2%.
-// -DHVM4G_GIVE_RELEASE puts the release back (measurements only).
+// But the SUB of a word with no location (a number, an eraser, a name)
+// points nowhere: its reader reads nothing through it, so nothing needs
+// publishing, and it is a relaxed store, without the fence. That covers a
+// DUP-NOD's give and, through cu_st, APP-LAM's substitution of a number.
+// H200, run98-run99, device M itrs/s owner / atomic, release -> relaxed:
+// wide map 4707-4731 -> 5310-5421 / 4120-4175 -> 4530-4572, tree map
+// +12-19% / +8-10%, SUP search +12-15% / +10-15%, shared wide +4-6%, spin
+// tree +7-9% / 0-9%. -DHVM4G_GIVE_RELEASE puts the release back
+// (measurements only).
 __device__ inline void cu_give(Term *p, Term t) {
 #ifdef HVM4G_NOFENCE
   *(volatile Term *)p = t;
@@ -118,19 +120,11 @@ __device__ inline Term cu_cas(Term *p, Term o, Term n) {
   return (Term)r;
 }
 
-// A SUB publishes what it points to: a release store; any other word is
-// the lane's own until a release publishes it. -DHVM4G_SUB_IMM_RELAXED
-// (h200_check.sh subimm; not the default): a SUB of a word with no
-// location (a number, an eraser, a name) points to nothing and publishes
-// nothing, so a relaxed store; APP-LAM substitutes numbers so in a strict
-// numeric loop. Measured (bench/RESULTS.md, run50): gpu_spin_tree +5-7%,
-// gpu_shared_wide -5-8%, the rest within noise.
+// A SUB publishes what it points to: cu_give's store (a release, but for
+// a SUB that points nowhere); any other word is the lane's own until a
+// release publishes it.
 __device__ inline void cu_st(Term *p, Term t) {
-#ifdef HVM4G_SUB_IMM_RELAXED
-  if (IS_SUB(t) && HAS_LOC(TAG(t))) {
-#else
   if (IS_SUB(t)) {
-#endif
     cu_give(p, t);
     return;
   }
