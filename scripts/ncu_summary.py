@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """scripts/ncu_summary.py: one kernel's ncu source counters in a few lines.
 
-    python3 scripts/ncu_summary.py ncu_src_P_sass.csv[.gz] [TOP]
+    python3 scripts/ncu_summary.py ncu_src_P_sass.csv[.gz] [TOP [LINES]]
 
 Reads the per-SASS-instruction page that `scripts/h200_check.sh ncusrc`
 exports (`ncu -i REPORT --page source --csv --print-source sass`) and
 prints: warp and thread instructions executed and their ratio (active
 threads a warp instruction), the stall samples by reason, global and
 local (spill, stack frame) L2 sectors, the TOP instructions by samples,
-and how much of the kernel is local-memory traffic.
+and how much of the kernel is local-memory traffic. With LINES, the
+kernel's disassembly with its line table (`nvdisasm -g -c` of a cubin built
+with the same flags, plain or .gz), it also prints the TOP source lines by
+stall samples: the stalled instruction's line, which for a load's wait is
+the line that first uses what the load brought.
 """
+import collections
+import os
+import re
 import csv
 import gzip
 import sys
@@ -56,6 +63,47 @@ def main():
     print(f"  local-memory instructions: {len(loc)} static, {li:.4g} executed "
           f"({100 * li / max(wi, 1):.1f}% of warp instructions), "
           f"{sum_of(samples, loc):.0f} samples at them")
+    if len(sys.argv) > 3:
+        by_line(data, ix, samples, sys.argv[3], top, hdr[1] if len(hdr) > 1 else '')
+
+
+def line_table(path, kernel):
+    """Offset -> (file, line) of the first text section whose name holds
+    `kernel` in the disassembly at `path`."""
+    opener = gzip.open if path.endswith('.gz') else open
+    table, cur, inside = {}, None, False
+    with opener(path, 'rt') as f:
+        for text in f:
+            if text.startswith('.text.'):
+                if inside:
+                    break
+                inside = kernel in text
+                continue
+            if not inside:
+                continue
+            m = re.match(r'\s*//## File "([^"]+)", line (\d+)', text)
+            if m:
+                cur = (os.path.basename(m.group(1)), int(m.group(2)))
+                continue
+            m = re.match(r'\s*/\*([0-9a-f]{4,})\*/', text)
+            if m and cur:
+                table[int(m.group(1), 16)] = cur
+    return table
+
+
+def by_line(data, ix, samples, sass_path, top, _):
+    table = line_table(sass_path, os.environ.get('NCU_KERNEL', 't646k_step'))
+    base = int(data[0][ix['Address']], 16)
+    tot, lsb, allv = collections.Counter(), collections.Counter(), 0
+    for r in data:
+        at = table.get(int(r[ix['Address']], 16) - base, ('?', 0))
+        v = num(r, ix, samples)
+        tot[at] += v
+        lsb[at] += num(r, ix, 'stall_long_sb')
+        allv += v
+    print("  top source lines by samples (share of all, long_sb share):")
+    for at, v in tot.most_common(top):
+        print(f"    {100 * v / max(allv, 1):5.1f}% {100 * lsb[at] / max(allv, 1):5.1f}%  {at[0]}:{at[1]}")
 
 
 if __name__ == '__main__':

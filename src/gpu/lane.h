@@ -141,11 +141,26 @@ FN int lane_leaf(Term t) {
          tag == C00);
 }
 
+// Bit 0 of seen[0] (location 0 is never allocated) says whether any
+// lane claimed a slot in this run. Until one has, a lane gives its core no
+// bitmap (w->stuck), and a DP0/DP1 that finds an application or a copy in
+// its slot does not read the bitmap: on the wide programs that read was a
+// DRAM round trip on every take, 9-14% of the step kernel's stall samples
+// (run104). A lane that reads the bit before another's claim is visible
+// treats that slot as not stuck, which is what it did before the claim.
+#define SEEN_ANY 1u
+
 // Claims a stuck DUP's expression slot for normalization: 1 for the first
 // lane that asks, in this run.
 FN int lane_claim(DEV u32 *seen, u32 loc) {
   u32 bit = 1u << (loc & 31u);
-  return (GPU_OR32(&seen[loc >> 5], bit) & bit) == 0u;
+  if ((GPU_OR32(&seen[loc >> 5], bit) & bit) != 0u) {
+    return 0;
+  }
+  if ((seen[0] & SEEN_ANY) == 0u) {
+    GPU_OR32(&seen[0], SEEN_ANY);
+  }
+  return 1;
 }
 
 // A spark entry: claims the offered operand if it is still marked and
@@ -214,7 +229,11 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
   u64 start = w->itrs;
   u64 slots = 0;   // slots visited: a walk that needs no interaction (a
                    // book reference unfolding) still spends budget
+#ifdef LANE_STUCK_ALWAYS   // measurement only: the bitmap read at every take
   w->stuck  = seen;
+#else
+  w->stuck  = (seen[0] & SEEN_ANY) ? seen : 0;
+#endif
   for (;;) {
     u64 dflag = dpx ? ENT_DPX : (u64)0;
     u32 left  = a->cap - L->cnt;
@@ -303,7 +322,11 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
       // all the same: the claim is what makes later uses of the slot O(1)
       // (WNF_STUCK), and -C programs build long stuck chains too.
       u32 slot = VAL(r);
-      if (!lane_claim(seen, slot) || a->shallow_inc) {
+      if (!lane_claim(seen, slot)) {
+        return;
+      }
+      w->stuck = seen;
+      if (a->shallow_inc) {
         return;
       }
       loc   = slot;

@@ -273,6 +273,57 @@ static void sparks_on_one_operand(u32 mode, u32 na, u32 nb) {
   CHECK(rounds < 100, "%s: the deferred entries end", mn);
 }
 
+// The run's stuck marks: until a lane claims a stuck DUP's slot, lanes give
+// their core no bitmap (no read of it at a DP0/DP1); the first claim sets
+// SEEN_ANY (bit 0 of seen[0]) and every entry after it reads the marks.
+static void stuck_marks(void) {
+  memset(&SP, 0, sizeof SP);
+  SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
+                     .dup_mode = DUP_ATOMIC, .region_shift = 8, .budget = 1u << 30,
+                     .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
+  lane_begin(&SP.L[0], &SP.a, 0, SP.stacks, SP.arena, SP.outs);
+  u32 plain = heap_alloc(1);
+  HEAP[plain] = sum_chain(3);
+  lane_entry(&SP.L[0], &SP.a, SP.seen, &SP.ctl, ENT(plain >> 8, plain), 0);
+  CHECK(HEAP[plain] == TERM(NUM, 0, 6), "stuck marks: the plain entry ran");
+  CHECK(SP.seen[0] == 0 && SP.L[0].w.stuck == NULL,
+        "stuck marks: none claimed, no bitmap (seen[0] %u)", SP.seen[0]);
+  // ! Y &A = (x 1); Y₀ with x free: the DUP is stuck, its slot claimed
+  u32 x = heap_alloc(1), ap = heap_alloc(2), d = heap_alloc(1), r = heap_alloc(1);
+  HEAP[x]      = TERM(NUM, 0, 0);
+  HEAP[ap]     = TERM(VAR, 0, x);
+  HEAP[ap + 1] = TERM(NUM, 0, 1);
+  HEAP[d]      = TERM(APP, 0, ap);
+  HEAP[r]      = TERM(DP0, 1, d);
+  lane_entry(&SP.L[0], &SP.a, SP.seen, &SP.ctl, ENT(r >> 8, r), 0);
+  CHECK(HEAP[r] == TERM(DP0, 1, d) && HEAP[d] == TERM(APP, 0, ap),
+        "stuck marks: the stuck DUP is left as it was");
+  CHECK((SP.seen[d >> 5] >> (d & 31u)) & 1u, "stuck marks: the slot is claimed");
+  CHECK(SP.seen[0] & SEEN_ANY, "stuck marks: the run has claims");
+  CHECK(SP.L[0].w.stuck == SP.seen, "stuck marks: the claiming lane reads them");
+  lane_begin(&SP.L[1], &SP.a, 1, SP.stacks, SP.arena, SP.outs);
+  HEAP[plain] = sum_chain(2);
+  lane_entry(&SP.L[1], &SP.a, SP.seen, &SP.ctl, ENT(plain >> 8, plain), 0);
+  CHECK(SP.L[1].w.stuck == SP.seen, "stuck marks: a later entry reads them");
+  // a DP1 of the claimed slot is neutral at once, without a look inside:
+  // x bound now (which a run never does under a stuck DUP) stays unseen
+  u32 id = heap_alloc(1);
+  HEAP[id] = TERM(VAR, 0, id);
+  HEAP[x]  = AS_SUB(TERM(LAM, 0, id));
+  u64 itrs = SP.L[1].w.itrs;
+  HEAP[r] = TERM(DP1, 1, d);
+  lane_entry(&SP.L[1], &SP.a, SP.seen, &SP.ctl, ENT(r >> 8, r), 0);
+  CHECK(HEAP[d] == TERM(APP, 0, ap) && SP.L[1].w.itrs == itrs,
+        "stuck marks: the marked slot is not taken again (%llu itrs)",
+        (unsigned long long)(SP.L[1].w.itrs - itrs));
+  // the same DP1 in a run with no claims is taken and reduced
+  memset(SP.seen, 0, sizeof SP.seen);
+  lane_begin(&SP.L[2], &SP.a, 2, SP.stacks, SP.arena, SP.outs);
+  lane_entry(&SP.L[2], &SP.a, SP.seen, &SP.ctl, ENT(r >> 8, r), 0);
+  CHECK(SP.L[2].w.itrs > 0 && HEAP[d] != TERM(APP, 0, ap),
+        "stuck marks: unmarked, the slot is taken and reduced");
+}
+
 // Owner mode: an entry that escalated (deferred ENT_ESCALATE times) passes
 // its tries down to the children it pushes, so the walk below a contended
 // node takes slots atomically instead of deferring again at each level;
@@ -594,6 +645,7 @@ int main(void) {
     sparks_on_one_operand(mode, 800, 800);
   }
   escalation_inherited();
+  stuck_marks();
   deep_deferral();
   sim_programs();
   pool_left();
