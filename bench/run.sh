@@ -17,8 +17,11 @@
 # median time (for noisy machines). The reference binary is only run, never built here.
 #
 # Prints the machine, the date and each command, then a table: program,
-# interactions, M interactions/s of each run, the ratio hvm4g/reference, and
-# whether the printed results are equal (stat lines excluded).
+# interactions, M interactions/s of each run (over its whole wall time),
+# with GPU=1 the device's own M interactions/s (over the passes' time
+# alone: "owner dev", "atomic dev") and its passes/deferrals, the ratio
+# hvm4g/reference, and whether the printed results are equal (stat lines
+# excluded).
 
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,6 +92,8 @@ run() {
   # Device runs: passes and deferrals ("passes/deferrals").
   PD=$(printf '%s\n' "$out" | awk '/^- Device passes:/ { p = $4 } /^- Device deferrals:/ { d = $4 }
                                     END { if (p != "") print p "/" d; else print "-" }')
+  # Device runs: interactions a second of device time alone (the passes).
+  DEVM=$(printf '%s\n' "$out" | awk '/^- Device perf:/ { print $4; exit }')
   # Without a Perf line, derive it from Itrs and Time.
   if [ -z "$MIPS" ] && [ -n "$ITRS" ] && [ -n "$SECS" ]; then
     MIPS=$(awk -v i="$ITRS" -v s="$SECS" 'BEGIN { if (s > 0) printf "%.2f", i / s / 1e6 }')
@@ -106,18 +111,18 @@ run() {
 # -T collapse whose threads happened to meet a result early.
 pick() {
   local label=$1 r n=0 m
-  local -a itrs=() mips=() secs=() pd=()
+  local -a itrs=() mips=() secs=() pd=() devm=()
   for ((r = 0; r < REPEAT; r++)); do
     run "$@"
     if [ "$STATUS" = ok ]; then
-      itrs+=("$ITRS"); mips+=("$MIPS"); secs+=("${SECS:-0}"); pd+=("$PD")
+      itrs+=("$ITRS"); mips+=("$MIPS"); secs+=("${SECS:-0}"); pd+=("$PD"); devm+=("${DEVM:--}")
       cp "$TMP/$label.out" "$TMP/$label.$n"
       n=$((n + 1))
     fi
   done
   [ "$n" -eq 0 ] && return
   m=$(for ((r = 0; r < n; r++)); do echo "${secs[$r]} $r"; done | sort -g | awk -v k=$(((n - 1) / 2)) 'NR == k + 1 { print $2 }')
-  ITRS=${itrs[$m]}; MIPS=${mips[$m]}; SECS=${secs[$m]}; PD=${pd[$m]}; STATUS=ok
+  ITRS=${itrs[$m]}; MIPS=${mips[$m]}; SECS=${secs[$m]}; PD=${pd[$m]}; DEVM=${devm[$m]}; STATUS=ok
   cp "$TMP/$label.$m" "$TMP/$label.out"
 }
 
@@ -136,11 +141,12 @@ dev=(--gpu --cpu-first=0); [ -n "$DEVICE" ] && dev+=("--device=$DEVICE")
 
 printf '| %-24s | %12s |' program "ref itrs"
 for c in "${cols[@]}"; do printf ' %10s |' "$c M/s"; done
-[ "$GPU" = 1 ] && printf ' %15s | %15s |' "owner pass/def" "atomic pass/def"
+[ "$GPU" = 1 ] && printf ' %10s | %10s | %15s | %15s |' "owner dev" "atomic dev" "owner pass/def" "atomic pass/def"
 printf ' %7s | %7s | %5s |\n' ratio time same
 printf '|%s|%s|' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..14})"
 for c in "${cols[@]}"; do printf '%s|' "$(printf -- '-%.0s' {1..12})"; done
-[ "$GPU" = 1 ] && printf '%s|%s|' "$(printf -- '-%.0s' {1..17})" "$(printf -- '-%.0s' {1..17})"
+[ "$GPU" = 1 ] && printf '%s|%s|%s|%s|' "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})" \
+  "$(printf -- '-%.0s' {1..17})" "$(printf -- '-%.0s' {1..17})"
 printf '%s|%s|%s|\n' "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..7})"
 
 for f in "${files[@]}"; do
@@ -157,9 +163,9 @@ for f in "${files[@]}"; do
   M[cpu]=${MIPS:--}; S[cpu]=$STATUS; cpu_secs=${SECS:-}
   if [ "$GPU" = 1 ]; then
     pick owner "$f" "$BIN" "${dev[@]}" --dup=owner
-    M[owner]=${MIPS:--}; S[owner]=$STATUS; PDO=$PD
+    M[owner]=${MIPS:--}; S[owner]=$STATUS; PDO=$PD; DVO=${DEVM:--}
     pick atomic "$f" "$BIN" "${dev[@]}" --dup=atomic
-    M[atomic]=${MIPS:--}; S[atomic]=$STATUS; PDA=$PD
+    M[atomic]=${MIPS:--}; S[atomic]=$STATUS; PDA=$PD; DVA=${DEVM:--}
   fi
   # Equal results: every hvm4g run against the reference (or the CPU run).
   same=yes
@@ -183,7 +189,7 @@ for f in "${files[@]}"; do
     if [ "${S[$c]}" = ok ] || [ "${S[$c]}" = "-" ]; then printf ' %10s |' "${M[$c]}"
     else printf ' %10s |' "${S[$c]}"; fi
   done
-  [ "$GPU" = 1 ] && printf ' %15s | %15s |' "$PDO" "$PDA"
+  [ "$GPU" = 1 ] && printf ' %10s | %10s | %15s | %15s |' "$DVO" "$DVA" "$PDO" "$PDA"
   printf ' %7s | %7s | %5s |\n' "$ratio" "$speed" "$same"
   unset M S
 done
