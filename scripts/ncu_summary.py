@@ -12,13 +12,15 @@ and how much of the kernel is local-memory traffic. With LINES, the
 kernel's disassembly with its line table (`nvdisasm -g -c` of a cubin built
 with the same flags, plain or .gz), it also prints the TOP source lines by
 stall samples: the stalled instruction's line, which for a load's wait is
-the line that first uses what the load brought.
+the line that first uses what the load brought. The kernel is the first
+text section whose name holds $NCU_KERNEL (default t646k_step: the
+64-bit take's k_step).
 """
 import collections
-import os
-import re
 import csv
 import gzip
+import os
+import re
 import sys
 
 
@@ -64,7 +66,7 @@ def main():
           f"({100 * li / max(wi, 1):.1f}% of warp instructions), "
           f"{sum_of(samples, loc):.0f} samples at them")
     if len(sys.argv) > 3:
-        by_line(data, ix, samples, sys.argv[3], top, hdr[1] if len(hdr) > 1 else '')
+        by_line(data, ix, samples, sys.argv[3], top)
 
 
 def line_table(path, kernel):
@@ -91,7 +93,7 @@ def line_table(path, kernel):
     return table
 
 
-def by_line(data, ix, samples, sass_path, top, _):
+def by_line(data, ix, samples, sass_path, top):
     table = line_table(sass_path, os.environ.get('NCU_KERNEL', 't646k_step'))
     base = int(data[0][ix['Address']], 16)
     tot, lsb, allv = collections.Counter(), collections.Counter(), 0
