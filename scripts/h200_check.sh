@@ -41,7 +41,10 @@
 #            per SASS instruction (SourceCounters): where the ~190 thread
 #            instructions an interaction costs go (not in the default set;
 #            NCUSRC_PROGS names the bench/ programs, default the wide map
-#            and the spin tree)
+#            and the spin tree; NCUSRC_SKIP the launches skipped, default
+#            8: on the wide map the ninth launch is a narrow pass, the
+#            tenth (atomic) a wide one), and, where nvdisasm is, the stall
+#            samples per source line (ncu_summary.py with the line table)
 # Logs go to $OUT (default ./h200-check); the reference is never built here.
 
 set -u
@@ -247,9 +250,16 @@ if has ncusrc && command -v ncu > /dev/null; then
   # The wide map (lanes of a warp in different rules) and the spin tree
   # (lanes in step: what an interaction costs without divergence, against
   # the 32 instructions of HVM4's CUDA prototype).
+  lines=""
+  if command -v nvdisasm > /dev/null; then
+    nvcc -O3 -arch=sm_90 -Isrc -lineinfo -cubin -o "$OUTDIR/k_step.cubin" src/gpu/cuda.cu &&
+      nvdisasm -g -c "$OUTDIR/k_step.cubin" | gzip > "$OUTDIR/k_step_lines.txt.gz" &&
+      lines="$OUTDIR/k_step_lines.txt.gz"
+    rm -f "$OUTDIR/k_step.cubin"
+  fi
   for p in ${NCUSRC_PROGS:-gpu_wide_map gpu_spin_tree}; do
-    say "ncu source counters: k_step, $p, atomic, ninth launch"
-    ncu --clock-control none -k regex:k_step -s 8 -c 1 --section SourceCounters \
+    say "ncu source counters: k_step, $p, atomic, launch $((${NCUSRC_SKIP:-8} + 1))"
+    ncu --clock-control none -k regex:k_step -s "${NCUSRC_SKIP:-8}" -c 1 --section SourceCounters \
       --import-source yes -f -o "$OUTDIR/ncu_src_$p" \
       ./hvm4g bench/$p.hvm4 -S --gpu --dup=atomic --cpu-first=0 \
       --dev-heap=4G > "$OUTDIR/ncu_src_${p}_run.txt" 2>&1
@@ -261,7 +271,7 @@ if has ncusrc && command -v ncu > /dev/null; then
     ncu -i "$OUTDIR/ncu_src_$p.ncu-rep" --page details --section SourceCounters \
       > "$OUTDIR/ncu_src_${p}_details.txt" 2>&1
     head -c 2000 "$OUTDIR/ncu_src_${p}_details.txt"
-    python3 scripts/ncu_summary.py "$OUTDIR/ncu_src_${p}_sass.csv" 20
+    python3 scripts/ncu_summary.py "$OUTDIR/ncu_src_${p}_sass.csv" 20 $lines
   done
 fi
 say "done"
