@@ -211,6 +211,15 @@ static struct {
   volatile int go;
 } SP;
 
+// Clears SP for a test whose lanes share one pass's arguments: mode, regions
+// of 2^8 words, a budget no test reaches, no sparks offered.
+static void sp_reset(u32 mode) {
+  memset(&SP, 0, sizeof SP);
+  SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
+                     .dup_mode = mode, .region_shift = 8, .budget = 1u << 30,
+                     .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
+}
+
 static void *spark_lane(void *arg) {
   u32 i = (u32)(uintptr_t)arg;
   while (!SP.go) {}
@@ -231,10 +240,7 @@ static Term sum_chain(u32 n) {
 }
 
 static void sparks_on_one_operand(u32 mode, u32 na, u32 nb) {
-  memset(&SP, 0, sizeof SP);
-  SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
-                     .dup_mode = mode, .region_shift = 8, .budget = 1u << 30,
-                     .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
+  sp_reset(mode);
   u32 op = heap_alloc(2), root = heap_alloc(1);
   Term b = sum_chain(nb);
   HEAP[op]     = sum_chain(na);
@@ -277,10 +283,7 @@ static void sparks_on_one_operand(u32 mode, u32 na, u32 nb) {
 // their core no bitmap (no read of it at a DP0/DP1); the first claim sets
 // SEEN_ANY (bit 0 of seen[0]) and every entry after it reads the marks.
 static void stuck_marks(void) {
-  memset(&SP, 0, sizeof SP);
-  SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
-                     .dup_mode = DUP_ATOMIC, .region_shift = 8, .budget = 1u << 30,
-                     .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
+  sp_reset(DUP_ATOMIC);
   lane_begin(&SP.L[0], &SP.a, 0, SP.stacks, SP.arena, SP.outs);
   u32 plain = heap_alloc(1);
   HEAP[plain] = sum_chain(3);
@@ -330,10 +333,7 @@ static void stuck_marks(void) {
 // an entry that never deferred pushes children at 0 tries.
 static void escalation_inherited(void) {
   for (u32 tries = 0; tries <= ENT_ESCALATE; tries++) {
-    memset(&SP, 0, sizeof SP);
-    SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
-                       .dup_mode = DUP_OWNER, .region_shift = 8, .budget = 1u << 30,
-                       .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
+    sp_reset(DUP_OWNER);
     // #P{1 + 2, 1 + 2}: two children to walk, the first one pushed
     u32 pair = heap_alloc(2), root = heap_alloc(1);
     HEAP[pair + 0] = sum_chain(2);
