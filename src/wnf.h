@@ -943,6 +943,11 @@ FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) 
 // The machine
 // ===========
 
+// The tags whose ENTER case reads the word at their location (wnf_run).
+#define WNF_ENTER_READS ((1u << APP) | (1u << VAR) | (1u << DP0) | (1u << DP1) | \
+                         (1u << OP2) | (1u << EQL) | (1u << AND) | (1u << OR) | \
+                         (1u << DSU) | (1u << DDU))
+
 // Reduces t to weak normal form. w->status says how it ended; with any
 // status but WNF_OK the returned term is t rebuilt: a valid term graph equal
 // to t with the work done so far, no DUP slot left BUSY. For WNF_HOST,
@@ -970,19 +975,24 @@ FN Term wnf_run(THR Wnf *w, Term t) {
     // ENTER
     // -----
     for (;;) {
-      u32 loc = VAL(next);
-      switch (TAG(next)) {
+      u32  loc = VAL(next);
+      u32  tg  = TAG(next);
+      // The word at loc, for every tag whose case reads it, read before the
+      // dispatch: a GPU warp's lanes then issue it at one instruction
+      // whatever their tags, and wait for it once instead of once a branch.
+      Term at  = (tg < 32u && ((WNF_ENTER_READS >> tg) & 1u)) ? HEAP_LD(w, loc) : 0;
+      switch (tg) {
         case APP: case OP2: case EQL: case AND: case OR: case DSU: case DDU: {
           if (sp == cap) {
             st = WNF_STACK;
             break;
           }
           stk[sp++] = next;
-          next = HEAP_LD(w, loc);
+          next = at;
           continue;
         }
         case VAR: {
-          Term c = HEAP_LD(w, loc);
+          Term c = at;
           if (IS_SUB(c)) {
             next = NO_SUB(c);
             continue;
@@ -991,7 +1001,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         }
         case DP0:
         case DP1: {
-          Term c = HEAP_LD(w, loc);
+          Term c = at;
           for (u32 i = HEAP_WAIT_POLLS(w); i > 0 && c == BUSY; i--) {
             HEAP_PAUSE(w, loc);
             c = HEAP_LD(w, loc);
