@@ -384,7 +384,10 @@ cli_check narrow_share_bad 1 'narrow-share expects a number in \[1, 1048576\]' "
 # A pass narrow by its work: on 256 lanes (bar 16 entries, 256
 # interactions) this chain's frontier holds 44 entries of about 5
 # interactions each; before the rule it ran 2,345 passes on the device.
-cli_check narrow_by_work 0 'last at pass 64, .*too narrow to pay' \
+# The stop comes at pass 64 (--handoff), or sooner on a loaded machine,
+# where those narrow passes reach the 0.1 s bound first (a CI run beside
+# two compiles ended it earlier); either way the passes counted as narrow.
+cli_check narrow_by_work 0 'last at pass ([1-9]|[1-5][0-9]|6[0-4]), .*too narrow to pay' \
   "$BIN" "$ROOT/tests/golden/dup_chain_built.hvm4" -S -G --device=sim --cpu-first=0 --lanes=256 --dup=atomic -s
 # A slow pass (--narrow-rate; the simulator's default is 0) counts toward
 # the handoff's 0.1 s: at 10^12 interactions a second every pass is slow,
