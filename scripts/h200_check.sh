@@ -252,7 +252,10 @@ if has ncusrc && command -v ncu > /dev/null; then
   # the 32 instructions of HVM4's CUDA prototype).
   lines=""
   if command -v nvdisasm > /dev/null; then
-    nvcc -O3 -arch=sm_90 -Isrc -lineinfo -cubin -o "$OUTDIR/k_step.cubin" src/gpu/cuda.cu &&
+    # the build's own nvcc command (its NVFLAGS), making a cubin instead
+    cubin=$(make -s -n -B build/src/gpu/cuda.o | tail -n 1 |
+            sed "s| -c -o [^ ]*| -cubin -o $OUTDIR/k_step.cubin|")
+    eval "$cubin" &&
       nvdisasm -g -c "$OUTDIR/k_step.cubin" | gzip > "$OUTDIR/k_step_lines.txt.gz" &&
       lines="$OUTDIR/k_step_lines.txt.gz"
     rm -f "$OUTDIR/k_step.cubin"
