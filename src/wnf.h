@@ -271,33 +271,52 @@ FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
 // in place where the shapes fit: terms are affine, so a node reached as a
 // value has no other reader.
 
+// A clone of a number made at once: both copies get the number itself
+// instead of the two sides of a new DUP slot holding it. HVM4 clones
+// lazily and counts a DUP-NOD when the first copy is read; the caller
+// counts that DUP-NOD now, so the counts agree unless neither copy is
+// ever read. What it saves is the slot: on a device, a take and a give
+// at each level of a chain of clones of clones (OP2-SUP cloning an
+// operation's constant down a SUP tree, level after level). -D (step.c,
+// WNF_RULES) shows HVM4's interactions one at a time: it clones lazily.
+// t is the word to clone, or 0 where the caller has not read it.
+#ifdef WNF_RULES
+#define WNF_CLONE_NOW(t) 0u
+#else
+#define WNF_CLONE_NOW(t) (TAG(t) == NUM)
+#endif
+
 // &L{x0,x1} <op> b, for the binary eliminators OP2/EQL/AND/OR with the SUP
 // on the left: ! B &L = b; &L{(x0 op B₀), (x1 op B₁)}. The eliminator node
 // `nd` [_, b] keeps b as the DUP slot; the SUP node becomes the left copy.
-FN Term wnf_bin_sup_l(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
+// `b` is the node's right side as the caller read it (or 0).
+FN Term wnf_bin_sup_l(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup, Term b) {
   u32 lab = EXT(sup);
   u32 s   = VAL(sup);
+  u32 now = WNF_CLONE_NOW(b);
   Term x1 = HEAP_LD(w, s + 1);
   u32 n   = wnf_bump(w, 4);
-  HEAP_ST(w, s + 1, TERM(DP0, lab, nd + 1));
+  HEAP_ST(w, s + 1, now ? b : TERM(DP0, lab, nd + 1));
   HEAP_ST(w, n + 0, x1);
-  HEAP_ST(w, n + 1, TERM(DP1, lab, nd + 1));
+  HEAP_ST(w, n + 1, now ? b : TERM(DP1, lab, nd + 1));
   HEAP_ST(w, n + 2, TERM(tag, ext, s));
   HEAP_ST(w, n + 3, TERM(tag, ext, n));
   return TERM(SUP, lab, n + 2);
 }
 
 // a <op> &L{y0,y1}, the SUP on the right: ! A &L = a; &L{(A₀ op y0),
-// (A₁ op y1)}. The node `nd` [a, _] keeps a as the DUP slot.
-FN Term wnf_bin_sup_r(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
+// (A₁ op y1)}. The node `nd` [a, _] keeps a as the DUP slot. `a` is the
+// node's left side as the caller read it (or 0).
+FN Term wnf_bin_sup_r(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup, Term a) {
   u32 lab = EXT(sup);
   u32 s   = VAL(sup);
+  u32 now = WNF_CLONE_NOW(a);
   Term y0 = HEAP_LD(w, s + 0);
   Term y1 = HEAP_LD(w, s + 1);
   u32 n   = wnf_bump(w, 4);
-  HEAP_ST(w, s + 0, TERM(DP0, lab, nd));
+  HEAP_ST(w, s + 0, now ? a : TERM(DP0, lab, nd));
   HEAP_ST(w, s + 1, y0);
-  HEAP_ST(w, n + 0, TERM(DP1, lab, nd));
+  HEAP_ST(w, n + 0, now ? a : TERM(DP1, lab, nd));
   HEAP_ST(w, n + 1, y1);
   HEAP_ST(w, n + 2, TERM(tag, ext, s));
   HEAP_ST(w, n + 3, TERM(tag, ext, n));
@@ -1166,15 +1185,17 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (tw == SUP) {                                  // APP-SUP
             // (&L{a,b} x) -> ! X &L = x; &L{(a X₀), (b X₁)}
-            u32 lab = EXT(whnf);
-            u32 s   = VAL(whnf);
-            u32 n   = wnf_bump(w, 3);
-            itrs++;
+            u32  lab = EXT(whnf);
+            u32  s   = VAL(whnf);
+            u32  n   = wnf_bump(w, 3);
+            Term x   = HEAP_LD(w, fl + 1);
+            u32  now = WNF_CLONE_NOW(x);
+            itrs += 1u + now;                               // + its DUP-NOD
             WNF_RULE(R_APP_SUP);
-            HEAP_ST(w, n + 2, HEAP_LD(w, fl + 1));
+            HEAP_ST(w, n + 2, x);
             HEAP_ST(w, n + 0, HEAP_LD(w, s + 1));
-            HEAP_ST(w, n + 1, TERM(DP1, lab, n + 2));
-            HEAP_ST(w, s + 1, TERM(DP0, lab, n + 2));
+            HEAP_ST(w, n + 1, now ? x : TERM(DP1, lab, n + 2));
+            HEAP_ST(w, s + 1, now ? x : TERM(DP0, lab, n + 2));
             HEAP_ST(w, fl + 0, TERM(APP, 0, s));
             HEAP_ST(w, fl + 1, TERM(APP, 0, n));
             whnf = TERM(SUP, lab, fl);
@@ -1375,7 +1396,8 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             next = y;
             break;
           }
-          WNF_LIFT(R_OP2_ERA, R_OP2_SUP, wnf_bin_sup_l(w, OP2, op, fl, whnf),   // OP2-ERA/SUP/INC-X
+          // OP2-SUP counts the DUP-NOD of a number y it clones at once
+          WNF_LIFT(R_OP2_ERA, R_OP2_SUP, (itrs += WNF_CLONE_NOW(y), wnf_bin_sup_l(w, OP2, op, fl, whnf, y)),   // OP2-ERA/SUP/INC-X
                    R_OP2_INC_X, wnf_inc_up(w, OP2, op, fl, 0, whnf));
           HEAP_ST(w, fl, whnf);                             // stuck
           whnf = f;
@@ -1391,7 +1413,9 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             whnf = WNF_NUM(wnf_op(op, VAL(HEAP_LD(w, fl)), VAL(whnf)));
             continue;
           }
-          WNF_LIFT(R_OP2_NUM_ERA, R_OP2_NUM_SUP, wnf_bin_sup_r(w, OP2, op, fl, whnf),
+          // OP2-NUM-SUP counts the DUP-NOD of the number #x it clones at once
+          Term x;
+          WNF_LIFT(R_OP2_NUM_ERA, R_OP2_NUM_SUP, (x = HEAP_LD(w, fl), itrs += WNF_CLONE_NOW(x), wnf_bin_sup_r(w, OP2, op, fl, whnf, x)),
                    R_OP2_INC_Y, wnf_inc_up(w, OP2, op, fl, 1, whnf));   // OP2-NUM-ERA/SUP, OP2-INC-Y
           if (tw == RED) {                                  // drop the guard
             stk[sp++] = f;
@@ -1405,7 +1429,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
 
         // (a === b): a is a value
         case EQL: {
-          WNF_LIFT(R_EQL_ERA_L, R_EQL_SUP_L, wnf_bin_sup_l(w, EQL, 0, fl, whnf),   // EQL-ERA/SUP/INC-L
+          WNF_LIFT(R_EQL_ERA_L, R_EQL_SUP_L, wnf_bin_sup_l(w, EQL, 0, fl, whnf, 0),   // EQL-ERA/SUP/INC-L
                    R_EQL_INC_L, wnf_inc_up(w, EQL, 0, fl, 0, whnf));
           if (tw == ANY) {                                  // EQL-ANY-L
             itrs++;
@@ -1421,7 +1445,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
 
         // (a === □): node fl = [a, b], a a value
         case F_EQLR: {
-          WNF_LIFT(R_EQL_ERA_R, R_EQL_SUP_R, wnf_bin_sup_r(w, EQL, 0, fl, whnf),   // EQL-ERA/SUP/INC-R
+          WNF_LIFT(R_EQL_ERA_R, R_EQL_SUP_R, wnf_bin_sup_r(w, EQL, 0, fl, whnf, 0),   // EQL-ERA/SUP/INC-R
                    R_EQL_INC_R, wnf_inc_up(w, EQL, 0, fl, 1, whnf));
           if (tw == ANY) {                                  // EQL-ANY-R
             itrs++;
@@ -1451,7 +1475,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           WNF_LIFT(tg == OR ? R_OR_ERA : R_AND_ERA,                         // AND/OR-ERA/SUP/INC
-                   tg == OR ? R_OR_SUP : R_AND_SUP, wnf_bin_sup_l(w, tg, 0, fl, whnf),
+                   tg == OR ? R_OR_SUP : R_AND_SUP, wnf_bin_sup_l(w, tg, 0, fl, whnf, 0),
                    tg == OR ? R_OR_INC : R_AND_INC, wnf_inc_up(w, tg, 0, fl, 0, whnf));
           HEAP_ST(w, fl, whnf);                             // stuck
           whnf = f;
