@@ -279,7 +279,8 @@ FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
 // at each level of a chain of clones of clones (OP2-SUP cloning an
 // operation's constant down a SUP tree, level after level). -D (step.c,
 // WNF_RULES) shows HVM4's interactions one at a time: it clones lazily.
-// t is the word to clone, or 0 where the caller has not read it.
+// t is the word to clone, or 0 (an APP word, never a number) where the
+// caller has not read it.
 #ifdef WNF_RULES
 #define WNF_CLONE_NOW(t) 0u
 #else
