@@ -1193,7 +1193,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             u32  now = WNF_CLONE_NOW(x);
             itrs += 1u + now;                               // + its DUP-NOD
             WNF_RULE(R_APP_SUP);
-            HEAP_ST(w, n + 2, x);
+            HEAP_ST(w, n + 2, x);                           // the slot: unread if now
             HEAP_ST(w, n + 0, HEAP_LD(w, s + 1));
             HEAP_ST(w, n + 1, now ? x : TERM(DP1, lab, n + 2));
             HEAP_ST(w, s + 1, now ? x : TERM(DP0, lab, n + 2));
