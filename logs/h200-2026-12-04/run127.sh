@@ -15,7 +15,9 @@
 # --pin-ahead=0 too: no pinning, the bound; new under
 # CUDA_MODULE_LOADING=EAGER: whether the first pass's 1.5 ms is the
 # module's load); the other wide programs, base against new; walls; the
-# backoff sweep.
+# backoff sweep; the base under -DLANE_CLOCK (each pass's kernel span
+# beside its wall in the trace: pinning or lanes in the first passes, and
+# the longest lane of atomic mode's first wide pass).
 set -u
 T0=$(date +%s); source scripts/h200_lib.sh
 D=logs/h200-2026-12-04
@@ -36,6 +38,7 @@ wait
    make -j16 -s BUILD=build-bo$s NVFLAGS="-O3 -arch=sm_90 -Isrc -lineinfo -DHVM4G_BACKOFF=$s" hvm4g &&
    cp hvm4g ../../hvm4g_bo$s || exit 1
  done) >> $OUT/build.txt 2>&1
+variants clk=-DLANE_CLOCK >> $OUT/build.txt 2>&1
 ls -la hvm4g_* >> $OUT/build.txt
 say "built" >> $OUT/build.txt
 ./hvm4g bench/gpu_tree_map.hvm4 -S --gpu --cpu-first=0 > /dev/null 2>&1   # warm up
@@ -49,6 +52,9 @@ for r in 1 2 3; do
     (export CUDA_MODULE_LOADING=EAGER; run ./hvm4g_new $W -S -s --gpu --cpu-first=0 --dup=$m --trace=$OUT/trace_eager_${m}_$r.csv)
   done
 done > $OUT/wide_map.txt 2>&1
+for m in owner atomic; do
+  ./hvm4g_clk $W -S -s --gpu --cpu-first=0 --dup=$m --trace=$OUT/trace_clk_$m.csv > $OUT/clock_$m.txt 2>&1
+done
 say "wide map" >> $OUT/build.txt
 for r in 1 2; do
   for p in gpu_sup_search gpu_shared_wide gpu_tree_map gpu_spin_tree; do
