@@ -150,14 +150,24 @@ FLOATING_DUP = re.compile(r"![A-Z]+&")
 PROJECTION = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)([₀₁])")
 
 
+# A fork's variables ("&Lλx,y{A;B}", "&(e)λx{A;B}"): in A each name is its
+# variable's projection ₀, in B its projection ₁, without the subscript.
+FORK = re.compile(r"&[\w.]*(?:\([^()]*\))?λ\s*([\w.]+(?:\s*,\s*[\w.]+)*)\s*\{")
+
+
 def reuses_projection(code):
     """Whether some DUP projection is used twice (its value then depends on
-    the order of evaluation)."""
+    the order of evaluation): written twice, or written as a fork variable's
+    projection, which the fork's branches already use unwritten."""
     seen = set()
     for m in PROJECTION.finditer(code):
         if m.group(0) in seen:
             return True
         seen.add(m.group(0))
+    for m in FORK.finditer(code):
+        for v in m.group(1).split(","):
+            if v.strip() + "₀" in seen or v.strip() + "₁" in seen:
+                return True
     return False
 
 
