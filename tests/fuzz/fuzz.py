@@ -155,6 +155,24 @@ PROJECTION = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)([₀₁])")
 FORK = re.compile(r"&[\w.]*(?:\([^()]*\))?λ\s*([\w.]+(?:\s*,\s*[\w.]+)*)\s*\{")
 
 
+def sup_label(code):
+    """Whether a dynamic label's expression (`&(e)`) holds a SUP: DDU-SUP
+    and DSU-SUP then build lambdas whose variables land in the other
+    branch, so what a branch prints depends on when the other one ran."""
+    i = code.find("&(")
+    while i >= 0:
+        depth, j = 0, i + 1
+        while j < len(code):
+            depth += {"(": 1, ")": -1}.get(code[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        if re.search(r"&[\w.]*(?:\(.*\))?\{", code[i + 2:j], re.S):
+            return True
+        i = code.find("&(", i + 2)
+    return False
+
+
 def reuses_projection(code):
     """Whether some DUP projection is used twice (its value then depends on
     the order of evaluation): written twice, or written as a fork variable's
@@ -166,7 +184,8 @@ def reuses_projection(code):
         seen.add(m.group(0))
     for m in FORK.finditer(code):
         for v in m.group(1).split(","):
-            if v.strip() + "₀" in seen or v.strip() + "₁" in seen:
+            # the parser takes "x ₁" (a blank before the subscript) as x₁
+            if re.search(r"(?<![\w.])" + re.escape(v.strip()) + r"\s*[₀₁]", code):
                 return True
     return False
 
@@ -220,7 +239,8 @@ def one_case(a, idx, src, seed):
                 res[name] = run(a.metal, path,
                                 flags + [f"--heap={a.heap}"] + extra,
                                 a.timeout, {"HVM4G_MTL_YIELD": "2"})
-    why = judge(res, flags, a.timeout, reuses_projection(code))
+    why = judge(res, flags, a.timeout,
+                reuses_projection(code) or sup_label(code))
     if why and a.out:
         os.makedirs(a.out, exist_ok=True)
         keep = os.path.join(a.out, f"case_{seed}_{idx}.hvm4")
