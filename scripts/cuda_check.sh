@@ -141,8 +141,8 @@ else echo "output differs from -T4's" > "$RES/hybrid/restart_same_output.fail"; 
 # A device heap that fills grows, and the next run goes on from what the
 # last one packed: its copy in once failed (the first run's pinned pages
 # at the heap's start, "heap copy in: invalid argument", run41b).
-# HVM4G_DEV_HEAP_START makes the first heap small (64M words; the tree map
-# allocates 211M on sim), and 65,536 lanes keep the lanes' arenas and
+# HVM4G_DEV_HEAP_START makes the first heap small (32M words; the tree map
+# allocates 125M on sim), and 65,536 lanes keep the lanes' arenas and
 # regions well inside it, so that the first run packs a partial result of
 # several MB before the heap grows. Same output as -T4's, and no message.
 # tree_same NAME PATTERN [ENV=V ...] -- ARGS...: the tree map on CUDA with
@@ -159,11 +159,11 @@ tree_same() {
     : > "$RES/hybrid/$name.pass"
   else { echo "no /$pat/, a message, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/$name.fail"; fi
 }
-tree_same grown_heap '^- Device runs: [2-5]$' HVM4G_DEV_HEAP_START=64M -- --lanes=65536
+tree_same grown_heap '^- Device runs: [2-5]$' HVM4G_DEV_HEAP_START=32M -- --lanes=65536
 
 # A heap that cannot grow (--dev-heap) runs again once the packing freed
 # most of it (cu_grow_heap): the wide map with a leaf loop of 72 at depth
-# 12 allocates about 12M words; in 8M it takes two runs or more (128
+# 12 allocates about 6.3M words; in 4M it takes two runs or more (128
 # lanes: few leaves in flight, so what a full heap packs is small), with
 # the output of -T4. With 4,096 lanes the first run packed 3.6M words
 # live, too many to run again (run66). --handoff=0: 128 lanes run under
@@ -171,7 +171,7 @@ tree_same grown_heap '^- Device runs: [2-5]$' HVM4G_DEV_HEAP_START=64M -- --lane
 # the heap fills (run81).
 sed 's/@loop(18, x)/@loop(72, x)/; s/@gen(21, 0)/@gen(12, 0)/' "$ROOT/bench/gpu_wide_map.hvm4" > "$RES/long_map.hvm4"
 lwant=$("$BIN" "$RES/long_map.hvm4" -T4 2>&1 | md5sum)
-got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$RES/long_map.hvm4" -G --device=cuda -T1 --dev-heap=8M --lanes=128 --handoff=0 -s 2>&1)
+got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$RES/long_map.hvm4" -G --device=cuda -T1 --dev-heap=4M --lanes=128 --handoff=0 -s 2>&1)
 if printf '%s\n' "$got" | grep -Eq '^- Device runs: [2-9]$' &&
    [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$lwant" ]; then
   : > "$RES/hybrid/heap_again.pass"

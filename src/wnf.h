@@ -1397,6 +1397,52 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             next = y;
             break;
           }
+          if (tw == SUP && WNF_CLONE_NOW(y)) {
+            // OP2-SUP with a number on the right, as wnf_bin_sup_l makes
+            // it, then again for each frame above while it is an OP2 with
+            // a number on the right (arithmetic on a superposed value: a
+            // shared body's chain of operations lifted through each level
+            // of a SUP tree). Each level counts its OP2-SUP and its
+            // number's clone and makes the same two copies, the left one
+            // in place of the frame's node (nothing else reaches it); only
+            // the last level's SUP is written, since the level above would
+            // read each other one back at once and take it apart: 3 stores
+            // a level instead of 5, and no load of the SUP just made.
+            u32  lab = EXT(whnf);
+            u32  s   = VAL(whnf);
+            Term r   = HEAP_LD(w, s + 1);
+            u32  n   = wnf_bump(w, 2);
+            HEAP_ST(w, s + 1, y);
+            HEAP_ST(w, n + 0, r);
+            HEAP_ST(w, n + 1, y);
+            Term l = TERM(OP2, op, s);
+            r      = TERM(OP2, op, n);
+            itrs  += 2;
+            while (itrs < lim && sp > 0 && w->end - w->next >= WNF_RESERVE) {
+              Term g = stk[sp - 1];
+              if (TAG(g) != OP2) {
+                break;
+              }
+              u32  gl = VAL(g);
+              Term z  = HEAP_LD(w, gl + 1);
+              if (IS_SUB(z) || TAG(z) != NUM) {           // work, offered, held
+                break;
+              }
+              sp--;
+              n = wnf_bump(w, 2);
+              HEAP_ST(w, gl, l);
+              HEAP_ST(w, n + 0, r);
+              HEAP_ST(w, n + 1, z);
+              l     = TERM(OP2, EXT(g), gl);
+              r     = TERM(OP2, EXT(g), n);
+              itrs += 2;
+            }
+            n = wnf_bump(w, 2);
+            HEAP_ST(w, n + 0, l);
+            HEAP_ST(w, n + 1, r);
+            whnf = TERM(SUP, lab, n);
+            continue;
+          }
           // OP2-SUP counts the DUP-NOD of a number y it clones at once
           WNF_LIFT(R_OP2_ERA, R_OP2_SUP, (itrs += WNF_CLONE_NOW(y), wnf_bin_sup_l(w, OP2, op, fl, whnf, y)),   // OP2-ERA/SUP/INC-X
                    R_OP2_INC_X, wnf_inc_up(w, OP2, op, fl, 0, whnf));

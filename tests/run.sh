@@ -361,13 +361,13 @@ cli_check take_max_restart_itrs 0 '^same$' sh -c 'a=$("$0" "$1" -T4 -s | grep "^
 cli_check restart_bad 1 'restart expects a number in \[0, 1\]' "$BIN" cli_list.hvm4 --gpu --restart=2
 # A device heap that fills goes on in the same heap once the packing
 # freed most of it (gpu.c, sim_again): the wide map with a leaf loop of 72
-# at depth 12 allocates 11.8M words, which an 8M heap holds in two runs
+# at depth 12 allocates 6.3M words, which a 5M heap holds in two runs
 # (the CPU alone runs out), with the output of a heap large enough.
 LMAP=$TMP/cli_long_map.hvm4
 sed 's/@loop(18, x)/@loop(72, x)/; s/@gen(21, 0)/@gen(12, 0)/' "$ROOT/bench/gpu_wide_map.hvm4" > "$LMAP"
 cli_check heap_again_runs 0 '^- Device runs: 2$' \
-  "$BIN" "$LMAP" -S -G --device=sim --cpu-first=0 --heap=8M -s
-cli_check heap_again_same 0 '^same$' sh -c 'a=$("$0" "$1" -T2); b=$("$0" "$1" -G --device=sim --cpu-first=0 --heap=8M)
+  "$BIN" "$LMAP" -S -G --device=sim --cpu-first=0 --heap=5M -s
+cli_check heap_again_same 0 '^same$' sh -c 'a=$("$0" "$1" -T2); b=$("$0" "$1" -G --device=sim --cpu-first=0 --heap=5M)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$LMAP"
 # --narrow-share: a frontier under lanes/F entries gets the short budget
 # (256). The first pass has one entry on one lane, so its interactions

@@ -883,6 +883,56 @@ static void test_clone_now(void) {
   CHECK_STR(str(snf(r)), "&1{10,10}");   // L_A prints as its number
 }
 
+// A SUP rising through a run of operations with numbers on the right
+// (wnf.h, the OP2 frame's lift): ((&A{1,2} * 7) + 3) % 1009 is three
+// levels, an OP2-SUP and its clone each, one SUP written for the three.
+static Term lift_run(void) {
+  Term s = sup(L_A, num(1), num(2));
+  return op2(OP_MOD, op2(OP_ADD, op2(OP_MUL, s, num(7)), num(3)), num(1009));
+}
+
+static void test_lift_run(void) {
+  fresh();
+  Term t0 = lift_run();
+  if (W.end - W.next < 2 * WNF_RESERVE) (void)wnf_room(&W, 2 * WNF_RESERVE);
+  u32  at = W.next;                           // no refill in this run
+  Term r  = wnf_run(&W, t0);
+  CHECK(W.status == WNF_OK && TAG(r) == SUP && EXT(r) == L_A && W.itrs == 6);
+  CHECK(W.next - at == 3 * 2 + 2);            // a copy a level, one SUP
+  for (u32 i = 0; i < 2; i++) {
+    Term k = HEAP[VAL(r) + i];                // ((x * 7) + 3) % 1009
+    CHECK(TAG(k) == OP2 && EXT(k) == OP_MOD && HEAP[VAL(k) + 1] == num(1009));
+    Term a = HEAP[VAL(k)];
+    CHECK(TAG(a) == OP2 && EXT(a) == OP_ADD && HEAP[VAL(a) + 1] == num(3));
+    Term m = HEAP[VAL(a)];
+    CHECK(TAG(m) == OP2 && EXT(m) == OP_MUL && HEAP[VAL(m)] == num(1 + i));
+  }
+  CHECK_STR(str(snf(r)), "&1{10,17}");
+  // stopped at every count: the term left goes on to the same result
+  for (u64 b = 0; b <= 6; b++) {
+    fresh();
+    W.budget = b;
+    Term t = wnf_run(&W, lift_run());
+    CHECK(W.itrs == (b + 1) / 2 * 2);   // a level counts 2, as unlifted
+    CHECK(W.status == (W.itrs < 6 ? WNF_BUDGET : WNF_OK));
+    W.budget = ~0ull;
+    CHECK_STR(str(snf(t)), "&1{10,17}");
+    CHECK(W.itrs == 12);
+  }
+  // A number on the left (1000 - ...) or work on the right (... * (2 + 2))
+  // ends the run: the SUP goes on through OP2-NUM-SUP, or OP2-SUP with a
+  // DUP slot for the work, as before.
+  fresh();
+  r = wnf_run(&W, op2(OP_SUB, num(1000), lift_run()));
+  CHECK(W.status == WNF_OK && TAG(r) == SUP && W.itrs == 8);
+  CHECK_STR(str(snf(r)), "&1{990,983}");
+  fresh();
+  Term w = op2(OP_ADD, num(2), num(2));
+  r = wnf_run(&W, op2(OP_MUL, op2(OP_ADD, sup(L_A, num(1), num(2)), num(3)), w));
+  CHECK(W.status == WNF_OK && TAG(r) == SUP && W.itrs == 3);
+  CHECK_STR(str(snf(r)), "&1{16,20}");
+}
+
 // A field held by someone else (BUSY: a host primitive's slot that another
 // thread reached through a shared DUP expression) defers too, and the
 // rebuild leaves the field to its holder: taken for a value, it made
@@ -940,6 +990,7 @@ int main(void) {
   test_defer();
   test_defer_field();
   test_clone_now();
+  test_lift_run();
   test_fresh_lab();
   test_race(0);
   test_race(1);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# dev128 (prepared 2026-12-04 22:10; no device was lent that session): a
+# SUP lifted through a run of OP2 frames whose right operands are numbers
+# at once (wnf.h, committed with this script): 3 stores a level instead of
+# 5 and no load back of the SUP each level made. On the simulator the wide
+# map at depth 14 did 27% fewer heap loads and stores (13.5M + 15.9M ->
+# 10.8M + 10.7M for 6.6M interactions) and the tree map allocated 41%
+# fewer words (211M -> 125M). k_step: 64 registers, 104/128 B spilled,
+# as before (make cuda-regs). base = this tree with run128_lift.diff taken
+# back. Device-only rates of the five wide programs, both modes, two
+# rounds, base against new; wide map walls (new --gpu, --cpu-first=0,
+# -T16, base -T16, the reference -T16 when HVM4_REF is set); interaction
+# counts against the reference's. Then run129.sh: the checks.
+set -u
+T0=$(date +%s); source scripts/h200_lib.sh
+D=logs/h200-2026-12-04
+make -j16 -s hvm4g > $OUT/build.txt 2>&1 || { cat $OUT/build.txt; exit 1; }
+cp hvm4g hvm4g_new
+rm -rf v/base && mkdir -p v/base && cp -r src Makefile v/base/
+(cd v/base && patch -s -R -p1 < ../../$D/run128_lift.diff && make -j16 -s hvm4g && cp hvm4g ../../hvm4g_base) >> $OUT/build.txt 2>&1 || exit 1
+make -s cuda-regs 2>&1 | grep k_step >> $OUT/build.txt
+(cd v/base && make -s cuda-regs 2>&1 | grep k_step | sed 's/^/base /') >> $OUT/build.txt
+say "built" >> $OUT/build.txt
+./hvm4g bench/gpu_tree_map.hvm4 -S --gpu --cpu-first=0 > /dev/null 2>&1   # warm up
+for r in 1 2; do
+  for p in gpu_wide_map gpu_sup_search gpu_shared_wide gpu_tree_map gpu_spin_tree; do
+    for m in owner atomic; do
+      for b in base new; do
+        run ./hvm4g_$b bench/$p.hvm4 -S -s --gpu --cpu-first=0 --dup=$m
+      done
+    done
+  done
+done > $OUT/rates.txt 2>&1
+say "rates" >> $OUT/build.txt
+W=bench/gpu_wide_map.hvm4
+for r in 1 2 3; do
+  run ./hvm4g_new $W -S -s --gpu
+  run ./hvm4g_new $W -S -s --gpu --cpu-first=0
+  run ./hvm4g_new $W -S -s -T16
+  run ./hvm4g_base $W -S -s -T16
+  [ -n "${HVM4_REF:-}" ] && run "$HVM4_REF" $W -S -T16
+done > $OUT/walls.txt 2>&1
+say "walls" >> $OUT/build.txt
+itrs() { timeout 60 "$@" 2>&1 | awk '/^- Itrs:/{print $3; exit}'; }
+for f in bench/gpu_wide_map.hvm4 bench/gpu_sup_search.hvm4 bench/gpu_shared_wide.hvm4 bench/gpu_tree_map.hvm4; do
+  echo "$f: ref $([ -n "${HVM4_REF:-}" ] && itrs $HVM4_REF $f -S -s -T16) cpu $(itrs ./hvm4g $f -S -s -T16) owner $(itrs ./hvm4g $f -S -s --gpu --cpu-first=0 --dup=owner) atomic $(itrs ./hvm4g $f -S -s --gpu --cpu-first=0 --dup=atomic)"
+done > $OUT/counts.txt 2>&1
+say "counts" >> $OUT/build.txt
