@@ -1399,15 +1399,17 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (tw == SUP && WNF_CLONE_NOW(y)) {
             // OP2-SUP with a number on the right, as wnf_bin_sup_l makes
-            // it, then again for each frame above while it is an OP2 with
-            // a number on the right (arithmetic on a superposed value: a
+            // it, then again for each frame above while it is an operation
+            // whose other side is a number (OP2 with it on the right,
+            // F_OP2R on the left): arithmetic on a superposed value, as a
             // shared body's chain of operations lifted through each level
-            // of a SUP tree). Each level counts its OP2-SUP and its
-            // number's clone and makes the same two copies, the left one
-            // in place of the frame's node (nothing else reaches it); only
-            // the last level's SUP is written, since the level above would
-            // read each other one back at once and take it apart: 3 stores
-            // a level instead of 5, and no load of the SUP just made.
+            // of a SUP tree. Each level counts its OP2-SUP (OP2-NUM-SUP)
+            // and the number's clone and makes the same two copies, the
+            // left one in place of the frame's node (nothing else reaches
+            // it); only the last level's SUP is written, since the level
+            // above would read each other one back at once and take it
+            // apart: 3 stores a level instead of 5, and no load of the SUP
+            // just made.
             u32  lab = EXT(whnf);
             u32  s   = VAL(whnf);
             Term r   = HEAP_LD(w, s + 1);
@@ -1419,20 +1421,21 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             r      = TERM(OP2, op, n);
             itrs  += 2;
             while (itrs < lim && sp > 0 && w->end - w->next >= WNF_RESERVE) {
-              Term g = stk[sp - 1];
-              if (TAG(g) != OP2) {
+              Term g    = stk[sp - 1];
+              u32  side = TAG(g) == OP2;                   // the number's field
+              if (!side && TAG(g) != F_OP2R) {
                 break;
               }
               u32  gl = VAL(g);
-              Term z  = HEAP_LD(w, gl + 1);
+              Term z  = HEAP_LD(w, gl + side);
               if (IS_SUB(z) || TAG(z) != NUM) {           // work, offered, held
                 break;
               }
               sp--;
               n = wnf_bump(w, 2);
-              HEAP_ST(w, gl, l);
-              HEAP_ST(w, n + 0, r);
-              HEAP_ST(w, n + 1, z);
+              HEAP_ST(w, gl + 1 - side, l);
+              HEAP_ST(w, n + 1 - side, r);
+              HEAP_ST(w, n + side, z);
               l     = TERM(OP2, EXT(g), gl);
               r     = TERM(OP2, EXT(g), n);
               itrs += 2;

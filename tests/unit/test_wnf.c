@@ -919,13 +919,23 @@ static void test_lift_run(void) {
     CHECK_STR(str(snf(t)), "&1{10,17}");
     CHECK(W.itrs == 12);
   }
-  // A number on the left (1000 - ...) or work on the right (... * (2 + 2))
-  // ends the run: the SUP goes on through OP2-NUM-SUP, or OP2-SUP with a
-  // DUP slot for the work, as before.
+  // A number on the left (1000 - ...) continues the run: OP2-NUM-SUP's
+  // copies, the left one in that frame's node too.
   fresh();
-  r = wnf_run(&W, op2(OP_SUB, num(1000), lift_run()));
+  t0 = op2(OP_SUB, num(1000), lift_run());
+  if (W.end - W.next < 2 * WNF_RESERVE) (void)wnf_room(&W, 2 * WNF_RESERVE);
+  at = W.next;
+  r  = wnf_run(&W, t0);
   CHECK(W.status == WNF_OK && TAG(r) == SUP && W.itrs == 8);
+  CHECK(W.next - at == 4 * 2 + 2);
+  for (u32 i = 0; i < 2; i++) {
+    Term k = HEAP[VAL(r) + i];                // 1000 - (...)
+    CHECK(TAG(k) == OP2 && EXT(k) == OP_SUB && HEAP[VAL(k)] == num(1000));
+    CHECK(TAG(HEAP[VAL(k) + 1]) == OP2 && EXT(HEAP[VAL(k) + 1]) == OP_MOD);
+  }
   CHECK_STR(str(snf(r)), "&1{990,983}");
+  // Work on the right (... * (2 + 2)) ends the run: OP2-SUP clones the
+  // work through a DUP slot, as before.
   fresh();
   Term w = op2(OP_ADD, num(2), num(2));
   r = wnf_run(&W, op2(OP_MUL, op2(OP_ADD, sup(L_A, num(1), num(2)), num(3)), w));
