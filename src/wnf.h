@@ -1399,17 +1399,17 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (tw == SUP && WNF_CLONE_NOW(y)) {
             // OP2-SUP with a number on the right, as wnf_bin_sup_l makes
-            // it, then again for each frame above while it is an operation
-            // whose other side is a number (OP2 with it on the right,
-            // F_OP2R on the left): arithmetic on a superposed value, as a
-            // shared body's chain of operations lifted through each level
-            // of a SUP tree. Each level counts its OP2-SUP (OP2-NUM-SUP)
-            // and the number's clone and makes the same two copies, the
-            // left one in place of the frame's node (nothing else reaches
-            // it); only the last level's SUP is written, since the level
-            // above would read each other one back at once and take it
-            // apart: 3 stores a level instead of 5, and no load of the SUP
-            // just made.
+            // it, then again for each waiting frame while it is an
+            // operation whose other side is a number (OP2 with it on the
+            // right, F_OP2R on the left): arithmetic on a superposed
+            // value, as a shared body's chain of operations lifted through
+            // each level of a SUP tree. Each level counts its OP2-SUP
+            // (OP2-NUM-SUP) and the number's clone and makes the same two
+            // copies, the left one in place of the node it consumes (the
+            // SUP's, then the frame's: nothing else reaches them); only
+            // the last level's SUP is written, since the next level would
+            // read each other one back at once and take it apart: 3 stores
+            // a level instead of 5, and no load of the SUP just made.
             u32  lab = EXT(whnf);
             u32  s   = VAL(whnf);
             Term r   = HEAP_LD(w, s + 1);
