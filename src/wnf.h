@@ -290,16 +290,15 @@ FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
 // &L{x0,x1} <op> b, for the binary eliminators OP2/EQL/AND/OR with the SUP
 // on the left: ! B &L = b; &L{(x0 op B₀), (x1 op B₁)}. The eliminator node
 // `nd` [_, b] keeps b as the DUP slot; the SUP node becomes the left copy.
-// `b` is the node's right side as the caller read it (or 0).
-FN Term wnf_bin_sup_l(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup, Term b) {
+// (A number b is cloned at once by the OP2 case's lift, before this.)
+FN Term wnf_bin_sup_l(THR Wnf *w, u32 tag, u32 ext, u32 nd, Term sup) {
   u32 lab = EXT(sup);
   u32 s   = VAL(sup);
-  u32 now = WNF_CLONE_NOW(b);
   Term x1 = HEAP_LD(w, s + 1);
   u32 n   = wnf_bump(w, 4);
-  HEAP_ST(w, s + 1, now ? b : TERM(DP0, lab, nd + 1));
+  HEAP_ST(w, s + 1, TERM(DP0, lab, nd + 1));
   HEAP_ST(w, n + 0, x1);
-  HEAP_ST(w, n + 1, now ? b : TERM(DP1, lab, nd + 1));
+  HEAP_ST(w, n + 1, TERM(DP1, lab, nd + 1));
   HEAP_ST(w, n + 2, TERM(tag, ext, s));
   HEAP_ST(w, n + 3, TERM(tag, ext, n));
   return TERM(SUP, lab, n + 2);
@@ -1398,8 +1397,8 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           if (tw == SUP && WNF_CLONE_NOW(y)) {
-            // OP2-SUP with a number on the right, as wnf_bin_sup_l makes
-            // it, then again for each waiting frame while it is an
+            // OP2-SUP with a number on the right, the number cloned at
+            // once (counted with it), then again for each waiting frame while it is an
             // operation whose other side is a number (OP2 with it on the
             // right, F_OP2R on the left): arithmetic on a superposed
             // value, as a shared body's chain of operations lifted through
@@ -1446,8 +1445,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             whnf = TERM(SUP, lab, n);
             continue;
           }
-          // OP2-SUP counts the DUP-NOD of a number y it clones at once
-          WNF_LIFT(R_OP2_ERA, R_OP2_SUP, (itrs += WNF_CLONE_NOW(y), wnf_bin_sup_l(w, OP2, op, fl, whnf, y)),   // OP2-ERA/SUP/INC-X
+          WNF_LIFT(R_OP2_ERA, R_OP2_SUP, wnf_bin_sup_l(w, OP2, op, fl, whnf),   // OP2-ERA/SUP/INC-X
                    R_OP2_INC_X, wnf_inc_up(w, OP2, op, fl, 0, whnf));
           HEAP_ST(w, fl, whnf);                             // stuck
           whnf = f;
@@ -1479,7 +1477,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
 
         // (a === b): a is a value
         case EQL: {
-          WNF_LIFT(R_EQL_ERA_L, R_EQL_SUP_L, wnf_bin_sup_l(w, EQL, 0, fl, whnf, 0),   // EQL-ERA/SUP/INC-L
+          WNF_LIFT(R_EQL_ERA_L, R_EQL_SUP_L, wnf_bin_sup_l(w, EQL, 0, fl, whnf),   // EQL-ERA/SUP/INC-L
                    R_EQL_INC_L, wnf_inc_up(w, EQL, 0, fl, 0, whnf));
           if (tw == ANY) {                                  // EQL-ANY-L
             itrs++;
@@ -1525,7 +1523,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             break;
           }
           WNF_LIFT(tg == OR ? R_OR_ERA : R_AND_ERA,                         // AND/OR-ERA/SUP/INC
-                   tg == OR ? R_OR_SUP : R_AND_SUP, wnf_bin_sup_l(w, tg, 0, fl, whnf, 0),
+                   tg == OR ? R_OR_SUP : R_AND_SUP, wnf_bin_sup_l(w, tg, 0, fl, whnf),
                    tg == OR ? R_OR_INC : R_AND_INC, wnf_inc_up(w, tg, 0, fl, 0, whnf));
           HEAP_ST(w, fl, whnf);                             // stuck
           whnf = f;
