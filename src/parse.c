@@ -1029,26 +1029,100 @@ static Term parse_atom(Src *s) {
 // Definitions
 // ===========
 
-// Copies the scratch into the heap as the template of book entry `id`.
+// The scratch index a word points at: an occurrence's binder slot (as
+// emit resolves it) or a located word's node; 0 for none (nothing points
+// at word 0, the root's).
+static u32 w_target(Term t) {
+  if (TAG(t) == OCC) {
+    Bind *b = &B[VAL(t)];
+    return b->kind == B_DYN ? b->loc[EXT(t) == 1] : b->loc[0];
+  }
+  return HAS_LOC(TAG(t)) ? VAL(t) : 0;
+}
+
+// The scratch words [*lo, *hi) that hold every node of the case term t
+// (empty when it has none); 0 when a word there points outside them, and
+// the case cannot be copied on its own.
+static int case_span(Term t, u32 *lo, u32 *hi) {
+  u32 a = ~0u, z = 0, n = 0;
+  walk_push(&n, t);
+  while (n > 0) {
+    Term x  = WALK[--n];
+    u32  ar = TAG(x) == OCC ? 0 : term_arity(x);
+    if (ar == 0) continue;
+    a = VAL(x) < a ? VAL(x) : a;
+    z = VAL(x) + ar > z ? VAL(x) + ar : z;
+    for (u32 i = 0; i < ar; i++) walk_push(&n, W[VAL(x) + i]);
+  }
+  if (z == 0) a = 0;
+  *lo = a;
+  *hi = z;
+  u32 p = w_target(t);
+  if (p && (p < a || p >= z)) return 0;
+  for (u32 i = a; i < z; i++) {
+    p = w_target(W[i]);
+    if (p && (p < a || p >= z)) return 0;
+  }
+  return z - a <= EXT_MASK;
+}
+
+// The spans of a match root's cases into SPAN (term.h, "Match
+// templates"): each hit, then the last miss. Their count, or 0 when one
+// of them cannot be copied on its own.
+static u32 *SPAN;
+static u32  SPAN_CAP;
+
+static u32 match_spans(void) {
+  u32  k = 0, ok = 1;
+  Term m = W[0];
+  for (;;) {
+    Term hit  = W[VAL(m) + 0];
+    Term miss = W[VAL(m) + 1];
+    int  last = !TPL_IS_MATCH(miss);
+    SPAN = grow(SPAN, &SPAN_CAP, 2 * ((u64)k + 2), sizeof(u32));
+    ok &= case_span(hit, &SPAN[2 * k], &SPAN[2 * k + 1]);
+    k++;
+    if (last) {
+      ok &= case_span(miss, &SPAN[2 * k], &SPAN[2 * k + 1]);
+      k++;
+      return ok ? k : 0;
+    }
+    m = miss;
+  }
+}
+
+// Copies the scratch into the heap as the template of book entry `id`:
+// word 0, a match root's header and spans, then the scratch's other words.
 static void emit(Src *s, u32 id) {
-  u32 base = heap_alloc(W_LEN);
+  u32 match = TPL_IS_MATCH(W[0]);
+  u32 k     = match ? match_spans() : 0;
+  u32 pre   = match ? 1 + k : 0;           // words put after the root
+  u32 base  = heap_alloc(W_LEN + pre);
   if (base == 0) err_msg(s, "heap exhausted while loading the program");
+  u32 at = base + pre;                     // where scratch index i goes: at + i
   for (u32 i = 0; i < W_LEN; i++) {
     Term t  = W[i];
     u32  tg = TAG(t);
     if (tg == OCC) {
       Bind *b = &B[VAL(t)];
       u32  sd = EXT(t) == 1;
-      if (b->kind == B_LAM)      t = TERM(VAR, 0, base + b->loc[0]);
-      else if (b->kind == B_DYN) t = TERM(VAR, 0, base + b->loc[sd]);
-      else                       t = TERM(sd ? DP1 : DP0, b->lab, base + b->loc[0]);
+      if (b->kind == B_LAM)      t = TERM(VAR, 0, at + b->loc[0]);
+      else if (b->kind == B_DYN) t = TERM(VAR, 0, at + b->loc[sd]);
+      else                       t = TERM(sd ? DP1 : DP0, b->lab, at + b->loc[0]);
     } else if (HAS_LOC(tg)) {
-      t = TERM(tg, EXT(t), VAL(t) + base);
+      t = TERM(tg, EXT(t), VAL(t) + at);
     }
-    HEAP[base + i] = t;
+    HEAP[i == 0 ? base : at + i] = t;
+  }
+  if (match) {
+    HEAP[base + 1] = TERM(NUM, k > 0, k);
+    for (u32 i = 0; i < k; i++) {
+      u32 lo = SPAN[2 * i], hi = SPAN[2 * i + 1];
+      HEAP[base + TPL_SPAN0 + i] = TERM(NUM, hi - lo, at + lo);
+    }
   }
   BOOK[id]     = base;
-  BOOK_LEN[id] = W_LEN;
+  BOOK_LEN[id] = W_LEN + pre;
 }
 
 static int parse_defs(Src *s);

@@ -7,10 +7,11 @@
 // HVM4's `PARSE_ERROR (file:line:col)` report on stderr; the result is then
 // non-zero. Call heap_init and names_init first.
 //
-// Template layout (docs/architecture.md): `len` words, word 0 = root, then
-// the nodes, linked: a VAR holds its LAM's node location (the body slot),
-// DP0/DP1 hold the location of their DUP node [expr, body]; LAM EXT is 0 or
-// LAM_ERA (binder never used). Node layouts, by tag:
+// Template layout (docs/architecture.md): `len` words, word 0 = root (a
+// match's header and case spans after it: term.h), then the nodes, linked:
+// a VAR holds its LAM's node location (the body slot), DP0/DP1 hold the
+// location of their DUP node [expr, body]; LAM EXT is 0 or LAM_ERA (binder
+// never used). Node layouts, by tag:
 //
 //   APP [fun, arg]          DRY [fun, arg]  (^(f x))   NAM ext=nick, val 0
 //   LAM [body]              SUP ext=label [a, b]        ERA, ANY: val 0

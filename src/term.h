@@ -195,6 +195,19 @@ FN u32 term_arity(Term t) {
   }
 }
 
+// Match templates
+// ===============
+// A book template whose root is a match (MAT/SWI) carries, after the root,
+// a header and the word span of each case the match can go on with, so a
+// call that meets a number or constructor copies only the case it takes
+// (docs/architecture.md, "Book templates"):
+//   word 1          NUM: ext 1 when the spans may be used, val k
+//   words 2..2+k-1  NUM: ext = length, val = first word: the span of case
+//                   i's hit (i < k-1), then of the last miss (the default)
+// The nodes follow them.
+#define TPL_IS_MATCH(root) (TAG(root) == MAT || TAG(root) == SWI)
+#define TPL_SPAN0          2u   // the first span's word
+
 // Special words
 // =============
 

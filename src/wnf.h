@@ -134,6 +134,7 @@
 #define F_RUSE 67  // (f ~> λ{u}) x, for x              val: as F_RMAT, with a USE
 #define F_OP2R 68  // #n op y, for y                    ext: op; val: op2 [#n, y]
 #define F_EQLR 69  // a === b, for b                    val: eql [a, b]
+#define F_MREF 70  // @f x, @f a match, for x           ext: f's id; val: app [@f, x]
 
 // Words one interaction may allocate at most (APP-RED-MAT-CTR on a C16
 // needs 68). APPLY makes sure the arena has this much before each step,
@@ -285,6 +286,15 @@ FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
 #define WNF_CLONE_NOW(t) 0u
 #else
 #define WNF_CLONE_NOW(t) (TAG(t) == NUM)
+#endif
+
+// A call to a definition that is a match reduces its argument before
+// copying the definition, then copies only the case the argument takes
+// (F_MREF). -D copies it whole, as HVM4 shows it.
+#ifdef WNF_RULES
+#define WNF_CASE_COPY 0
+#else
+#define WNF_CASE_COPY 1
 #endif
 
 // &L{x0,x1} <op> b, for the binary eliminators OP2/EQL/AND/OR with the SUP
@@ -866,37 +876,108 @@ FN u32 wnf_dup_val(THR Wnf *w, u32 lab, Term v, THR Term *r0, THR Term *r1) {
 // Book
 // ====
 
-// Instantiates book definition `id` (docs/architecture.md): copies the
-// template's nodes (words 1..len-1) to fresh heap, relocating every word
-// with a location, and returns the relocated root (word 0). `tpl` is
-// BOOK[id] != 0. Returns 0 when the heap is exhausted.
-FN Term wnf_instance(THR Wnf *w, u32 tpl, u32 len) {
-  Term root = HEAP_LD_BOOK(w, tpl);
-  if (len <= 1) {
+// Copies the book words [lo, hi) to fresh heap, relocating every word with
+// a location, and returns root relocated the same way: a definition's
+// template (docs/architecture.md), or the one case of a match's that a
+// call takes. 0 when the heap is exhausted.
+FN Term wnf_instance(THR Wnf *w, Term root, u32 lo, u32 hi) {
+  if (lo >= hi) {
     return root;
   }
-  if (!wnf_room(w, len - 1)) {
+  u32 len = hi - lo;
+  if (!wnf_room(w, len)) {
     return 0;
   }
-  u32 at  = wnf_bump(w, len - 1);
-  u32 off = at - (tpl + 1);
-  u32 i   = 1;
+  u32 at  = wnf_bump(w, len);
+  u32 off = at - lo;
+  u32 i   = 0;
   // Four words loaded before any is stored: on a GPU their loads are then
   // in flight together instead of one latency each.
   for (; i + 4 <= len; i += 4) {
-    Term t0 = HEAP_LD_BOOK(w, tpl + i + 0);
-    Term t1 = HEAP_LD_BOOK(w, tpl + i + 1);
-    Term t2 = HEAP_LD_BOOK(w, tpl + i + 2);
-    Term t3 = HEAP_LD_BOOK(w, tpl + i + 3);
-    HEAP_ST_NEW(w, at + i - 1, wnf_inst(t0, off));
-    HEAP_ST_NEW(w, at + i + 0, wnf_inst(t1, off));
-    HEAP_ST_NEW(w, at + i + 1, wnf_inst(t2, off));
-    HEAP_ST_NEW(w, at + i + 2, wnf_inst(t3, off));
+    Term t0 = HEAP_LD_BOOK(w, lo + i + 0);
+    Term t1 = HEAP_LD_BOOK(w, lo + i + 1);
+    Term t2 = HEAP_LD_BOOK(w, lo + i + 2);
+    Term t3 = HEAP_LD_BOOK(w, lo + i + 3);
+    HEAP_ST_NEW(w, at + i + 0, wnf_inst(t0, off));
+    HEAP_ST_NEW(w, at + i + 1, wnf_inst(t1, off));
+    HEAP_ST_NEW(w, at + i + 2, wnf_inst(t2, off));
+    HEAP_ST_NEW(w, at + i + 3, wnf_inst(t3, off));
   }
   for (; i < len; i++) {
-    HEAP_ST_NEW(w, at + i - 1, wnf_inst(HEAP_LD_BOOK(w, tpl + i), off));
+    HEAP_ST_NEW(w, at + i, wnf_inst(HEAP_LD_BOOK(w, lo + i), off));
   }
   return wnf_inst(root, off);
+}
+
+// APP-MAT-CTR-MAT's result: the case r applied to the fields of the
+// constructor c, in order; the application nodes are fl and fresh ones.
+FN Term wnf_mat_fields(THR Wnf *w, u32 fl, Term r, Term c) {
+  u32 ari = CTR_ARITY(TAG(c));
+  u32 cl  = VAL(c);
+  if (ari == 0) {
+    return r;
+  }
+  HEAP_ST(w, fl + 0, r);
+  HEAP_ST(w, fl + 1, HEAP_LD(w, cl));
+  r = TERM(APP, 0, fl);
+  if (ari > 1) {
+    u32 n = wnf_bump(w, 2 * (ari - 1));
+    for (u32 i = 1; i < ari; i++) {
+      HEAP_ST(w, n + 0, r);
+      HEAP_ST(w, n + 1, HEAP_LD(w, cl + i));
+      r = TERM(APP, 0, n);
+      n += 2;
+    }
+  }
+  return r;
+}
+
+// (@f v), @f's template a match (term.h, "Match templates"): node fl =
+// [@f, v], v a value. A number or a constructor picks its case in the
+// book, running the APP-MAT-* of each case on the way (at most `left`;
+// the rest of the chain then), and only that case is copied: the result
+// is the term to go on with, *n the interactions. Anything else meets
+// the whole match: it is copied into fl, v stays in fl + 1, *n = 0 (the
+// caller goes on as F_MAT). 0 when the heap is exhausted.
+FN Term wnf_case_call(THR Wnf *w, THR u32 *n, u32 fl, u32 id, Term v, u64 left) {
+  u32  tpl = w->book[id];
+  Term m   = HEAP_LD_BOOK(w, tpl);
+  u32  lo  = tpl + TPL_SPAN0 + VAL(HEAP_LD_BOOK(w, tpl + 1));
+  u32  hi  = tpl + w->book_len[id];
+  u32  tv  = TAG(v);
+  u32  hit = 0;
+  u32  k   = 0;
+  Term r   = m;
+  if (tv == NUM || IS_CTR(tv)) {
+    u32 key = tv == NUM ? VAL(v) : EXT(v);
+    for (;;) {
+      k++;
+      hit = EXT(m) == key;
+      r   = HEAP_LD_BOOK(w, VAL(m) + 1 - hit);
+      if (hit || !TPL_IS_MATCH(r)) {
+        Term span = HEAP_LD_BOOK(w, tpl + TPL_SPAN0 + k - hit);
+        lo = VAL(span);
+        hi = lo + EXT(span);
+        break;
+      }
+      if (k >= left) {
+        break;   // the budget ends here: the rest of the chain, from a whole copy
+      }
+      m = r;
+    }
+  }
+  // room for the case and, past APPLY's reserve, the fields' applications
+  if (!wnf_room(w, hi - lo + (hit && tv != NUM ? 2 * CTR_ARITY(tv) : 0))) {
+    return 0;
+  }
+  r  = wnf_instance(w, r, lo, hi);
+  *n = k;
+  if (k == 0 || !hit) {                            // F_MAT / APP-MAT-*-MIS
+    HEAP_ST(w, fl + 0, r);
+    HEAP_ST(w, fl + 1, v);
+    return TERM(APP, 0, fl);
+  }
+  return tv == NUM ? r : wnf_mat_fields(w, fl, r, v);
 }
 
 // Folds the frames stk[0, sp) back into the heap around cur, the term an
@@ -921,6 +1002,7 @@ FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) 
         break;
       }
       case F_MAT:
+      case F_MREF:
       case F_RMAT:
       case F_RUSE: {
         slot = fl + 1;
@@ -1071,7 +1153,21 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           if (tpl == 0) {
             break;   // undefined: a stuck name
           }
-          Term r = wnf_instance(w, tpl, w->book_len[id]);
+          Term root = HEAP_LD_BOOK(w, tpl);
+          u32  lo   = tpl + 1;
+          if (TPL_IS_MATCH(root)) {
+            Term hdr = HEAP_LD_BOOK(w, tpl + 1);
+            lo = tpl + TPL_SPAN0 + VAL(hdr);
+            if (WNF_CASE_COPY && EXT(hdr) && sp > 0 && TAG(stk[sp - 1]) == APP) {
+              // (@f x), @f a match: x first, then only the case it takes
+              u32 fl = VAL(stk[sp - 1]);
+              HEAP_ST(w, fl, next);   // it may have come through a variable
+              stk[sp - 1] = TERM(F_MREF, id, fl);
+              next        = HEAP_LD(w, fl + 1);
+              continue;
+            }
+          }
+          Term r = wnf_instance(w, root, lo, tpl + w->book_len[id]);
           if (r == 0) {
             st = WNF_OOM;
             break;
@@ -1287,6 +1383,23 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           continue;
         }
 
+        // (@f □), @f's template a match: node fl = [@f, arg]; ext: f's id
+        case F_MREF: {
+          u32 n = 0;
+          next  = wnf_case_call(w, &n, fl, EXT(f), whnf, lim - itrs);
+          if (next == 0) {
+            sp++;
+            st = WNF_OOM;
+            break;
+          }
+          if (n == 0) {                                     // the whole match
+            stk[sp++] = TERM(F_MAT, 0, fl);
+            continue;
+          }
+          itrs += n;
+          break;
+        }
+
         // (mat □) / (use □): the argument is a value; node fl = [mat, arg]
         case F_MAT: {
           Term mat = HEAP_LD(w, fl);
@@ -1312,24 +1425,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             itrs++;
             WNF_RULE(EXT(mat) == EXT(whnf) ? R_APP_MAT_CTR_MAT : R_APP_MAT_CTR_MIS);
             if (EXT(mat) == EXT(whnf)) {                    // APP-MAT-CTR-MAT
-              u32  ari = CTR_ARITY(tw);
-              u32  c   = VAL(whnf);
-              Term r   = HEAP_LD(w, m);
-              if (ari > 0) {
-                HEAP_ST(w, fl + 0, r);
-                HEAP_ST(w, fl + 1, HEAP_LD(w, c));
-                r = TERM(APP, 0, fl);
-                if (ari > 1) {
-                  u32 n = wnf_bump(w, 2 * (ari - 1));
-                  for (u32 i = 1; i < ari; i++) {
-                    HEAP_ST(w, n + 0, r);
-                    HEAP_ST(w, n + 1, HEAP_LD(w, c + i));
-                    r = TERM(APP, 0, n);
-                    n += 2;
-                  }
-                }
-              }
-              next = r;
+              next = wnf_mat_fields(w, fl, HEAP_LD(w, m), whnf);
               break;
             }
             HEAP_ST(w, fl + 0, HEAP_LD(w, m + 1));          // APP-MAT-CTR-MIS

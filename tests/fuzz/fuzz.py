@@ -12,6 +12,11 @@ triage rules of tests/fuzz/README.md do not expect.
 
   fuzz.py --bin build-asan/hvm4g [--seed N] [--cases N | --time S]
           [--jobs N] [--timeout S] [--out DIR] [--ref-tests DIR]
+          [--base BIN]
+
+With --base BIN (a build of the change's parent), each case also runs on
+the CPU with -s on both builds, which must print the same output and
+interaction count: for changes to the core that keep HVM4's steps.
 
 Each case is one line: "ok", or "FAIL <why>" with the case saved under
 --out. The last line is "N passed, N failed"; the exit status is 1 when a
@@ -220,6 +225,18 @@ def judge(res, flags=(), limit=10.0, loose=False):
     return None
 
 
+def same_as_base(new, old):
+    """Whether a case ran the same on this build and on --base: status,
+    output and interaction count (-s's other lines are times). A run that
+    timed out or ran out of a resource on either side is not compared."""
+    (rc1, out1, _), (rc0, out0, _) = new, old
+    if rc1 is None or rc0 is None or LIMIT.search(out0 + out1):
+        return True
+    keep = lambda o: [l for l in o.splitlines()
+                      if not l.startswith("- ") or l.startswith("- Itrs")]
+    return rc1 == rc0 and keep(out1) == keep(out0)
+
+
 def one_case(a, idx, src, seed):
     rng = random.Random(f"{seed}:{idx}")
     code = mutate(rng, src)
@@ -239,8 +256,15 @@ def one_case(a, idx, src, seed):
                 res[name] = run(a.metal, path,
                                 flags + [f"--heap={a.heap}"] + extra,
                                 a.timeout, {"HVM4G_MTL_YIELD": "2"})
+        base = None
+        if a.base and res["cpu"][0] is not None:
+            args = flags + [f"--heap={a.heap}", "-s"]
+            base = (run(a.bin, path, args, a.timeout),
+                    run(a.base, path, args, a.timeout))
     why = judge(res, flags, a.timeout,
                 reuses_projection(code) or sup_label(code))
+    if not why and base and not same_as_base(*base):
+        why = "base: output or interaction count differs"
     if why and a.out:
         os.makedirs(a.out, exist_ok=True)
         keep = os.path.join(a.out, f"case_{seed}_{idx}.hvm4")
@@ -263,9 +287,14 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--ref-tests", default="")
     ap.add_argument("--metal", default="")
+    # A build of the change's parent: each case whose CPU run ended runs
+    # on the CPU with -s on both, and must print the same, count included
+    # (a change to the core that keeps HVM4's steps).
+    ap.add_argument("--base", default="")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
     a.metal = os.path.abspath(a.metal) if a.metal else ""
+    a.base = os.path.abspath(a.base) if a.base else ""
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     dirs = [os.path.join(root, "tests", "golden")] + ([a.ref_tests] if a.ref_tests else [])

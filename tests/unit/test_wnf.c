@@ -13,6 +13,7 @@
 #include <string.h>
 #include "cpu.h"
 #include "names.h"
+#include "parse.h"
 
 #include "check.h"
 
@@ -506,7 +507,7 @@ static void test_instance(void) {
       // alternately a word with a location (pointing inside) and one without
       HEAP[t + i] = (i & 1) ? TERM(VAR, 0, t + len - i) : num(100 + i);
     }
-    Term root = wnf_instance(&W, t, len);
+    Term root = wnf_instance(&W, HEAP[t], t + 1, t + len);
     if (len == 1) {
       CHECK(root == num(7));
       continue;
@@ -943,6 +944,193 @@ static void test_lift_run(void) {
   CHECK_STR(str(snf(r)), "&1{16,20}");
 }
 
+// Calls to a definition that is a match (wnf.h, F_MREF): the argument is
+// reduced first and only the case it takes is copied from the book. Each
+// call must give what the same match built by hand gives, result and
+// count, in every pass (stopped after every interaction too, where a walk
+// down the cases stops half way); the whole match where the argument is
+// no number or constructor.
+static const char *CASE_SRC =
+  "@f = λ{0: λx.(x + 100); 1: λx.(x * 2); λn.λx.(n + x)}\n"
+  "@g = λ{#A: λa.(a + 1); #B: λa.λb.(a * b); λc.#Z{c}}\n";
+static u32 F_ID, G_ID, K_A, K_B, K_C, K_Z;
+
+static void case_book(void) {
+  if (F_ID) return;
+  CHECK(parse_text("case.hvm4", CASE_SRC) == 0);
+  F_ID = table_find("f", 1);
+  G_ID = table_find("g", 1);
+  K_A  = nick_of("A", 1);
+  K_B  = nick_of("B", 1);
+  K_C  = nick_of("C", 1);
+  K_Z  = nick_of("Z", 1);
+  CHECK(F_ID != ~0u && G_ID != ~0u);
+  W.book_cnt = table_count();
+}
+
+static Term f_by_hand(void) {
+  u32 x0 = slot(), x1 = slot(), n = slot(), x2 = slot();
+  return swi(0, lam(x0, op2(OP_ADD, var(x0), num(100))),
+         swi(1, lam(x1, op2(OP_MUL, var(x1), num(2))),
+             lam(n, lam(x2, op2(OP_ADD, var(n), var(x2))))));
+}
+
+static Term g_by_hand(void) {
+  u32 a0 = slot(), a1 = slot(), b1 = slot(), c = slot();
+  return mat(K_A, lam(a0, op2(OP_ADD, var(a0), num(1))),
+         mat(K_B, lam(a1, lam(b1, op2(OP_MUL, var(a1), var(b1)))),
+             lam(c, ctr1(K_Z, var(c)))));
+}
+
+// t must give what ref gives: the same normal form and count.
+static void expect_same(Term t, Term ref, int line) {
+  fresh();
+  RUN_STATUS = WNF_OK;
+  Term r = snf(ref);
+  char want[512];
+  snprintf(want, sizeof want, "%s", str(r));
+  expect(t, want, W.itrs, line);
+}
+#define EXPECT_SAME(t, ref) expect_same((t), (ref), __LINE__)
+
+static Term f_arg(u32 i) {
+  switch (i) {
+    case 0:  return num(0);
+    case 1:  return num(1);
+    case 2:  return num(7);                       // past both cases
+    case 3:  return op2(OP_SUB, num(3), num(2));  // work first
+    case 4:  return sup(L_A, num(0), num(7));     // the whole match
+    case 5:  return era();
+    default: return inc(num(1));
+  }
+}
+
+static Term g_arg(u32 i) {
+  switch (i) {
+    case 0:  return ctr1(K_A, num(3));
+    case 1:  return ctr2(K_B, num(3), num(4));
+    case 2:  return ctr1(K_C, num(9));            // the default
+    case 3:  return num(0);                       // a number: no case
+    default: return sup(L_B, ctr1(K_A, num(1)), ctr2(K_B, num(2), num(3)));
+  }
+}
+
+static void test_case_copy(void) {
+  case_book();
+  Term f = TERM(REF, F_ID, 0), g = TERM(REF, G_ID, 0);
+  for (u32 i = 0; i < 7; i++) {
+    EXPECT_SAME(app(app(f, f_arg(i)), num(5)), app(app(f_by_hand(), f_arg(i)), num(5)));
+  }
+  for (u32 i = 0; i < 5; i++) {
+    EXPECT_SAME(app(g, g_arg(i)), app(g_by_hand(), g_arg(i)));
+  }
+  // through a variable: (λh.(h 1 5) @f)
+  u32 h = slot(), k = slot();
+  EXPECT_SAME(app(lam(h, app(app(var(h), num(1)), num(5))), f),
+              app(lam(k, app(app(var(k), num(1)), num(5))), f_by_hand()));
+  // a name: stuck on the whole match
+  EXPECT_SAME(app(g, nam(5)), app(g_by_hand(), nam(5)));
+}
+
+// The template's header and spans (term.h, "Match templates"), and what a
+// call copies: the case taken alone.
+static void test_case_words(void) {
+  case_book();
+  u32  t   = BOOK[F_ID];
+  Term hdr = HEAP[t + 1];
+  CHECK(TAG(HEAP[t]) == SWI && TAG(hdr) == NUM && EXT(hdr) == 1 && VAL(hdr) == 3);
+  u32 lens[3] = {3, 3, 4};                       // λx.(x+100), λx.(x*2), λn.λx.(n+x)
+  for (u32 i = 0; i < 3; i++) {
+    Term sp = HEAP[t + TPL_SPAN0 + i];
+    CHECK(TAG(sp) == NUM && EXT(sp) == lens[i]);
+    CHECK(VAL(sp) >= t + TPL_SPAN0 + 3 && VAL(sp) + EXT(sp) <= t + BOOK_LEN[F_ID]);
+  }
+  Term calls[3] = {num(0), num(1), num(9)};
+  Term want[3]  = {num(105), num(10), num(14)};
+  for (u32 i = 0; i < 3; i++) {
+    fresh();
+    Term c = app(app(TERM(REF, F_ID, 0), calls[i]), num(5));
+    if (W.end - W.next < 2 * WNF_RESERVE) (void)wnf_room(&W, 2 * WNF_RESERVE);
+    u32  at = W.next;                            // no refill in this run
+    Term r  = wnf_run(&W, c);
+    CHECK(W.status == WNF_OK && r == want[i]);
+    CHECK(W.next - at == lens[i]);
+  }
+  CHECK(EXT(HEAP[BOOK[G_ID] + 1]) == 1 && VAL(HEAP[BOOK[G_ID] + 1]) == 3);
+  // a budget of one stops the walk after the first case: two misses, two
+  // APP-LAM and an OP2 in all, as the match built by hand counts
+  fresh();
+  W.budget = 1;
+  Term r = wnf_run(&W, app(app(TERM(REF, F_ID, 0), num(9)), num(5)));
+  CHECK(W.status == WNF_BUDGET && W.itrs == 1);
+  W.budget = ~0ull;
+  r = wnf_run(&W, r);
+  CHECK(W.status == WNF_OK && r == num(14) && W.itrs == 5);
+  // a long case and a constructor of 16 fields: the copy and the fields'
+  // applications come out of the arena in one step, past APPLY's reserve
+  char src[512];
+  snprintf(src, sizeof src, "@p = λ{#B: λa.λb.λc.λd.λe.λf.λg.λh.λi.λj.λk.λl.λm.λn.λo.λq.\"%030d\"; λz.z}\n", 0);
+  CHECK(parse_text("p.hvm4", src) == 0);
+  u32  pid  = table_find("p", 1);
+  u32  plen = EXT(HEAP[BOOK[pid] + TPL_SPAN0]);
+  CHECK(plen > WNF_RESERVE - 2 * 16 && plen <= WNF_RESERVE);
+  W.book_cnt = table_count();
+  Term flds[16];
+  for (u32 i = 0; i < 16; i++) flds[i] = num(i);
+  u32 cn = nodes(16);
+  memcpy(&HEAP[cn], flds, sizeof flds);
+  fresh();
+  (void)wnf_room(&W, 2 * WNF_RESERVE);
+  W.end = W.next + WNF_RESERVE;                // the reserve, no more
+  r = wnf_run(&W, app(TERM(REF, pid, 0), TERM(C00 + 16, K_B, cn)));
+  CHECK(W.status == WNF_OK && W.itrs == 17 && W.next <= W.end);
+  CHECK(TAG(r) == C00 + 2 && EXT(r) == NICK_CON);
+  // a header without spans (ext 0: a case the parser found pointing
+  // outside its words): calls copy the whole match, the header left out.
+  // @h = λ{0: 10; λ_.20}
+  u32 hid = table_id("h", 1);
+  u32 t2  = nodes(5);
+  HEAP[t2 + 0] = TERM(SWI, 0, t2 + 2);
+  HEAP[t2 + 1] = TERM(NUM, 0, 0);
+  HEAP[t2 + 2] = num(10);
+  HEAP[t2 + 3] = TERM(LAM, LAM_ERA, t2 + 4);
+  HEAP[t2 + 4] = num(20);
+  BOOK[hid] = t2; BOOK_LEN[hid] = 5;
+  W.book_cnt = table_count();
+  for (u32 i = 0; i < 2; i++) {
+    fresh();
+    if (W.end - W.next < 2 * WNF_RESERVE) (void)wnf_room(&W, 2 * WNF_RESERVE);
+    u32 at = W.next;
+    r = wnf_run(&W, app(TERM(REF, hid, 0), num(3 * i)));
+    CHECK(W.status == WNF_OK && r == num(i ? 20 : 10) && W.itrs == 1 + i);
+    CHECK(W.next - at == 3);
+  }
+}
+
+// The heap runs out while a call copies its case: the run stops with the
+// call as it was (its argument reduced) and the count of what it ran.
+// @grow's case is a long string, so most of what a step allocates is
+// that copy. Last: it takes a small heap of its own.
+static void test_case_oom(void) {
+  heap_free();
+  CHECK(heap_init(1u << 16) == 0);
+  cpu_wnf_init(&W, 1u << 12);
+  char src[1024];
+  snprintf(src, sizeof src, "@grow = λ{0: λx.@grow(1 - 1, #P{x, \"%0300d\"})}\n", 0);
+  CHECK(parse_text("grow.hvm4", src) == 0);
+  u32 id = table_find("grow", 4);
+  W.book_cnt = table_count();
+  fresh();
+  Term r = wnf_run(&W, app(app(TERM(REF, id, 0), num(0)), num(1)));
+  CHECK(W.status == WNF_OOM);
+  // (@grow 0 x): the call, rebuilt around its argument
+  Term fn = HEAP[VAL(r)];
+  CHECK(TAG(r) == APP && TAG(fn) == APP && HEAP[VAL(fn)] == TERM(REF, id, 0));
+  CHECK(HEAP[VAL(fn) + 1] == num(0));
+  // each step runs OP2 (1 - 1), APP-MAT-NUM-MAT and APP-LAM
+  CHECK(W.itrs > 0 && W.itrs % 3 == 0);
+}
+
 // A field held by someone else (BUSY: a host primitive's slot that another
 // thread reached through a shared DUP expression) defers too, and the
 // rebuild leaves the field to its holder: taken for a value, it made
@@ -990,6 +1178,7 @@ int main(void) {
     test_red();
     test_uns();
     test_book();
+    test_case_copy();
   }
   STEPWISE = 0;
   MODE     = DUP_SOLO;
@@ -1001,10 +1190,12 @@ int main(void) {
   test_defer_field();
   test_clone_now();
   test_lift_run();
+  test_case_words();
   test_fresh_lab();
   test_race(0);
   test_race(1);
   test_dup_chain();
   test_oom();
+  test_case_oom();
   return check_done();
 }
