@@ -11,8 +11,11 @@
 # say. Device-only rates of the five wide programs, both modes, two
 # rounds; wide map walls (new --gpu, --cpu-first=0, -T16; nocase and base
 # -T16; the reference's -T16 when HVM4_REF is set); interaction counts
-# against the reference's. Supersedes run128.sh (its "ahead" variant is
-# left for later). Then run129.sh (logs/h200-2026-12-04): the checks.
+# against the reference's. off = this tree's CUDA backend built with
+# -DWNF_CASE_COPY=0: the same kernel code (and spills) with every call
+# copying the whole match, so new/off is what the fewer words give and
+# off/nocase what the new code costs. Supersedes run128.sh (its "ahead"
+# variant is left for later). Then run129.sh (logs/h200-2026-12-04).
 set -u
 T0=$(date +%s); source scripts/h200_lib.sh
 D=logs/h200-2026-12-05
@@ -27,14 +30,15 @@ for b in nocase base; do cp -r src Makefile scripts v/$b/; done
    patch -s -R -p1 < ../../$D4/run128_lift.diff &&
    make -j8 -s hvm4g && cp hvm4g ../../hvm4g_base) >> $OUT/build.txt 2>&1 &
 wait
-[ -x hvm4g_base ] && [ -x hvm4g_nocase ] || { cat $OUT/build.txt; exit 1; }
+variants off=-DWNF_CASE_COPY=0 >> $OUT/build.txt 2>&1
+[ -x hvm4g_base ] && [ -x hvm4g_nocase ] && [ -x hvm4g_off ] || { cat $OUT/build.txt; exit 1; }
 for t in . v/nocase v/base; do (cd $t && make -s cuda-regs 2>&1 | grep k_step | sed "s|^|$t |"); done >> $OUT/build.txt
 say "built" >> $OUT/build.txt
 ./hvm4g bench/gpu_tree_map.hvm4 -S --gpu --cpu-first=0 > /dev/null 2>&1   # warm up
 for r in 1 2; do
   for p in gpu_wide_map gpu_sup_search gpu_shared_wide gpu_tree_map gpu_spin_tree; do
     for m in owner atomic; do
-      for b in base nocase new; do
+      for b in base nocase off new; do
         run ./hvm4g_$b bench/$p.hvm4 -S -s --gpu --cpu-first=0 --dup=$m
       done
     done
