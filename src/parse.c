@@ -1029,9 +1029,9 @@ static Term parse_atom(Src *s) {
 // Definitions
 // ===========
 
-// The scratch index a word points at: an occurrence's binder slot (as
-// emit resolves it) or a located word's node; 0 for none (nothing points
-// at word 0, the root's).
+// The scratch index a word points at: an occurrence's binder slot (a
+// lambda's, a dup's node, a dynamic dup's slot for its side) or a located
+// word's node; 0 for none (nothing points at word 0, the root's).
 static u32 w_target(Term t) {
   if (TAG(t) == OCC) {
     Bind *b = &B[VAL(t)];
@@ -1104,11 +1104,10 @@ static void emit(Src *s, u32 id) {
     Term t  = W[i];
     u32  tg = TAG(t);
     if (tg == OCC) {
-      Bind *b = &B[VAL(t)];
-      u32  sd = EXT(t) == 1;
-      if (b->kind == B_LAM)      t = TERM(VAR, 0, at + b->loc[0]);
-      else if (b->kind == B_DYN) t = TERM(VAR, 0, at + b->loc[sd]);
-      else                       t = TERM(sd ? DP1 : DP0, b->lab, at + b->loc[0]);
+      Bind *b   = &B[VAL(t)];
+      u32   loc = at + w_target(t);
+      if (b->kind == B_DUP) t = TERM(EXT(t) == 1 ? DP1 : DP0, b->lab, loc);
+      else                  t = TERM(VAR, 0, loc);
     } else if (HAS_LOC(tg)) {
       t = TERM(tg, EXT(t), VAL(t) + at);
     }
