@@ -10,13 +10,13 @@ NVCC    := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>
 endif
 BUILD   ?= build
 
-SRCS    := $(wildcard src/*.c) $(wildcard src/gpu/*.c)
+SRCS    := $(wildcard src/*.c src/*/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
-HDRS    := $(wildcard src/*.h) $(wildcard src/gpu/*.h) $(wildcard src/gpu/*.cuh)
+HDRS    := $(wildcard src/*/*.h src/*/*/*.h src/*/*/*.cuh)
 
 # The CUDA backend is compiled wherever nvcc exists; the binary still runs
 # (on the simulated device) where no GPU is present.
-CUSRCS  := $(wildcard src/gpu/*.cu)
+CUSRCS  := $(wildcard src/dev/cuda/*.cu)
 ifneq ($(NVCC),)
 ifneq ($(CUSRCS),)
 HVM4G_CFLAGS += -DHVM4G_CUDA
@@ -43,7 +43,7 @@ ifeq ($(shell uname -s),Darwin)
 METAL   ?= $(shell xcrun -sdk macosx -f metal 2>/dev/null)
 ifneq ($(METAL),)
 CFLAGS  += -DHVM4G_METAL
-OBJS    += $(BUILD)/src/gpu/metal_dev.o $(BUILD)/metal_lib.o
+OBJS    += $(BUILD)/src/dev/metal/metal_dev.o $(BUILD)/metal_lib.o
 LDLIBS  += -framework Metal -framework Foundation -lobjc
 endif
 endif
@@ -71,9 +71,9 @@ $(BUILD)/%.o: %.m $(HDRS)
 	$(CC) $(CFLAGS) -fobjc-arc -c -o $@ $<
 
 # metal_kern.metal -> AIR -> metallib -> a C array (metal_dev.m loads it).
-$(BUILD)/hvm4g.metallib: src/gpu/metal_kern.metal $(HDRS)
+$(BUILD)/hvm4g.metallib: src/dev/metal/metal_kern.metal $(HDRS)
 	@mkdir -p $(BUILD)
-	xcrun -sdk macosx metal -std=metal3.2 -mmacosx-version-min=15.0 -O2 -c -o $(BUILD)/metal_kern.air $<
+	xcrun -sdk macosx metal -Isrc -std=metal3.2 -mmacosx-version-min=15.0 -O2 -c -o $(BUILD)/metal_kern.air $<
 	xcrun -sdk macosx metallib -o $@ $(BUILD)/metal_kern.air
 
 $(BUILD)/metal_lib.c: $(BUILD)/hvm4g.metallib
@@ -123,10 +123,10 @@ fuzz: asan build-metal/hvm4g-mtl
 MTL_CXX ?= $(shell command -v clang++ 2>/dev/null || command -v g++ 2>/dev/null)
 MTL_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter \
   -Wno-unused-function -Wno-attributes -Wno-unknown-attributes \
-  -Wno-unknown-warning-option -fno-exceptions -fno-rtti -Itests/metal
+  -Wno-unknown-warning-option -fno-exceptions -fno-rtti -Itests/metal -Isrc
 
 build-metal/mtl_cpu.o: tests/metal/mtl_cpu.cpp tests/metal/metal_stdlib \
-                       src/gpu/metal_kern.metal $(HDRS)
+                       src/dev/metal/metal_kern.metal $(HDRS)
 	@mkdir -p $(dir $@)
 	$(MTL_CXX) $(MTL_CXXFLAGS) -c -o $@ $<
 

@@ -12,7 +12,7 @@ NVCC=${1:-nvcc}
 OBJ=$(mktemp /tmp/cuda_regs.XXXXXX.o)
 trap 'rm -f "$OBJ"' EXIT
 FILT=$(command -v cu++filt || command -v c++filt || echo cat)
-"$NVCC" "$@" -Xptxas -v -c -o "$OBJ" src/gpu/cuda.cu 2>&1 |
+"$NVCC" "$@" -Xptxas -v -c -o "$OBJ" src/dev/cuda/cuda.cu 2>&1 |
 awk '
   /Function properties for/ { f = $NF; order[++n] = f }
   /bytes stack frame/       { stk[f] = $1; sst[f] = $5; sld[f] = $9 }

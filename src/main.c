@@ -11,15 +11,15 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
-#include "eval.h"
-#include "snf.h"
-#include "collapse.h"
-#include "heap.h"
-#include "names.h"
-#include "parse.h"
-#include "pool.h"
-#include "print.h"
-#include "gpu/gpu.h"
+#include "cpu/eval.h"
+#include "cpu/snf.h"
+#include "collapse/collapse.h"
+#include "heap/heap.h"
+#include "lang/names.h"
+#include "lang/parse.h"
+#include "cpu/pool.h"
+#include "lang/print.h"
+#include "dev/gpu.h"
 
 #define VERSION "0.1.0"
 

@@ -240,12 +240,12 @@ variant_check() {   # name, compiler command...
   if "$@" > "$TMP/variant-$name.log" 2>&1; then record build "$name" 1
   else record build "$name" 0 "$(grep -m1 -iE 'error' "$TMP/variant-$name.log")"; fi
 }
-variant_check sim-lane-balance "$CC" -std=gnu11 -Isrc -DLANE_BALANCE -fsyntax-only src/gpu/sim.c
+variant_check sim-lane-balance "$CC" -std=gnu11 -Isrc -DLANE_BALANCE -fsyntax-only src/dev/sim.c
 NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 if [ -n "$NVCC_BIN" ]; then
   for v in LANE_BALANCE LANE_CLOCK HVM4G_BOOK_VOLATILE HVM4G_SUB_IMM_RELAXED \
            HVM4G_TAKE_ACQUIRE HVM4G_NO_SORT_TAGS; do
-    variant_check "cuda-${v,,}" "$NVCC_BIN" -arch=sm_90 -Isrc "-D$v" -ptx -o /dev/null src/gpu/cuda.cu
+    variant_check "cuda-${v,,}" "$NVCC_BIN" -arch=sm_90 -Isrc "-D$v" -ptx -o /dev/null src/dev/cuda/cuda.cu
   done
 fi
 BIN=${HVM4G_BIN:-$ROOT/hvm4g}
@@ -256,7 +256,7 @@ BIN=${HVM4G_BIN:-$ROOT/hvm4g}
 # file except main.c; it passes when it exits 0 and ends with
 # "N passed, 0 failed".
 LIBSRCS=()
-for f in src/*.c src/gpu/*.c; do
+for f in src/*.c src/*/*.c; do
   [ -f "$f" ] && [ "$f" != src/main.c ] && LIBSRCS+=("$f")
 done
 

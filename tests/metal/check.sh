@@ -37,7 +37,7 @@ par() { xargs -d '\n' -r -P "$JOBS" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
 # header it includes must not name the type or write a literal of it.
 lint=0
 CXX=${MTL_CXX:-$(command -v clang++ || command -v g++)}
-deps=$("$CXX" -std=c++17 -Itests/metal -MM -x c++ src/gpu/metal_kern.metal 2>&1 |
+deps=$("$CXX" -std=c++17 -Itests/metal -Isrc -MM -x c++ src/dev/metal/metal_kern.metal 2>&1 |
        tr ' \\' '\n\n' | grep -E '^src/.*\.(h|metal)$')
 if [ -z "$deps" ]; then
   echo "[FAIL] lint: could not list the kernel's headers"; lint=1

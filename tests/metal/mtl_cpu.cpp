@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../../src/gpu/metal_kern.metal"
-#include "../../src/gpu/metal.h"
+#include "dev/metal/metal_kern.metal"
+#include "dev/metal/metal.h"
 
 static struct {
   void *p[MB_COUNT];

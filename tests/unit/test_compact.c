@@ -9,8 +9,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "heap.h"
-#include "gpu/dev.h"
+#include "heap/heap.h"
+#include "dev/dev.h"
 #include "check.h"
 
 static u64 TOP0;

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "deque.h"
+#include "cpu/deque.h"
 
 #include "check.h"
 

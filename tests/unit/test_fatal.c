@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "eval.h"
+#include "cpu/eval.h"
 #include "check.h"
 
 #define NTH 8

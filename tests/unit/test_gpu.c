@@ -10,14 +10,14 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "heap.h"
-#include "names.h"
-#include "parse.h"
-#include "print.h"
-#include "eval.h"
-#include "snf.h"
-#include "gpu/gpu.h"
-#include "gpu/dev.h"
+#include "heap/heap.h"
+#include "lang/names.h"
+#include "lang/parse.h"
+#include "lang/print.h"
+#include "cpu/eval.h"
+#include "cpu/snf.h"
+#include "dev/gpu.h"
+#include "dev/dev.h"
 #include "run_prog.h"
 
 // A backend of the WNF core for this test: C11 atomics on the host heap,
@@ -51,7 +51,7 @@ static inline u32 t_cas32(u32 *p, u32 o, u32 n) {
   return o;
 }
 
-#include "gpu/lane.h"   // the device lanes over this backend (and wnf.h)
+#include "core/lane.h"   // the device lanes over this backend (and wnf.h)
 
 static int PASS = 0, FAIL = 0;
 

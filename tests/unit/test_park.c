@@ -4,8 +4,8 @@
 // the test's own (which only pushes and waits) and two pool threads.
 
 #include <time.h>
-#include "cpu.h"
-#include "pool.h"
+#include "cpu/cpu.h"
+#include "cpu/pool.h"
 #include "check.h"
 
 #define TASKS 64

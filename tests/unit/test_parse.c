@@ -17,10 +17,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "heap.h"
-#include "names.h"
-#include "parse.h"
-#include "print.h"
+#include "heap/heap.h"
+#include "lang/names.h"
+#include "lang/parse.h"
+#include "lang/print.h"
 
 static int    ARGC;
 static char **ARGV;

@@ -7,8 +7,8 @@
 // hung about 1 run in 400 at -T4 before). The pool's other thread is never
 // woken here, so no task is stolen and every check is deterministic.
 
-#include "cpu.h"
-#include "pool.h"
+#include "cpu/cpu.h"
+#include "cpu/pool.h"
 #include "check.h"
 
 static Wnf WK[2];

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "gpu/reach.h"
+#include "dev/reach.h"
 #include "check.h"
 
 #define WORDS 5000u

@@ -10,8 +10,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include "cpu.h"
-#include "eval.h"
+#include "cpu/cpu.h"
+#include "cpu/eval.h"
 #include "check.h"
 
 #define THIEVES 4

@@ -17,14 +17,14 @@
 #include <sched.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "heap.h"
-#include "names.h"
-#include "parse.h"
-#include "print.h"
-#include "eval.h"
-#include "snf.h"
-#include "gpu/gpu.h"
-#include "gpu/dev.h"
+#include "heap/heap.h"
+#include "lang/names.h"
+#include "lang/parse.h"
+#include "lang/print.h"
+#include "cpu/eval.h"
+#include "cpu/snf.h"
+#include "dev/gpu.h"
+#include "dev/dev.h"
 #include "check.h"
 #include "run_prog.h"
 
@@ -52,7 +52,7 @@ static inline u32 t_cas32(u32 *p, u32 o, u32 n) {
   return o;
 }
 
-#include "gpu/take32.h"
+#include "core/take32.h"
 
 #define HEAP_LD(w, loc)        t32_ld((w)->heap, (loc))
 #define HEAP_ST(w, loc, t)     t32_st((w)->heap, (loc), (t))
@@ -69,7 +69,7 @@ static inline int t_refill(Wnf *w, u32 n) {
   return 1;
 }
 
-#include "wnf.h"
+#include "core/wnf.h"
 
 #define THREADS 16
 

@@ -2,7 +2,7 @@
 // BUSY. Prints one line per failure; last line "N passed, N failed".
 
 #include <stdio.h>
-#include "term.h"
+#include "core/term.h"
 
 #include "check.h"
 

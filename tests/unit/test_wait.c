@@ -6,8 +6,8 @@
 // defers, leaving it untouched. Last line: "N passed, N failed".
 
 #include <stdio.h>
-#include "heap.h"
-#include "core.h"
+#include "heap/heap.h"
+#include "core/core.h"
 
 static u32  WAITS;      // pauses before a poll
 static u32  WAIT_LOC;   // the slot of the last one
@@ -17,7 +17,7 @@ static Term GIVE;       // what the holder stores meanwhile (BUSY: keeps it)
 #define HEAP_PAUSE(w, loc)  test_pause((w), (loc))
 static void test_pause(Wnf *w, u32 loc);
 
-#include "cpu.h"
+#include "cpu/cpu.h"
 #include "check.h"
 
 static void test_pause(Wnf *w, u32 loc) {

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "cpu.h"
-#include "names.h"
-#include "parse.h"
+#include "cpu/cpu.h"
+#include "lang/names.h"
+#include "lang/parse.h"
 
 #include "check.h"
 

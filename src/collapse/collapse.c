@@ -1,0 +1,362 @@
+// collapse.c: `-C` / `-CN`, the collapsed normal form (HVM4's collapser).
+//
+// One collapse step, cnf(t), takes t to WNF and, if a SUP lies anywhere in
+// the result, brings the first one it finds up to the root; it does not go
+// into the two branches that SUP creates. So its answer is a SUP, ERA or INC
+// at the root, or a term free of all three. Lambdas are quoted on the way
+// down (the variable becomes BJV(level), the LAM takes the level in its
+// EXT), which lets DUP-NAM copy a dup of that variable away. An ERA erases
+// the term around it; of a RED only the right side is kept.
+//
+// The enumerator keeps branches in a queue of 64 key buckets, lower keys
+// first, FIFO within a key: a SUP's two sides go in at key+1, an INC (↑)
+// lowers the key of what it wraps. A branch with neither is printed. Being
+// lazy, it works on infinite superpositions (enum_* tests).
+//
+// cnf walks the term with an explicit stack (no C recursion).
+//
+// -T N (collapse_par.c): the calling thread uses branches in the same
+// order as the single-thread loop here, while the pool collapses ahead of
+// it the branches it has queued; branches are independent, and the DUPs
+// they share are taken atomically (DUP_SHARED). The output is thus the same
+// for any -T; only work past the limit is wasted. Both use cnf and the
+// branch steps below, and allocate through collapse_mem.c (collapse_in.h).
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "cpu/eval.h"
+#include "collapse/collapse.h"
+#include "collapse/collapse_in.h"
+#include "heap/heap.h"
+#include "lang/print.h"
+
+// cnf's explicit stack
+// ====================
+
+typedef struct {
+  Term term;   // the node (NODE) or the original LAM (LAMB)
+  u32  loc;    // node location
+  u32  ari;    // children
+  u32  i;      // child being collapsed
+  int  sup;    // first child that became a SUP, or -1
+  u32  depth;  // binder depth at this node (LAMB: its level)
+  u32  kind;
+} CFrame;
+
+#define CF_NODE 0
+#define CF_LAMB 1
+
+// Per thread, re-entrant: a %nf inside cnf may run another branch's cnf on
+// this thread (pool work), which stacks its frames above CS_SP.
+static _Thread_local CFrame *CS     = NULL;
+static _Thread_local u64     CS_CAP = 0;
+static _Thread_local u32     CS_SP  = 0;
+
+u32  collapse_mark(void)   { return CS_SP; }
+void collapse_reset(u32 sp) { CS_SP = sp; }
+
+static void cs_grow(u32 need) {
+  if (need > CS_CAP) CS = collapse_grow(CS, &CS_CAP, need, sizeof(CFrame));
+}
+
+// Children cnf visits; 0 for leaves and for what it never enters.
+static u32 cnf_arity(Term t) {
+  u32 tag = TAG(t);
+  return tag == LAM || tag == INC || tag == SUP || tag == RED ? 0 : term_arity(t);
+}
+
+// Rebuilds a node whose child `sup` is a SUP as SUP(node0, node1): node0
+// reuses the node's own words, node1 is fresh; the other children are cloned
+// with the SUP's label.
+static Term cnf_lift(Wnf *w, CFrame *f) {
+  u32  tag = TAG(f->term), ext = EXT(f->term);
+  u32  loc = f->loc, ari = f->ari;
+  Term sup = HEAP[loc + (u32)f->sup];
+  u32  lab = EXT(sup);
+  Term a   = HEAP[VAL(sup) + 0];
+  Term b   = HEAP[VAL(sup) + 1];
+  u32  n1  = eval_alloc(w, ari);
+  for (u32 i = 0; i < ari; i++) {
+    if ((int)i == f->sup) {
+      HEAP[loc + i] = a;
+      HEAP[n1 + i]  = b;
+    } else {
+      u32 c = eval_alloc(w, 1);
+      HEAP[c]       = HEAP[loc + i];
+      HEAP[loc + i] = TERM(DP0, lab, c);
+      HEAP[n1 + i]  = TERM(DP1, lab, c);
+    }
+  }
+  u32 s = eval_alloc(w, 2);
+  HEAP[s + 0] = TERM(tag, ext, loc);
+  HEAP[s + 1] = TERM(tag, ext, n1);
+  return TERM(SUP, lab, s);
+}
+
+// Finishes a quoted LAM of `level` whose collapsed body is `body`.
+static Term cnf_lam(Wnf *w, u32 level, Term body) {
+  u32 bl = eval_alloc(w, 1);
+  HEAP[bl] = body;
+  Term lam = TERM(LAM, level, bl);
+  switch (TAG(body)) {
+    case ERA: {
+      return body;
+    }
+    case INC: {
+      // ↑ moves above the lambda: λx.↑t  ~>  ↑λx.t
+      HEAP[bl] = HEAP[VAL(body)];
+      u32 il = eval_alloc(w, 1);
+      HEAP[il] = lam;
+      return TERM(INC, 0, il);
+    }
+    case SUP: {
+      u32 l0 = eval_alloc(w, 1), l1 = eval_alloc(w, 1);
+      HEAP[l0] = HEAP[VAL(body) + 0];
+      HEAP[l1] = HEAP[VAL(body) + 1];
+      u32 s = eval_alloc(w, 2);
+      HEAP[s + 0] = TERM(LAM, level, l0);
+      HEAP[s + 1] = TERM(LAM, level, l1);
+      return TERM(SUP, EXT(body), s);
+    }
+    default: {
+      return lam;
+    }
+  }
+}
+
+// Whether a stuck DP0/DP1 of label `lab` is one of the DUPs the core makes
+// to share the argument of a RED between its sides (wnf_red_share, wnf.h:
+// labels counted down from the top of the label space, the count in heap
+// word 0). Such a DUP stands for its value on both sides, and its DP0 only
+// ever sits in a RED's left side, which cnf drops: cnf shares the value.
+static int red_share(u32 lab) {
+  u64 n = __atomic_load_n(&HEAP[0], __ATOMIC_ACQUIRE);
+  return (u64)lab + n > EXT_MASK;
+}
+
+// cnf of `t` at binder depth `depth`.
+static Term cnf(Wnf *w, Term t, u32 depth) {
+  u32  base = CS_SP;
+  u32  sp   = base;
+  Term res;
+  descend:
+  for (;;) {
+    CS_SP = sp;
+    t = eval_wnf(w, t);
+    u32 tag = TAG(t);
+    if (tag == RED) {
+      t = HEAP[VAL(t) + 1];
+      continue;
+    }
+    if ((tag == DP0 || tag == DP1) && red_share(EXT(t))) {
+      // stuck: resolve it to its value (BUSY: another thread has it now)
+      Term v = __atomic_load_n(&HEAP[VAL(t)], __ATOMIC_ACQUIRE);
+      if (v != BUSY && !IS_SUB(v)) {
+        __atomic_compare_exchange_n(&HEAP[VAL(t)], &v, AS_SUB(v), 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+      }
+      continue;
+    }
+    if (tag == LAM) {
+      u32 lvl  = depth + 1;
+      u32 loc  = VAL(t);
+      Term bod = HEAP[loc];
+      HEAP[loc] = AS_SUB(TERM(BJV, 0, lvl));
+      cs_grow(sp + 1);
+      CS[sp++] = (CFrame){ t, loc, 1, 0, -1, lvl, CF_LAMB };
+      t = bod;
+      depth = lvl;
+      continue;
+    }
+    u32 ari = cnf_arity(t);
+    if (ari == 0) {
+      res = t;
+      break;
+    }
+    cs_grow(sp + 1);
+    CS[sp++] = (CFrame){ t, VAL(t), ari, 0, -1, depth, CF_NODE };
+    t = HEAP[VAL(t)];
+  }
+  // ascend: hand `res` to the frame above
+  while (sp > base) {
+    CFrame *f = &CS[sp - 1];
+    if (f->kind == CF_LAMB) {
+      sp--;
+      res = cnf_lam(w, f->depth, res);
+      continue;
+    }
+    HEAP[f->loc + f->i] = res;
+    if (TAG(res) == ERA) {
+      sp--;
+      continue;
+    }
+    if (f->sup < 0 && TAG(res) == SUP) {
+      f->sup = (int)f->i;
+    }
+    if (++f->i < f->ari) {
+      t     = HEAP[f->loc + f->i];
+      depth = f->depth;
+      goto descend;
+    }
+    sp--;
+    res = f->sup < 0 ? f->term : cnf_lift(w, f);
+  }
+  CS_SP = base;
+  return res;
+}
+
+// Branch queue
+// ============
+// 64 FIFO buckets of tasks; a task is two locations (the sides of a SUP).
+
+
+typedef struct {
+  u64 *buf;
+  u64  head, tail, cap;   // ring: [head, tail)
+} Bucket;
+
+static Bucket Q[KEYS];
+static u64    Q_MASK;     // bit k: bucket k non-empty
+
+// Doubles a full bucket's ring: task i was at i mod the old size, and
+// moves up by it if it is not at i mod the new one.
+static void q_grow(Bucket *b) {
+  u64 old = b->cap;
+  b->buf  = collapse_grow(b->buf, &b->cap, old + 1, sizeof(u64));
+  for (u64 i = b->head; i < b->tail; i++) {
+    if (i & old) b->buf[i & (b->cap - 1)] = b->buf[i & (old - 1)];
+  }
+}
+
+static void q_push(u32 key, u64 task) {
+  if (key >= KEYS) key = KEYS - 1;
+  Bucket *b = &Q[key];
+  if (b->tail - b->head == b->cap) q_grow(b);
+  b->buf[b->tail++ & (b->cap - 1)] = task;
+  Q_MASK |= 1ull << key;
+}
+
+// The lowest non-empty bucket (clearing the bits of empty ones); 0 if none.
+static int q_low(u32 *key) {
+  while (Q_MASK) {
+    u32 k = (u32)__builtin_ctzll(Q_MASK);
+    if (Q[k].head != Q[k].tail) {
+      *key = k;
+      return 1;
+    }
+    Q_MASK &= ~(1ull << k);
+  }
+  return 0;
+}
+
+static int q_pop(u32 *key, u64 *task) {
+  if (!q_low(key)) return 0;
+  Bucket *b = &Q[*key];
+  *task = b->buf[b->head++ & (b->cap - 1)];
+  return 1;
+}
+
+static void q_free(void) {
+  for (u32 k = 0; k < KEYS; k++) {
+    free(Q[k].buf);
+    Q[k] = (Bucket){0};
+  }
+  Q_MASK = 0;
+}
+
+// Branches
+// ========
+
+u64 COLLAPSE_PRINTED;
+u64 COLLAPSE_LIMIT;
+
+// Collapses the branch at `loc` in place until it is an ERA, a SUP or
+// neither; each INC on the way stays in the heap (HEAP[loc] = ↑ the rest).
+void collapse_branch(Wnf *w, u32 loc) {
+  for (;;) {
+    Term t = cnf(w, HEAP[loc], 0);
+    HEAP[loc] = t;
+    if (TAG(t) != INC) return;
+    loc = VAL(t);
+  }
+}
+
+// Key `key` lowered by n INCs.
+static u32 key_down(u32 key, u32 n) {
+  return key > n ? key - n : 0;
+}
+
+// The key a SUP's sides go to, from a branch at `key` under `incs` INCs.
+u32 collapse_key(u32 key, u32 incs) {
+  u32 k = key_down(key, incs) + 1;
+  return k < KEYS ? k : KEYS - 1;
+}
+
+// The collapsed branch at loc: the term under its INCs, and how many.
+Term collapse_read(u32 loc, u32 *incs) {
+  Term t = HEAP[loc];
+  *incs  = 0;
+  while (TAG(t) == INC) {
+    t = HEAP[VAL(t)];
+    ++*incs;
+  }
+  return t;
+}
+
+// Consumes a collapsed branch (a SUP, an ERA or a quoted term): prints it,
+// unless it is an ERA or a SUP (then returns 1: the caller queues its sides
+// one key above the branch's).
+int collapse_use(Term t) {
+  switch (TAG(t)) {
+    case SUP: {
+      return 1;
+    }
+    case ERA: {
+      return 0;
+    }
+    default: {
+      if (COLLAPSE_PRINTED++ < COLLAPSE_LIMIT && !EVAL.silent) {
+        print_quoted(stdout, t);
+        if (EVAL.stats) {
+          printf(" \033[2m#%llu\033[0m", (unsigned long long)eval_itrs());
+        }
+        putchar('\n');
+        if (ferror(stdout)) eval_out_check();   // an endless -C stops too
+      }
+      return 0;
+    }
+  }
+}
+
+static void collapse_seq(Wnf *w) {
+  u32 key;
+  u64 task;
+  while (COLLAPSE_PRINTED < COLLAPSE_LIMIT && q_pop(&key, &task)) {
+    for (u32 j = 0; j < 2; j++) {
+      u32 loc = j ? (u32)(task >> 32) : (u32)task;
+      if (!loc) continue;
+      collapse_branch(w, loc);
+      u32  incs;
+      Term t = collapse_read(loc, &incs);
+      if (collapse_use(t)) {
+        u32 s = VAL(t);
+        q_push(collapse_key(key, incs), ((u64)(s + 1) << 32) | s);
+      }
+    }
+  }
+}
+
+void collapse_print(u32 loc, long long limit) {
+  if (limit == 0) return;
+  COLLAPSE_LIMIT   = limit < 0 ? ~0ull : (u64)limit;
+  COLLAPSE_PRINTED = 0;
+  if (EVAL.threads > 1) {
+    collapse_par(eval_self(), loc);
+  } else {
+    q_push(0, loc);
+    collapse_seq(eval_worker(0));
+    q_free();
+  }
+  eval_out_check();
+}

@@ -1,0 +1,701 @@
+// collapse_par.c: -C under -T N, the pool collapsing branches ahead of
+// the calling thread while that thread uses them in collapse.c's
+// single-thread order (see "Collapsing ahead" below).
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include "collapse/collapse_in.h"
+#include "cpu/eval.h"
+#include "heap/heap.h"
+#include "cpu/snf.h"
+#include "cpu/pool.h"
+
+// Collapsing ahead (-T N)
+// =======================
+// The calling thread, the consumer, uses branches in collapse_seq's order,
+// so the output is the same for any N. Its queue is shared: per key, a
+// level of chunks of entries in queue order, which the pool's threads claim
+// ahead of it, a share at a time from the level's `take` (a
+// compare-and-swap), lowest key first, and collapse, leaving each result in
+// its entry.
+//
+// The thread that finishes a chunk summarizes it: while its pairs are
+// clean (each side an ERA, or a SUP whose sides go to the same key or one
+// above), it gathers their sides into new chunks, one list per key. The
+// consumer splices those lists into their levels instead of reading each
+// entry, so a wide search costs it a few steps per chunk, not per branch.
+// The rest of the chunk (a line to print, an error, a SUP under ↑↑ whose
+// sides drop below the chunk's key) it reads pair by pair, as collapse_seq.
+//
+// A chunk the consumer reaches before it is finished it reads pair by pair
+// (WALK): a pair no one has claimed it claims and collapses itself; while
+// one is being collapsed, it helps the pool.
+//
+// A SUP under ↑ sends its sides below the key being read: the consumer
+// will need them next, and their sides after them, one narrow level at a
+// time. So a pool thread that finds such a SUP makes it a kid (a pair of
+// entries for its sides) and offers it at once; idle threads collapse kids
+// first, and the sides of SUPs found in kids too, up to KID_DEPTH. When
+// the SUP is queued, its entries come from the kid: done, or still
+// running (FWD: read from the kid once done), or taken back (MOVED) if no
+// one has started them.
+//
+// The pool may collapse branches the consumer never reaches (past the
+// limit): an error there is kept (ERR) and raised only if the consumer
+// reaches it; at the limit, eval_stop_ahead(1) ends what is still running.
+
+#define ENT_NEW  0u
+#define ENT_DONE 1u   // | ENT_KID | incs << 3
+#define ENT_ERR  2u   // t: the index in ERRS
+#define ENT_FWD  3u   // loc: the running kid whose entries these are
+#define ENT_KID  4u   // with DONE, a SUP: loc is the kid of its sides
+#define ENT_KIND(s) ((s) & 3u)
+#define ENT_INCS(s) ((s) >> 3)
+
+typedef struct {
+  u32         loc;     // the branch (0: none, written DONE as an ERA)
+  _Atomic u32 state;
+  Term        t;       // DONE: the collapsed term under its INCs
+} Entry;
+
+// Kids
+// ----
+// A kid is referenced once by its SUP's entry (then by the entries it
+// fills: FWD) and once by the stack of kids to run, until popped; the last
+// of the two to let go frees it. Handles are 1-based indices.
+
+#define KID_DEPTH 4    // kids of kids, at most (gen_easy -C1 -T16: 8 ran
+                       // 37K kids, 27K used; 4 ran 21K, 18K used, and was 17% faster)
+
+#define KID_FREE  0u   // not started
+#define KID_RUN   1u
+#define KID_DONE  2u
+#define KID_MOVED 3u   // queued as new entries instead
+
+typedef struct {
+  Entry       e[2];
+  _Atomic u32 claim;
+  u32         key;     // of its entries
+  u32         depth;
+  u32         next;    // in the stack of kids to run
+} Kid;
+
+static Mem             KIDS = MEM(Kid, 12, 1u << 20);
+static u32             KID_STACK;        // kids to run, last first (KID_LOCK)
+static _Atomic u32     KID_WAITING;      // kids in the stack
+static pthread_mutex_t KID_LOCK = PTHREAD_MUTEX_INITIALIZER;
+
+static Kid *kid_at(u32 h) {
+  return mem_at(&KIDS, h);
+}
+
+// A kid of the SUP at s (sides s, s + 1), at `key`, offered to the pool.
+static u32 kid_new(u32 key, u32 depth, u32 s) {
+  u32  h = mem_new(&KIDS);
+  Kid *k = kid_at(h);
+  for (u32 j = 0; j < 2; j++) {
+    k->e[j].loc = s + j;
+    atomic_store_explicit(&k->e[j].state, ENT_NEW, memory_order_relaxed);
+  }
+  atomic_store_explicit(&k->claim, KID_FREE, memory_order_relaxed);
+  k->key   = key;
+  k->depth = depth;
+  pthread_mutex_lock(&KID_LOCK);
+  k->next  = KID_STACK;
+  KID_STACK = h;
+  atomic_fetch_add_explicit(&KID_WAITING, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&KID_LOCK);
+  return h;
+}
+
+static void kid_free(u32 h) {
+  mem_del(&KIDS, h);
+}
+
+static void kids_reset(void) {
+  mem_drop(&KIDS);
+  KID_STACK = 0;
+  atomic_store(&KID_WAITING, 0);
+}
+
+// Chunks
+// ------
+
+#define CHUNK 128      // entries in a chunk (whole pairs)
+
+#define CH_OPEN 0u     // being collapsed
+#define CH_WALK 1u     // the consumer reads it pair by pair
+#define CH_SUMM 2u     // its last finisher is summarizing it
+#define CH_DONE 3u     // finished; summarized unless walked
+
+typedef struct Chunk Chunk;
+struct Chunk {
+  Chunk      *next;       // in a list (kids)
+  u32         self;       // its handle in CHUNKS
+  _Atomic u32 n;          // entries (fixed once in a level)
+  u32         key;        // its level
+  u32         sum;        // entries [0, sum) are summarized in kids
+  Chunk      *kids[2];    // their sides: chunks at key, at key + 1
+  _Atomic u64 base;       // entries before it in its level
+  _Alignas(64) _Atomic u32 left;   // entries not finished
+  _Atomic u32 mode;
+  _Alignas(64) Entry e[CHUNK];
+};
+
+static Mem CHUNKS = MEM(Chunk, 5, 1u << 20);
+
+static Chunk *chunk_new(u32 key) {
+  u32    h = mem_new(&CHUNKS);
+  Chunk *c = mem_at(&CHUNKS, h);
+  c->self = h;
+  c->next = NULL;
+  c->key  = key;
+  c->sum  = 0;
+  c->kids[0] = c->kids[1] = NULL;
+  atomic_store_explicit(&c->n, 0, memory_order_relaxed);
+  atomic_store_explicit(&c->mode, CH_OPEN, memory_order_relaxed);
+  return c;
+}
+
+static void chunk_free(Chunk *c) {
+  mem_del(&CHUNKS, c->self);
+}
+
+// Fills d[0], d[1] with the sides of e, a collapsed SUP: new entries, or
+// its kid's (MOVED: taken back; DONE: copied; running: FWD).
+static void sides_put(Entry *d, Entry *e) {
+  u32 s  = VAL(e->t);
+  u32 st = atomic_load_explicit(&e->state, memory_order_relaxed);
+  if (st & ENT_KID) {
+    Kid *k  = kid_at(e->loc);
+    u32  cl = KID_FREE;
+    if (!atomic_compare_exchange_strong(&k->claim, &cl, KID_MOVED)) {
+      if (cl == KID_DONE) {
+        for (u32 j = 0; j < 2; j++) {
+          d[j].loc = k->e[j].loc;
+          d[j].t   = k->e[j].t;
+          atomic_store_explicit(&d[j].state, atomic_load_explicit(&k->e[j].state, memory_order_relaxed),
+                                memory_order_relaxed);
+        }
+        kid_free(e->loc);
+      } else {
+        for (u32 j = 0; j < 2; j++) {
+          d[j].loc = e->loc;
+          atomic_store_explicit(&d[j].state, ENT_FWD, memory_order_relaxed);
+        }
+      }
+      return;
+    }
+  }
+  for (u32 j = 0; j < 2; j++) {
+    d[j].loc = s + j;
+    atomic_store_explicit(&d[j].state, ENT_NEW, memory_order_relaxed);
+  }
+}
+
+// Adds the sides of e, a collapsed SUP, to chunk c.
+static void chunk_sides(Chunk *c, Entry *e) {
+  u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
+  sides_put(&c->e[n], e);
+  atomic_store_explicit(&c->n, n + 2, memory_order_relaxed);
+}
+
+// Adds the pair of branches at l0 and l1 (0: none) to chunk c.
+static void chunk_add(Chunk *c, u32 l0, u32 l1) {
+  u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
+  for (u32 j = 0; j < 2; j++) {
+    Entry *e = &c->e[n + j];
+    e->loc = j ? l1 : l0;
+    if (e->loc) {
+      atomic_store_explicit(&e->state, ENT_NEW, memory_order_relaxed);
+    } else {
+      e->t = TERM(ERA, 0, 0);
+      atomic_store_explicit(&e->state, ENT_DONE, memory_order_relaxed);
+    }
+  }
+  atomic_store_explicit(&c->n, n + 2, memory_order_relaxed);
+}
+
+// A level holds up to 2^32 chunks, in segments of chunk pointers (SEGM's
+// blocks, made and let go by the consumer), indexed from 0 for ever:
+// [head, take) are claimed, [take, tail) offered (all appended chunks are),
+// and `open` is the chunk the consumer is filling, not yet appended.
+// `take` is a chunk index and an entry: chunk << TAKE_BITS | entry.
+#define SEG_BITS  12
+#define SEG       (1u << SEG_BITS)
+#define SEGS      (1u << (32 - SEG_BITS))
+#define TAKE_BITS 16
+
+typedef struct {
+  _Alignas(64) _Atomic u64 take;   // next entry to claim
+  _Alignas(64) _Atomic u64 tail;   // chunks offered
+  _Atomic u64              sent;   // entries offered
+  _Alignas(64) u64         head;   // next chunk to use (consumer)
+  u64                      end;    // chunks appended (consumer)
+  u64                      ents;   // entries appended (consumer)
+  u32                      pos;    // next entry of chunk head (consumer)
+  int                      seen;   // chunk head reached (consumer)
+  Chunk                   *open;   // chunk being filled (consumer)
+  u32                     *seg;    // segment handles, reserved lazily
+} Level;
+
+static Level       LV[KEYS];
+static _Atomic u64 OPEN;           // bit k: level k may have offered entries
+static u64         FULL;           // bit k: level k has chunks to use (consumer)
+static u64         FILLING;        // bit k: level k's open chunk has entries (consumer)
+static u64         UNOFFERED;      // bit k: level k has chunks not offered (consumer)
+static Mem         SEGM = MEM(_Atomic(Chunk *)[SEG], 2, 1u << 20);
+static _Atomic int SPEC_ON;        // the pool may claim entries
+static _Atomic u32 SPEC_RUNNING;   // threads inside spec_help
+
+// Level lv's chunk slot i.
+static _Atomic(Chunk *) *chunk_slot(Level *lv, u64 i) {
+  _Atomic(Chunk *) *sg = mem_at(&SEGM, lv->seg[i >> SEG_BITS]);
+  return &sg[i & (SEG - 1)];
+}
+
+static Chunk *chunk_at(Level *lv, u64 i) {
+  return atomic_load_explicit(chunk_slot(lv, i), memory_order_relaxed);
+}
+
+// Errors kept by the pool, by handle.
+static Mem ERRS = MEM(EvalCatch, 4, 1u << 20);
+
+static u32 err_keep(const EvalCatch *c) {
+  u32 h = mem_new(&ERRS);
+  *(EvalCatch *)mem_at(&ERRS, h) = *c;
+  return h;
+}
+
+static void err_raise(u32 h) {
+  EvalCatch c = *(EvalCatch *)mem_at(&ERRS, h);
+  eval_rethrow(&c);
+}
+
+// Collapses a claimed entry, of a level or kid at `key`, on this thread,
+// keeping an error. With `kids`, a SUP that sends its sides below `key`
+// (or any SUP, in a kid of depth below KID_DEPTH) gets a kid.
+static void entry_run(Wnf *w, Entry *e, u32 key, u32 depth, int kids) {
+  EvalCatch  c;
+  u32        sp = collapse_mark();
+  EvalCatch *up = eval_catch_push(&c);
+  u32        st;
+  eval_ahead(1);
+  if (setjmp(c.env) == 0) {
+    collapse_branch(w, e->loc);
+    u32 incs;
+    e->t = collapse_read(e->loc, &incs);
+    st   = ENT_DONE | incs << 3;
+    u32 to = collapse_key(key, incs);
+    if (kids && TAG(e->t) == SUP && (depth ? depth < KID_DEPTH : to < key)) {
+      e->loc = kid_new(to, depth + 1, VAL(e->t));
+      st    |= ENT_KID;
+    }
+  } else {
+    collapse_reset(sp);
+    e->t  = err_keep(&c);
+    st    = ENT_ERR;
+  }
+  eval_ahead(0);
+  eval_catch_pop(up);
+  atomic_store_explicit(&e->state, st, memory_order_release);
+}
+
+// Where the sides of entry e, in a chunk at `key`, go: 1 and *to if it is a
+// SUP sent to key or key + 1, 1 and *to = KEYS if an ERA, 0 otherwise.
+static int entry_clean(Entry *e, u32 key, u32 *to) {
+  u32 st = atomic_load_explicit(&e->state, memory_order_relaxed);
+  if (ENT_KIND(st) != ENT_DONE) return 0;
+  switch (TAG(e->t)) {
+    case ERA: *to = KEYS; return 1;
+    case SUP: *to = collapse_key(key, ENT_INCS(st)); return *to >= key;
+    default:  return 0;
+  }
+}
+
+// Gathers the sides of chunk c's clean pairs, up to the first one that is
+// not, into c->kids.
+static void chunk_sum(Chunk *c) {
+  u32    key  = c->key;
+  u32    n    = atomic_load_explicit(&c->n, memory_order_relaxed);
+  Chunk *last[2] = { NULL, NULL };
+  u32    i;
+  for (i = 0; i < n; i += 2) {
+    u32 to[2];
+    if (!entry_clean(&c->e[i], key, &to[0]) || !entry_clean(&c->e[i + 1], key, &to[1])) break;
+    for (u32 j = 0; j < 2; j++) {
+      if (to[j] == KEYS) continue;
+      u32 d = to[j] - key;
+      if (!last[d] || atomic_load_explicit(&last[d]->n, memory_order_relaxed) == CHUNK) {
+        Chunk *k = chunk_new(to[j]);
+        if (last[d]) last[d]->next = k; else c->kids[d] = k;
+        last[d] = k;
+      }
+      chunk_sides(last[d], &c->e[i + j]);
+    }
+  }
+  c->sum = i;
+}
+
+// Entries [i, i + m) of chunk c were claimed and collapsed; the thread
+// finishing the last ones summarizes the chunk, unless the consumer walks it.
+static void chunk_finish(Chunk *c, u32 m) {
+  if (atomic_fetch_sub_explicit(&c->left, m, memory_order_acq_rel) != m) return;
+  u32 mode = CH_OPEN;
+  if (atomic_compare_exchange_strong(&c->mode, &mode, CH_SUMM)) chunk_sum(c);
+  atomic_store_explicit(&c->mode, CH_DONE, memory_order_release);
+}
+
+// Collapses the claimed entries [i, i + m) of chunk c (with kids: see
+// entry_run).
+static void chunk_run(Wnf *w, Chunk *c, u32 i, u32 m, int kids) {
+  for (u32 j = i; j < i + m; j++) {
+    // stopped: no one waits for this chunk any more
+    if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed)) return;
+    Entry *e = &c->e[j];
+    if (atomic_load_explicit(&e->state, memory_order_relaxed) == ENT_NEW) {
+      entry_run(w, e, c->key, 0, kids);
+    }
+  }
+  chunk_finish(c, m);
+}
+
+// Offers level k's appended chunks to the pool.
+static void level_offer(u32 k) {
+  Level *lv = &LV[k];
+  atomic_store_explicit(&lv->sent, lv->ents, memory_order_relaxed);
+  atomic_store_explicit(&lv->tail, lv->end, memory_order_release);
+  atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_release);
+  UNOFFERED &= ~(1ull << k);
+}
+
+// Appends chunk c (not empty) to level k; the caller offers it.
+static void level_append(u32 k, Chunk *c) {
+  Level *lv = &LV[k];
+  u64    i  = lv->end;
+  if (i >> 32) eval_die("too many collapse branches");
+  if ((i & (SEG - 1)) == 0) lv->seg[i >> SEG_BITS] = mem_new(&SEGM);
+  u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
+  atomic_store_explicit(&c->left, n, memory_order_relaxed);
+  atomic_store_explicit(&c->base, lv->ents, memory_order_relaxed);
+  lv->ents += n;
+  atomic_store_explicit(chunk_slot(lv, i), c, memory_order_relaxed);
+  lv->end = i + 1;
+  FULL      |= 1ull << k;
+  UNOFFERED |= 1ull << k;
+}
+
+// Appends level k's open chunk, if it has entries.
+static void level_close(u32 k) {
+  Level *lv = &LV[k];
+  if (!(FILLING >> k & 1)) return;
+  level_append(k, lv->open);
+  lv->open = NULL;
+  FILLING &= ~(1ull << k);
+}
+
+static void offer_all(void) {
+  while (FILLING) level_close((u32)__builtin_ctzll(FILLING));
+  while (UNOFFERED) level_offer((u32)__builtin_ctzll(UNOFFERED));
+}
+
+// Level k's open chunk, with room for a pair (consumer); level_filled
+// then counts the pair in.
+static Chunk *level_room(u32 k) {
+  Level *lv = &LV[k];
+  if (!lv->open) lv->open = chunk_new(k);
+  return lv->open;
+}
+
+static void level_filled(u32 k) {
+  FULL    |= 1ull << k;
+  FILLING |= 1ull << k;
+  if (atomic_load_explicit(&LV[k].open->n, memory_order_relaxed) == CHUNK) {
+    level_close(k);
+    level_offer(k);
+  }
+}
+
+// Appends a list of chunks to level k, after what was queued before.
+static void level_splice(u32 k, Chunk *c) {
+  if (!c) return;
+  level_close(k);
+  while (c) {
+    Chunk *nx = c->next;
+    level_append(k, c);
+    c = nx;
+  }
+  level_offer(k);
+}
+
+// Claims a share of the lowest open level and collapses it; 0 if there was
+// nothing to claim. Shares are up to `max` entries of consecutive pairs in
+// one chunk, at most the whole chunk: neighbouring branches share DUPs and
+// data, which stay in one thread's cache (measured before chunks,
+// gen_subset_sum -C1 -T2: 0.22 s with 256-entry shares, 0.27 s with 64,
+// 0.41 s with 16).
+#define SPEC_BATCH CHUNK
+
+// With more than one pool thread, the consumer helps in small shares: it
+// must be back soon, as consuming in order is then the bottleneck (with
+// one, it is half the workforce: 0.22 s against 0.26 s on gen_subset_sum
+// -C1 -T2).
+#define CONSUMER_BATCH(threads) ((threads) > 2 ? 8 : SPEC_BATCH)
+
+// Pops a kid and collapses it; 0 if there was none to start.
+static int kid_run(Wnf *w) {
+  if (!atomic_load_explicit(&KID_WAITING, memory_order_relaxed)) return 0;
+  Kid *k = NULL;
+  pthread_mutex_lock(&KID_LOCK);
+  while (KID_STACK && !k) {
+    u32 h = KID_STACK;
+    Kid *p = kid_at(h);
+    KID_STACK = p->next;
+    atomic_fetch_sub_explicit(&KID_WAITING, 1, memory_order_relaxed);
+    u32 cl = KID_FREE;
+    if (atomic_compare_exchange_strong(&p->claim, &cl, KID_RUN)) {
+      k = p;
+    } else {
+      // MOVED: the SUP's entry let go already
+      kid_free(h);
+    }
+  }
+  pthread_mutex_unlock(&KID_LOCK);
+  if (!k) return 0;
+  for (u32 j = 0; j < 2; j++) entry_run(w, &k->e[j], k->key, k->depth, 1);
+  atomic_store_explicit(&k->claim, KID_DONE, memory_order_release);
+  return 1;
+}
+
+static int spec_help(Wnf *w, u32 max) {
+  // idle threads poll here: only plain loads until there is something
+  if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed) ||
+      (!atomic_load_explicit(&OPEN, memory_order_relaxed) &&
+       !atomic_load_explicit(&KID_WAITING, memory_order_relaxed))) {
+    return 0;
+  }
+  // SPEC_RUNNING up, then SPEC_ON read (both seq_cst): the stop (SPEC_ON
+  // off, then SPEC_RUNNING read) waits for this call or stops it.
+  atomic_fetch_add(&SPEC_RUNNING, 1);
+  int ran = atomic_load(&SPEC_ON) && kid_run(w);
+  u64 m   = !ran && atomic_load(&SPEC_ON) ? atomic_load_explicit(&OPEN, memory_order_acquire) : 0;
+  while (m && !ran) {
+    u32    k  = (u32)__builtin_ctzll(m);
+    Level *lv = &LV[k];
+    u64    t  = atomic_load_explicit(&lv->take, memory_order_relaxed);
+    u64    tl = atomic_load_explicit(&lv->tail, memory_order_acquire);
+    u64    ci = t >> TAKE_BITS;
+    if (ci >= tl) {
+      // closed, unless the consumer offered more meanwhile
+      atomic_fetch_and_explicit(&OPEN, ~(1ull << k), memory_order_relaxed);
+      if (atomic_load(&lv->tail) > atomic_load(&lv->take) >> TAKE_BITS) {
+        atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_relaxed);
+      }
+      m &= ~(1ull << k);
+      continue;
+    }
+    // c and its n are only trusted if the claim succeeds: `take` never
+    // goes back, so the chunk is then still queued
+    Chunk *c    = chunk_at(lv, ci);
+    u32    off  = (u32)(t & ((1u << TAKE_BITS) - 1));
+    u32    n    = atomic_load_explicit(&c->n, memory_order_relaxed);
+    if (off >= n) continue;
+    u64    done = atomic_load_explicit(&c->base, memory_order_relaxed) + off;
+    u64    sent = atomic_load_explicit(&lv->sent, memory_order_relaxed);
+    u64    rest = sent > done ? sent - done : n - off;
+    u64    sh   = rest / (2 * (u64)EVAL.threads) & ~1ull;   // whole pairs
+    if (sh < 2)       sh = 2;
+    if (sh > max)     sh = max;
+    if (sh > n - off) sh = n - off;
+    u64 nt = off + sh == n ? (ci + 1) << TAKE_BITS : t + sh;
+    if (!atomic_compare_exchange_weak(&lv->take, &t, nt)) continue;
+    chunk_run(w, c, off, (u32)sh, 1);
+    ran = 1;
+  }
+  atomic_fetch_sub(&SPEC_RUNNING, 1);
+  return ran;
+}
+
+int collapse_help(Wnf *w) {
+  return spec_help(w, SPEC_BATCH);
+}
+
+// Claims for the consumer the entries of chunk c, head of level lv, from
+// `take` up to `end`, unless someone claimed them: 1 and *off, the first
+// one claimed. The entries before `end` that the consumer has read were
+// done (from a kid) or absent, so no one else needed to claim them.
+static int head_claim(Level *lv, Chunk *c, u32 end, u32 *off) {
+  u64 at = lv->head << TAKE_BITS | end;
+  u64 nt = end == atomic_load_explicit(&c->n, memory_order_relaxed)
+         ? (lv->head + 1) << TAKE_BITS : at;
+  u64 t  = atomic_load(&lv->take);
+  while (t < at) {
+    if (atomic_compare_exchange_weak(&lv->take, &t, nt)) {
+      *off = (u32)(t & ((1u << TAKE_BITS) - 1));
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// The pair at entries i, i + 1 of chunk c, head of level lv, collapsed: by
+// the consumer if no one has claimed it, else by the pool, helped
+// meanwhile. Claims take whole pairs, whose sides usually share DUPs: on
+// two threads at once, one would wait for the other.
+static void pair_wait(Wnf *w, Level *lv, Chunk *c, u32 i) {
+  Entry *e0 = &c->e[i], *e1 = &c->e[i + 1];
+  if (atomic_load_explicit(&e0->state, memory_order_relaxed) == ENT_FWD) {
+    Kid *k = kid_at(e0->loc);
+    while (atomic_load_explicit(&k->claim, memory_order_acquire) != KID_DONE) {
+      if (!spec_help(w, CONSUMER_BATCH(EVAL.threads))) cpu_relax();
+    }
+    return;
+  }
+  if (atomic_load_explicit(&e0->state, memory_order_acquire) != ENT_NEW &&
+      atomic_load_explicit(&e1->state, memory_order_acquire) != ENT_NEW) {
+    return;
+  }
+  offer_all();
+  u32 off;
+  if (head_claim(lv, c, i + 2, &off)) {
+    chunk_run(w, c, off, i + 2 - off, 0);   // needed now: no kids
+    return;
+  }
+  while (atomic_load_explicit(&e0->state, memory_order_acquire) == ENT_NEW ||
+         atomic_load_explicit(&e1->state, memory_order_acquire) == ENT_NEW) {
+    if (!spec_help(w, CONSUMER_BATCH(EVAL.threads))) cpu_relax();
+  }
+}
+
+// Uses the pair at entries i, i + 1 of chunk c, at key k (both collapsed).
+static void pair_use(u32 k, Chunk *c, u32 i) {
+  Entry *es  = &c->e[i];
+  u32    fwd = 0;
+  if (atomic_load_explicit(&es->state, memory_order_relaxed) == ENT_FWD) {
+    fwd = es->loc;
+    es  = kid_at(fwd)->e;
+  }
+  for (u32 j = 0; j < 2; j++) {
+    Entry *e = &es[j];
+    u32    s = atomic_load_explicit(&e->state, memory_order_relaxed);
+    if (s == ENT_ERR) err_raise((u32)e->t);
+    if (collapse_use(e->t)) {
+      u32 to = collapse_key(k, ENT_INCS(s));
+      chunk_sides(level_room(to), e);
+      level_filled(to);
+    }
+  }
+  if (fwd) kid_free(fwd);
+}
+
+// Waits until chunk c is finished (and summarized, unless walked).
+static void chunk_wait(Chunk *c) {
+  while (atomic_load_explicit(&c->mode, memory_order_acquire) != CH_DONE) cpu_relax();
+}
+
+// The consumer reaches chunk c, head of level k: it splices the summarized
+// part, if the chunk was finished first, else takes it to walk; returns
+// the first entry left to read pair by pair.
+static u32 chunk_reach(u32 k, Chunk *c) {
+  u32 mode = CH_OPEN;
+  if (atomic_compare_exchange_strong(&c->mode, &mode, CH_WALK)) return 0;
+  chunk_wait(c);
+  level_splice(k, c->kids[0]);
+  if (k + 1 < KEYS) level_splice(k + 1, c->kids[1]);
+  return c->sum;
+}
+
+// Frees level k's used chunk head and moves to the next one.
+static void level_next(u32 k, Chunk *c) {
+  Level *lv = &LV[k];
+  // a walked chunk may end with pairs no one claimed (done when read):
+  // claimed now, so that it finishes
+  u32 n = atomic_load_explicit(&c->n, memory_order_relaxed), off;
+  if (head_claim(lv, c, n, &off)) chunk_finish(c, n - off);
+  // a walked chunk is freed once its last finisher is done with it
+  chunk_wait(c);
+  chunk_free(c);
+  lv->head++;
+  lv->pos  = 0;
+  lv->seen = 0;
+  if ((lv->head & (SEG - 1)) == 0) mem_del(&SEGM, lv->seg[(lv->head - 1) >> SEG_BITS]);
+  if (lv->head == lv->end && !(FILLING >> k & 1)) FULL &= ~(1ull << k);
+}
+
+// Waits for the pool to leave the last collapse, then frees what it used.
+static int STOPPED;
+
+static void collapse_join(void) {
+  if (!STOPPED) return;
+  while (atomic_load(&SPEC_RUNNING) > 0) cpu_relax();
+  eval_stop_ahead(0);
+  for (u32 k = 0; k < KEYS; k++) {
+    Level *lv = &LV[k];
+    atomic_store(&lv->take, 0);
+    atomic_store(&lv->tail, 0);
+    lv->head = lv->end = lv->ents = 0;
+    atomic_store(&lv->sent, 0);
+    lv->pos  = 0;
+    lv->seen = 0;
+    lv->open = NULL;
+  }
+  mem_drop(&SEGM);
+  mem_drop(&CHUNKS);
+  mem_drop(&ERRS);
+  kids_reset();
+  atomic_store(&OPEN, 0);
+  FULL = FILLING = UNOFFERED = 0;
+  STOPPED = 0;
+}
+
+void collapse_par(Wnf *w, u32 root) {
+  collapse_join();
+  if (!LV[0].seg) {
+    for (u32 k = 0; k < KEYS; k++) {
+      void *p = mmap(NULL, SEGS * sizeof(*LV[k].seg), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) collapse_oom();
+      LV[k].seg = p;
+    }
+  }
+  atomic_store(&SPEC_ON, 1);
+  pool_hold(collapse_help);
+  chunk_add(level_room(0), root, 0);
+  level_filled(0);
+  while (COLLAPSE_PRINTED < COLLAPSE_LIMIT && FULL) {
+    u32    k  = (u32)__builtin_ctzll(FULL);
+    Level *lv = &LV[k];
+    if (lv->head == lv->end) {
+      // only the open chunk is left: offered only if the consumer waits
+      // (pair_wait), as it claims the first pair itself
+      level_close(k);
+    }
+    Chunk *c = chunk_at(lv, lv->head);
+    if (!lv->seen) {
+      lv->seen = 1;
+      lv->pos  = chunk_reach(k, c);
+    }
+    u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
+    if (lv->pos < n) {
+      u32 i = lv->pos;
+      if (i + 16 < n) __builtin_prefetch(&c->e[i + 16]);
+      pair_wait(w, lv, c, i);
+      lv->pos = i + 2;
+      pair_use(k, c, i);   // may queue below k: back to the top
+      continue;
+    }
+    level_next(k, c);
+  }
+  // The answer is complete: stop the pool, but do not wait for it. What it
+  // still runs ends at its next check (work ahead runs in slices that can
+  // be long), and only a later collapse waits for that (collapse_join).
+  atomic_store(&SPEC_ON, 0);
+  eval_stop_ahead(1);
+  pool_hold(NULL);
+  STOPPED = 1;
+}
+

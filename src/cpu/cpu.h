@@ -1,0 +1,114 @@
+// cpu.h: the CPU backend of the WNF core (host code).
+//
+// Defines core.h's heap primitives over the host heap (heap.h) and includes
+// the one WNF core. Loads acquire and stores release: under -T a thread may
+// reach a node through a word another thread stored (a DUP slot's SUB, a
+// collapsed branch), and must then see the node's words too. On x86 these
+// are plain moves, as relaxed ones would be (measured: same time). DUP
+// slots are taken with an exchange and handed back with a release store
+// (HEAP_PUT_HELD, wnf.h).
+#ifndef HVM4G_CPU_H
+#define HVM4G_CPU_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include "heap/heap.h"
+#include "core/core.h"
+
+// Words a worker takes from the heap per refill of its arena: 2 MiB, the
+// span of one page-table page, so that threads faulting in fresh memory do
+// not contend on the same page-table lock (H200 host, -T16, 512 KiB -> 2 MiB:
+// gen_easy -C1 0.10 -> 0.09 s, system time 0.5 -> 0.25 s; gen_subset_sum
+// -C1 0.056 -> 0.049 s; sup_tree 0.89 -> 0.83 s).
+#define CPU_ARENA (1u << 18)
+
+#define HEAP_LD(w, loc)      __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE)
+#define HEAP_ST(w, loc, t)   __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELEASE)
+#define HEAP_XCHG(w, loc, t) __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)
+#define HEAP_CAS(w, loc, old, new) cpu_cas((w), (loc), (old), (new))
+#define HEAP_REFILL(w, n)    cpu_refill((w), (n))
+// HEAP_ST releases: enough to hand back a DUP slot (wnf.h)
+#define HEAP_PUT_HELD(w, loc, t) HEAP_ST(w, loc, t)
+// eval_itrs() sums every thread's count while the pool runs
+#define WNF_PUT_ITRS(w, n)   __atomic_store_n(&(w)->itrs, (n), __ATOMIC_RELAXED)
+
+// While this thread runs a sequential strong normal form, the DUP slots it
+// found stuck stay so for the rest of it (snf.c, "Stuck DUP chains"): a
+// DP0/DP1 of one is neutral at once. SNF_STUCK_EP is that normalization's
+// epoch, 0 outside one.
+extern _Thread_local u16 SNF_STUCK_EP;
+int snf_stuck(u32 loc, Term c);
+
+// The job whose task this thread runs (snf.c; POOL_ANY outside one). A
+// task waiting on a slot helps only its own job meanwhile (eval.c).
+extern _Thread_local u32 SNF_JOB;
+#define WNF_STUCK(w, loc, c) (SNF_STUCK_EP != 0 && snf_stuck((loc), (c)))
+
+// Compare-and-swap on HEAP[loc]: returns the word that was there.
+static inline Term cpu_cas(Wnf *w, u32 loc, Term old, Term new_) {
+  __atomic_compare_exchange_n(&w->heap[loc], &old, new_, 0,
+                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return old;
+}
+
+// A fresh arena of max(n, CPU_ARENA) words (just n when the heap is short).
+static inline u32 cpu_refill(Wnf *w, u32 n) {
+  u32 want = n > CPU_ARENA ? n : CPU_ARENA;
+  u32 at   = heap_alloc(want);
+  if (at == 0) {
+    want = n;
+    at   = heap_alloc(want);
+    if (at == 0) {
+      return 0;
+    }
+  }
+  w->next = at;
+  w->end  = at + want;
+  return 1;
+}
+
+// Sparks under -T (wnf.h "Sparks"; the pool in snf.c keeps the offers).
+void pool_offer(Wnf *w, u32 slot, Term b);
+void pool_took_back(Wnf *w, u32 slot);
+#define WNF_OFFER(w, slot, b)  pool_offer((w), (slot), (b))
+#define WNF_TOOK_BACK(w, slot) pool_took_back((w), (slot))
+
+#include "core/wnf.h"
+
+// Sets up a CPU evaluator over the host heap and book: single-thread DUP
+// mode, no budget, an empty arena, and a stack of stack_cap frames reserved
+// lazily (pages are committed on first use). Exits if it cannot reserve.
+static inline void cpu_wnf_init(Wnf *w, u32 stack_cap) {
+  *w = (Wnf){0};
+  void *stk = mmap(NULL, (size_t)stack_cap * sizeof(Term), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (stk == MAP_FAILED) {
+    fprintf(stderr, "ERROR: cannot reserve a WNF stack of %u frames\n", stack_cap);
+    exit(1);
+  }
+  // Huge pages for the heap: the evaluator touches fresh heap at a high
+  // rate, and 4K page faults would otherwise cost more than the work.
+  // (Advice only; harmless where unsupported.)
+  madvise(HEAP, (size_t)HEAP_WORDS * sizeof(Term), MADV_HUGEPAGE);
+  w->heap         = HEAP;
+  w->book         = BOOK;
+  w->book_len     = BOOK_LEN;
+  w->book_cnt     = BOOK_CAP;
+  w->stack        = (Term *)stk;
+  w->stack_cap    = stack_cap;
+  w->budget       = ~0ull;
+  w->dup_mode     = DUP_SOLO;
+  w->region_shift = 31;
+}
+
+// Releases the stack of cpu_wnf_init.
+static inline void cpu_wnf_free(Wnf *w) {
+  if (w->stack) {
+    munmap(w->stack, (size_t)w->stack_cap * sizeof(Term));
+  }
+  w->stack = NULL;
+}
+
+#endif

@@ -1,0 +1,87 @@
+// eval.h: the CPU evaluator around the WNF core (host code).
+
+#ifndef HVM4G_EVAL_H
+#define HVM4G_EVAL_H
+
+#include <setjmp.h>
+#include <stdio.h>
+#include "core/core.h"
+
+// Options the command line sets before evaluation.
+typedef struct {
+  u32 threads;     // -T N (1 = single thread)
+  int stats;       // -s
+  int silent;      // -S
+  int debug;       // -D: print each step
+  u32 sparks;      // --sparks=N: offers a -T thread keeps open (0: none)
+  u32 spark_gap;   // --spark-gap=K: interactions between a thread's offers
+} EvalConf;
+
+extern EvalConf EVAL;
+
+void eval_init(void);                // after heap_init and parse
+Term eval_wnf(Wnf *w, Term t);       // WNF with host services; exits on error
+Term eval_wnf_named(Wnf *w, Term t); // eval_wnf setting Wnf.rule (for -D)
+u64  eval_itrs(void);                // interactions so far, all threads
+// While the pool is halted, before the heap goes back to an earlier state
+// (heap_rewind): every thread's arena and interaction count dropped.
+// Returns the interactions dropped.
+u64  eval_rewind(void);
+Wnf *eval_worker(u32 tid);           // the evaluator of CPU thread tid
+
+// Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
+void eval_die(const char *msg);
+
+// Prints "<kind><msg>" and exits non-zero, once per process: a second
+// thread that fails meanwhile waits for the first one's exit.
+void eval_fatal(const char *kind, const char *msg);
+
+// Flushes stdout; if it failed (a full disk, a closed pipe), says so and
+// exits non-zero.
+void eval_out_check(void);
+
+// Errors in speculative work (-C branches collapsed ahead under -T) are caught, so that
+// they surface only if the single-thread order reaches that work. A frame
+// catches what is raised on its thread at its nesting level (not inside a
+// nested pool job, whose bookkeeping a jump would skip): eval_die and the
+// other fatal errors jump back to it with the message. Usage:
+//   EvalCatch c; EvalCatch *up = eval_catch_push(&c);
+//   if (setjmp(c.env) == 0) { ...work... } else { ...c.msg... }
+//   eval_catch_pop(up);
+typedef struct {
+  jmp_buf env;
+  u32     nest;       // the thread's pool nesting when pushed
+  void   *holds;      // the host slots held BUSY when pushed (eval.c)
+  u16     stuck_ep;   // SNF_STUCK_EP when pushed (cpu.h): a jump out of a
+                      // normalization ends its stuck DUP memo
+  u32     job;        // SNF_JOB when pushed (cpu.h)
+  int     plain;      // an "Error:" (not a RUNTIME_ERROR) message
+  char    msg[160];
+} EvalCatch;
+
+EvalCatch *eval_catch_push(EvalCatch *c);  // returns the frame it hides
+void       eval_catch_pop(EvalCatch *up);
+void       eval_rethrow(const EvalCatch *c); // prints c's error, exits
+void       eval_nest(int d);              // the pool's nesting (snf.c)
+int        eval_holding(void);            // this thread holds a host slot BUSY
+
+// Work done ahead (-C branches under -T): eval_ahead(1) marks this thread's next
+// reductions as such; eval_stop_ahead(1) makes every such reduction, on any
+// thread, end soon by raising an error its catch frame takes (a check every
+// eval_wnf call, and within one every 2^20 interactions, a slice that
+// doubles up to 2^26). eval_stop_ahead(0) clears it.
+void eval_ahead(int on);
+void eval_stop_ahead(int on);
+
+// Inside the CPU evaluator (eval.c, snf.c, collapse.c, prim.c)
+// ==========================================================
+
+u32  eval_alloc(Wnf *w, u32 n);       // n fresh heap words from w's arena
+int  eval_refill(Wnf *w, u32 n);      // new arena of >= n words; 0 if none
+Term prim_host(Wnf *w, Term pri);     // result of a host primitive (%log..)
+Term eval_wnf_run_rules(Wnf *w, Term t); // wnf_run setting Wnf.rule (step.c)
+Wnf *eval_self(void);                 // the calling CPU thread's evaluator
+void eval_spark(Wnf *w, u64 task);    // reduces an offered operand (wnf.h)
+
+
+#endif

@@ -1,0 +1,593 @@
+// snf.c: strong normal form in place, on one CPU thread or on the -T pool.
+//
+// Order (HVM4's): depth first, left to right. Visiting a slot reduces it to
+// WNF and stores the result back; then its first child is visited at once
+// and the others are queued, last child deepest. A stuck DP0/DP1 continues
+// into its DUP's expression slot. A slot is visited once per normalization
+// (SEEN, below): after a stuck DUP is copied, both copies share subterms.
+//
+// Under -T N (N > 1) every normalization is a job on the pool (pool.c),
+// unless the program has an unscoped binder (see "Stuck DUP chains"):
+// its root goes into the asking thread's deque, which the owner pops
+// last-in first and the others steal from first-in. The asking thread
+// works on the pool until its job has no task left (counted per thread,
+// see "Jobs on the pool"); a %nf met by a pool thread is a nested job
+// served the same way, so the pool is reused, never grown.
+// The evaluators run in DUP_SHARED mode: taking a DUP slot is an atomic
+// exchange with BUSY, and a thread that meets BUSY retries (eval_wnf).
+//
+// Stuck DUPs. A DP0/DP1 whose expression is stuck (a variable, a stuck
+// application) stays in the normal form, and its expression must be
+// normalized in place, where the other side of the DUP may copy it again at
+// any time (and a normal form may even refer to its own DUP from inside the
+// expression). So the parallel phase only records the expression slots of
+// stuck DUPs, and once it has finished the asking thread visits them alone,
+// in HVM4's sequential way. Slots that a later copy replaced by a SUB are
+// skipped: the copy is visited where it went.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdatomic.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include "cpu/eval.h"
+#include "cpu/snf.h"
+#include "cpu/step.h"
+#include "heap/heap.h"
+#include "lang/print.h"
+#include "cpu/pool.h"
+#include "lang/parse.h"
+
+// Seen set
+// ========
+// One u16 per heap word, the epoch of the last normalization that visited
+// it. Reserved for the whole heap, committed where touched. Epochs are not
+// reused until the array is wiped, so no wipe is needed between jobs.
+// Epochs fit in 15 bits: the pool marks a DUP slot it found stuck with its
+// epoch plus FOUND (see "Stuck DUP chains").
+
+#define FOUND 0x8000
+
+static _Atomic u16 *SEEN = NULL;
+static u32          EPOCH = 0;
+static pthread_mutex_t EPOCH_LOCK = PTHREAD_MUTEX_INITIALIZER;
+
+static u16 epoch_new(void) {
+  pthread_mutex_lock(&EPOCH_LOCK);
+  if (++EPOCH >= FOUND) {
+    madvise((void *)SEEN, HEAP_WORDS * sizeof(u16), MADV_DONTNEED);
+    EPOCH = 1;
+  }
+  u16 e = (u16)EPOCH;
+  pthread_mutex_unlock(&EPOCH_LOCK);
+  return e;
+}
+
+static int seen_add(Wnf *w, u32 loc, u16 ep) {
+  if (w->dup_mode == DUP_SOLO) {
+    if (atomic_load_explicit(&SEEN[loc], memory_order_relaxed) == ep) return 0;
+    atomic_store_explicit(&SEEN[loc], ep, memory_order_relaxed);
+    return 1;
+  }
+  return atomic_exchange_explicit(&SEEN[loc], ep, memory_order_relaxed) != ep;
+}
+
+// Visiting a slot
+// ===============
+
+static int is_whnf(u32 tag) {
+  switch (tag) {
+    case RED: case NAM: case BJV: case BJ0: case BJ1: case DRY: case ERA:
+    case SUP: case LAM: case NUM: case MAT: case SWI: case USE: case INC:
+      return 1;
+    default:
+      return IS_CTR(tag);
+  }
+}
+
+
+// HEAP[loc] to WNF, stored back.
+static Term wnf_at(Wnf *w, u32 loc) {
+  Term t = __atomic_load_n(&HEAP[loc], __ATOMIC_RELAXED);
+  if (is_whnf(TAG(t))) return t;
+  if (EVAL.debug) {
+    step_wnf_at(w, loc);
+    return HEAP[loc];
+  }
+  Term r = eval_wnf(w, t);
+  if (r != t) __atomic_store_n(&HEAP[loc], r, __ATOMIC_RELAXED);
+  return r;
+}
+
+// Sequential normalization
+// ========================
+// A stack of slots per thread, re-entrant (a %nf inside works above the
+// caller's entries), so it is indexed, never pointed into.
+
+static _Thread_local u32 *SS     = NULL;
+static _Thread_local u32  SS_LEN = 0;
+static _Thread_local u32  SS_CAP = 0;
+
+static void ss_push(u32 loc) {
+  if (SS_LEN == SS_CAP) {
+    u32  cap = SS_CAP ? SS_CAP * 2 : 4096;
+    u32 *ns  = realloc(SS, (size_t)cap * sizeof(u32));
+    if (!ns) eval_die("out of memory in the normalizer");
+    SS = ns; SS_CAP = cap;
+  }
+  SS[SS_LEN++] = loc;
+}
+
+// Stuck DUP chains
+// -----------------
+// A λ&f used N times in a lambda that is never applied is a chain of N
+// DUPs, each copying the one below, down to the free variable f. Reducing
+// a use walks the chain down to f: N uses cost O(N^2). Two things make it
+// O(N). A DUP slot this normalization visited and found neutral stays
+// stuck for the rest of it (nothing binds f meanwhile), so the WNF core
+// stops at its DP0/DP1 (snf_stuck, cpu.h's WNF_STUCK; on once the
+// normalization met a stuck DUP): a use whose link was visited costs
+// O(1), also for chains built while reducing
+// (bench/dup_chain_built.hvm4). And the first use of a chain met top down
+// visits its links bottom up (chain_visit), so that each is then known
+// stuck (bench/dup_chain.hvm4).
+// Under the pool a slot is marked seen before its term is reduced, so
+// "seen" there does not mean "found stuck": a task marks the DUP slots it
+// found stuck with ep | FOUND instead (the memo's key, SNF_STUCK_EP, in its
+// thread), and leaves their visit to the sequential phase, whose memo
+// takes both marks (bench/dup_chain_built.hvm4 under -T2).
+// "Nothing binds f meanwhile" fails for an unscoped variable (`! f = λ v;`):
+// v is bound where f is applied, maybe after the walk passed a DUP of v.
+// In a program with one, a use is then reduced again where one thread's
+// walk meets it (as in HVM4), so the memo trusts only what it can check
+// again (a variable still free) and the normalization runs in that order,
+// on one thread (tests/golden/unscoped_late_bind.hvm4).
+
+_Thread_local u16 SNF_STUCK_EP = 0;
+_Thread_local u32 SNF_JOB      = POOL_ANY;
+static int        UNSCOPED     = 0;   // parse_unscoped(): parsed before snf_init
+
+static Term load(u32 loc) {
+  return __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE);
+}
+
+// Whether slot d carries mark m, or m | FOUND.
+static int marked(u32 d, u16 m) {
+  u16 s = atomic_load_explicit(&SEEN[d], memory_order_relaxed);
+  return s == m || s == (m | FOUND);
+}
+
+// Whether DUP slot d, holding c (no SUB, not BUSY), is known stuck under
+// key m (an epoch, or an epoch | FOUND in a pool task): the normalization
+// reduced it (c is its WNF) and c is neutral (a variable still free, a
+// stuck DP0/DP1 or application).
+static int slot_stuck(u32 d, Term c, u16 m) {
+  if (!marked(d, m)) return 0;
+  if (TAG(c) == VAR) {
+    Term b = load(VAL(c));
+    return !IS_SUB(b) && b != BUSY;
+  }
+  return !UNSCOPED && !is_whnf(TAG(c));
+}
+
+// Only links and stuck applications are worth a look: a variable is one
+// step away, and SEEN is not read for every DUP a program makes.
+int snf_stuck(u32 loc, Term c) {
+  u32 tc = TAG(c);
+  return (tc == DP0 || tc == DP1 || tc == APP) && slot_stuck(loc, c, SNF_STUCK_EP);
+}
+
+// The head of t's application spine.
+static Term spine_head(Term t) {
+  while (TAG(t) == APP) t = load(VAL(t));
+  return t;
+}
+
+// Whether t is known to be stuck under key m without reducing it, looking
+// `hops` DUPs deep: its head is a free variable, or a DP0/DP1 of a DUP slot
+// this normalization already reduced to a neutral term (not a value).
+static int stuck_within(Term t, u16 m, u32 hops) {
+  for (u32 h = 0; h < hops; h++) {
+    t = spine_head(t);
+    u32 tag = TAG(t);
+    if (tag == VAR) {
+      Term c = load(VAL(t));
+      return !IS_SUB(c) && c != BUSY;
+    }
+    if (tag != DP0 && tag != DP1) return 0;
+    Term c = load(VAL(t));
+    if (c == BUSY || IS_SUB(c)) return 0;
+    if (slot_stuck(VAL(t), c, m)) return 1;
+    t = c;
+  }
+  return 0;
+}
+
+static int known_stuck(Term t, u16 m) {
+  return stuck_within(t, m, 2);
+}
+
+// Whether t's head is a DP0/DP1 whose DUP copies a free variable, or a
+// copy of a copy of one (a link of a chain), not yet reduced. Anything else
+// (a variable bound by now, a value) the pool reduces as usual.
+static int chain_link(Term t) {
+  t = spine_head(t);
+  for (u32 hops = 0; hops < 3; hops++) {
+    if (TAG(t) == VAR) return hops > 0 && !IS_SUB(load(VAL(t)));
+    if (TAG(t) != DP0 && TAG(t) != DP1) return 0;
+    t = load(VAL(t));
+    if (t == BUSY || IS_SUB(t)) return 0;
+  }
+  return 1;
+}
+
+static _Thread_local u32 *CHAIN     = NULL;
+static _Thread_local u32  CHAIN_CAP = 0;
+
+// Marks the unmarked DUP slots below t's head with m, bottom up, when they
+// form a chain of copies down to a free variable (each then stuck in O(1)),
+// and turns the memo on.
+static void chain_visit(Wnf *w, Term t, u16 m) {
+  u32 n = 0;
+  t = spine_head(t);
+  while (TAG(t) == DP0 || TAG(t) == DP1) {
+    u32  d  = VAL(t);
+    Term c  = load(d);
+    u32  tc = TAG(c);
+    // only links (a copy of a variable): their slots have nothing to visit
+    if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1) || marked(d, m)) break;
+    if (n == CHAIN_CAP) {
+      u32  cap = CHAIN_CAP ? CHAIN_CAP * 2 : 256;
+      u32 *nc  = realloc(CHAIN, (size_t)cap * sizeof(u32));
+      if (!nc) return;   // an optimization: not needed to go on
+      CHAIN = nc; CHAIN_CAP = cap;
+    }
+    CHAIN[n++] = d;
+    t = c;
+  }
+  // The last link must copy what leaves nothing to visit: a free variable,
+  // or a DUP this normalization visited and found stuck (one hop). Two hops
+  // also take a DUP of a stuck application never visited, whose arguments
+  // are still to normalize: marking the links above it seen left them
+  // unreduced (a redex printed, a runtime error missed: logs/cpu-2026-12-02/
+  // fuzz_393238833, tests/golden/dup_chain_stuck_app.hvm4).
+  if (n == 0 || !stuck_within(t, m, 1)) return;
+  SNF_STUCK_EP = m;
+  while (n > 0) {
+    u32 d = CHAIN[--n];
+    if (!known_stuck(load(d), m)) return;
+    seen_add(w, d, m);
+  }
+}
+
+static void snf_seq(Wnf *w, u32 root, u16 ep) {
+  u16 up   = SNF_STUCK_EP;   // a %nf inside runs its own normalization
+  u32 base = SS_LEN;
+  SNF_STUCK_EP = 0;          // on at the first stuck DUP met
+  ss_push(root);
+  while (SS_LEN > base) {
+    u32 loc = SS[--SS_LEN];
+    while (seen_add(w, loc, ep)) {
+      Term t   = load(loc);
+      chain_visit(w, t, ep);
+      if (!known_stuck(t, ep)) t = wnf_at(w, loc);
+      u32  tag = TAG(t);
+      if (tag == DP0 || tag == DP1) {
+        SNF_STUCK_EP = ep;
+        loc = VAL(t);
+        continue;
+      }
+      u32 ari = term_arity(t);
+      if (ari == 0) break;
+      for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1);
+      loc = VAL(t);
+    }
+  }
+  SNF_STUCK_EP = up;
+}
+
+// Jobs on the pool
+// ================
+// Every normalization under -T is a job (pool.c runs its tasks: a task is
+// its job's slot, then a heap location).
+//
+// A job ends when every task it made is done. Counting that with one shared
+// counter costs two contended atomics per task, which is what limited
+// scaling on wide trees; so each thread counts the tasks it made and the
+// tasks it finished, in its own cache line, and the waiting thread sums
+// them: all `done` first, then all `made`. A task's `done` is published
+// (release) after the `made` of its children, and reaches a thief only
+// after its own `made`, so done == made means the job is quiescent.
+
+typedef struct {
+  _Alignas(64) _Atomic u64 made;
+  _Atomic u64              done;
+} Count;
+
+typedef struct {
+  u16             ep;
+  _Atomic int     stop;      // stopped early (snf_at_until): tasks end
+  _Atomic int     found;     // a task marked a stuck DUP: the memo is on
+  Count          *cnt;       // one per thread
+  pthread_mutex_t lock;      // guards the stuck DUP slots and left slots
+  u32            *dups;
+  u32             ndup, cap;
+  u32            *left;      // stopped: the slots its tasks did not visit
+  u32             nleft, lcap;
+} Job;
+
+// Job slots: tasks name their job by slot. A thread that finds none free
+// normalizes alone (jobs nest only through %nf inside a normalization).
+#define MAX_JOBS 1024
+
+static Job            *JOBS     = NULL;
+static u32            *JOB_FREE = NULL;   // free slots, a stack
+static u32             JOB_NFREE = 0;
+static pthread_mutex_t JOB_LOCK = PTHREAD_MUTEX_INITIALIZER;
+
+static Job *job_new(u32 *slot) {
+  pthread_mutex_lock(&JOB_LOCK);
+  Job *job = NULL;
+  if (JOB_NFREE > 0) {
+    *slot = JOB_FREE[--JOB_NFREE];
+    job   = &JOBS[*slot];
+  }
+  pthread_mutex_unlock(&JOB_LOCK);
+  if (!job) return NULL;
+  Count *cnt = job->cnt;
+  for (u32 i = 0; i < pool_size(); i++) {
+    atomic_store_explicit(&cnt[i].made, 0, memory_order_relaxed);
+    atomic_store_explicit(&cnt[i].done, 0, memory_order_relaxed);
+  }
+  *job = (Job){ .cnt = cnt };
+  pthread_mutex_init(&job->lock, NULL);
+  return job;
+}
+
+static void job_free(u32 slot) {
+  Job *job = &JOBS[slot];
+  free(job->dups);
+  free(job->left);
+  pthread_mutex_destroy(&job->lock);
+  pthread_mutex_lock(&JOB_LOCK);
+  JOB_FREE[JOB_NFREE++] = slot;
+  pthread_mutex_unlock(&JOB_LOCK);
+}
+
+// Appends d to a job's list (*v, *n, *cap) under its lock.
+static void job_list_add(Job *job, u32 **v, u32 *n, u32 *cap, u32 d) {
+  pthread_mutex_lock(&job->lock);
+  if (*n == *cap) {
+    *cap = *cap ? *cap * 2 : 256;
+    *v   = realloc(*v, (size_t)*cap * sizeof(u32));
+    if (!*v) eval_die("out of memory in the normalizer");
+  }
+  (*v)[(*n)++] = d;
+  pthread_mutex_unlock(&job->lock);
+}
+
+static void job_dup(Job *job, u32 d) {
+  job_list_add(job, &job->dups, &job->ndup, &job->cap, d);
+}
+
+// Only this thread writes its own counters.
+static void count_add(_Atomic u64 *c, u64 k) {
+  u64 v = atomic_load_explicit(c, memory_order_relaxed);
+  atomic_store_explicit(c, v + k, memory_order_release);
+}
+
+// The tasks `job` made so far (also a stop's poll).
+static u64 job_made(Job *job) {
+  u64 n = 0;
+  for (u32 i = 0; i < pool_size(); i++) {
+    n += atomic_load_explicit(&job->cnt[i].made, memory_order_acquire);
+  }
+  return n;
+}
+
+static int job_quiet(Job *job) {
+  u64 done = 0;
+  for (u32 i = 0; i < pool_size(); i++) {
+    done += atomic_load_explicit(&job->cnt[i].done, memory_order_acquire);
+  }
+  atomic_thread_fence(memory_order_seq_cst);
+  return done == job_made(job);
+}
+
+// Queues a task of `job` on this thread's deque, counted first.
+static void task_push(Job *job, u32 slot, u32 x) {
+  count_add(&job->cnt[pool_tid()].made, 1);
+  pool_push(POOL_TASK(slot, x));
+}
+
+// Runs a task: a slot's visit and its first descendants (the other
+// children are queued).
+void snf_task(Wnf *w, u64 task) {
+  u32  slot = POOL_KIND(task);
+  u32  loc  = (u32)task;
+  Job *job  = &JOBS[slot];
+  u16  ep   = job->ep;
+  u16  m    = ep | FOUND;
+  u16  up   = SNF_STUCK_EP;   // this thread may be inside another normalization
+  u32  upj  = SNF_JOB;
+  SNF_STUCK_EP = atomic_load_explicit(&job->found, memory_order_relaxed) ? m : 0;
+  SNF_JOB      = slot;
+  for (;;) {
+    if (atomic_load_explicit(&job->stop, memory_order_relaxed)) {
+      // Stopped (the device takes over): this slot and what hangs from
+      // it are the device's, unless another task visits it meanwhile.
+      if (atomic_load_explicit(&SEEN[loc], memory_order_relaxed) != ep) {
+        job_list_add(job, &job->left, &job->nleft, &job->lcap, loc);
+      }
+      break;
+    }
+    if (!seen_add(w, loc, ep)) break;
+    Term t = load(loc);
+    if (chain_link(t)) {
+      // marked bottom up, visited by the sequential phase (see above)
+      chain_visit(w, t, m);
+      atomic_store_explicit(&SEEN[loc], 0, memory_order_relaxed);
+      job_dup(job, loc);
+      break;
+    }
+    Term v   = wnf_at(w, loc);
+    u32  tag = TAG(v);
+    if (tag == DP0 || tag == DP1) {
+      atomic_store_explicit(&SEEN[VAL(v)], m, memory_order_relaxed);
+      SNF_STUCK_EP = m;
+      job_dup(job, VAL(v));
+      break;
+    }
+    u32 ari = term_arity(v);
+    if (ari == 0) break;
+    for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
+    loc = VAL(v);
+  }
+  if (SNF_STUCK_EP) atomic_store_explicit(&job->found, 1, memory_order_relaxed);
+  SNF_STUCK_EP = up;
+  SNF_JOB      = upj;
+  count_add(&job->cnt[pool_tid()].done, 1);   // the last touch of job
+}
+
+static Job *POLLED;   // the job whose yield is being polled (snf_made)
+
+u64 snf_made(void) {
+  return POLLED ? job_made(POLLED) : 0;
+}
+
+// Works on the pool until `job` (in slot `slot`) is done; then the job no
+// longer counts as in progress. A thread that holds a host primitive's slot
+// BUSY (a %nf inside a DUP) runs only its own job's tasks (and sparks)
+// meanwhile: a task of an enclosing job may reach that slot and would wait
+// on it forever. With `yield`, it polls whether to stop the job early.
+static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(void)) {
+  u32 idle = 0;
+  u32 only = eval_holding() ? slot : POOL_ANY;
+  u32 poll = 0;
+  eval_nest(1);
+  for (;;) {
+    u64 t;
+    if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop)) {
+      POLLED = job;
+      if (yield()) atomic_store(&job->stop, 1);
+      POLLED = NULL;
+    }
+    if (pool_find_for(only, &t)) {
+      pool_run(w, t);
+      idle = 0;
+      continue;
+    }
+    if (job_quiet(job)) break;
+    pool_idle_wait(&idle);
+  }
+  eval_nest(-1);
+  pool_rest();
+}
+
+// The root task runs on this thread first: a job that small (a %nf of a
+// number) then never crosses to another thread, where an idle one stole
+// the root and this one waited for it.
+static void job_wait(Wnf *w, Job *job, u32 slot, u32 root, int (*yield)(void)) {
+  count_add(&job->cnt[pool_tid()].made, 1);
+  pool_wake();
+  eval_nest(1);
+  snf_task(w, POOL_TASK(slot, root));
+  eval_nest(-1);
+  if (job_quiet(job)) {   // the root task made no other: nothing to find
+    pool_rest();
+    return;
+  }
+  job_finish(w, job, slot, yield);
+}
+
+// What the last stopped job left (snf_left).
+static struct {
+  u32 *slots;
+  u32  n;
+  int  dups;
+} LEFT;
+
+const u32 *snf_left(u32 *n, int *dups) {
+  *n    = LEFT.n;
+  *dups = LEFT.dups;
+  return LEFT.slots;
+}
+
+// 1 when yield stopped it early (snf_at_until).
+static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
+  u32  slot;
+  Job *job = job_new(&slot);
+  u16  ep  = epoch_new();
+  if (!job) {
+    snf_seq(w, root, ep);
+    return 0;
+  }
+  job->ep = ep;
+  job_wait(w, job, slot, root, yield);
+  if (atomic_load(&job->stop)) {
+    // the rest is the device's: no thread may touch the heap meanwhile
+    pool_halt();
+    free(LEFT.slots);
+    LEFT.slots = job->left;
+    LEFT.n     = job->nleft;
+    LEFT.dups  = job->ndup > 0;
+    job->left  = NULL;
+    job_free(slot);
+    return 1;
+  }
+  // stuck DUPs, alone (see the top of this file)
+  for (u32 i = 0; i < job->ndup; i++) {
+    u32 d = job->dups[i];
+    if (!IS_SUB(HEAP[d])) snf_seq(w, d, ep);
+  }
+  job_free(slot);
+  return 0;
+}
+
+void snf_init(void) {
+  SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
+              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (SEEN == MAP_FAILED) {
+    fprintf(stderr, "Error: cannot reserve the normalizer's seen set\n");
+    exit(1);
+  }
+  UNSCOPED = parse_unscoped();
+  pool_init(EVAL.threads, eval_worker(0), EVAL.sparks, snf_task, eval_spark);
+  u32 n = pool_size();
+  JOBS     = calloc(MAX_JOBS, sizeof(Job));
+  JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
+  Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * n * sizeof(Count));
+  if (!JOBS || !JOB_FREE || !cnt) {
+    fprintf(stderr, "Error: out of memory\n");
+    exit(1);
+  }
+  for (u32 j = 0; j < MAX_JOBS; j++) {
+    JOBS[j].cnt = cnt + (size_t)j * n;
+    JOB_FREE[j] = MAX_JOBS - 1 - j;
+  }
+  JOB_NFREE = MAX_JOBS;
+}
+
+int snf_at_until(u32 loc, int (*yield)(void)) {
+  pool_resume();
+  if (pool_size() <= 1 || EVAL.debug || UNSCOPED) {
+    snf_at(loc);
+    return 0;
+  }
+  return snf_par(eval_self(), loc, yield);
+}
+
+void snf_at(u32 loc) {
+  Wnf *w = eval_self();
+  if (EVAL.debug && step_begin(loc)) {
+    snf_seq(w, loc, epoch_new());
+    step_end();
+    return;
+  }
+  pool_resume();
+  if (pool_size() > 1 && !UNSCOPED) {
+    snf_par(w, loc, NULL);
+  } else {
+    snf_seq(w, loc, epoch_new());
+  }
+}

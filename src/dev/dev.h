@@ -1,0 +1,264 @@
+// dev.h: the host side of the device normal form (host code only).
+//
+// gpu.c parses the flags and keeps the statistics; pass.c runs the pass
+// loop; each backend (sim.c, cuda.cu) implements GpuBackend.
+
+#ifndef HVM4G_GPU_DEV_H
+#define HVM4G_GPU_DEV_H
+
+#include <stdio.h>
+#include "core/term.h"
+#include "core/core.h"
+#include "core/kern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEV_SIM   0
+#define DEV_CUDA  1
+#define DEV_METAL 2
+#define DEV_AUTO  3
+
+// Tuning and choices (command line).
+typedef struct {
+  int  requested;    // -G / --gpu
+  int  device;       // DEV_*
+  u32  dup_mode;     // DUP_OWNER / DUP_ATOMIC
+  u32  take;         // --take=64|32: DUP take by 64-bit exchange, or by a
+                     // 32-bit exchange on the high half (take32.h)
+  u32  region_shift; // --region-shift=N
+  int  shift_set;    // given on the command line (else the backend may
+                     // lower it so that lanes * region fits the heap)
+  u32  lanes;        // --lanes=N (0: backend default)
+  u32  block;        // lanes per block (sim: one thread runs a block)
+  u32  budget;       // --budget=N interactions per entry
+  u32  narrow_share; // --narrow-share=F: frontiers under lanes/F get NARROW_BUDGET
+  u32  stack;        // --stack=N words of WNF stack per lane
+  u32  arena;        // --arena=N words taken per refill
+  int  arena_set;    // given (else the backend may lower it for many lanes)
+  u32  walk;         // extra output slots per lane (spine walking)
+  u32  threads;      // --sim-threads=N (sim: CPU threads)
+  u32  max_passes;   // --max-passes=N (0: unlimited)
+  u32  spark_gap;    // --gpu-spark-gap=K: interactions between a lane's
+                     // offers of strict operands (sparks; 0: none)
+  u32  cpu_first;    // --cpu-first=N: pool tasks before the device takes
+                     // over a run that started on the CPU (0: never start
+                     // there); set: given on the command line
+  int  cpu_first_set;
+  u64  take_max;     // --take-max=SIZE: the device takes over from the CPU
+                     // only while the host heap holds at most this many
+                     // words (the device heap holds the shadow of them
+                     // all; the copy in takes what the root reaches,
+                     // reach.h)
+  u64  pin_ahead;    // --pin-ahead=SIZE: words of host heap above the
+                     // run's top faulted in and pinned while the passes
+                     // run, for the copy out (CUDA; 0: none)
+  u32  warm_after;   // --warm-after=MS: under --gpu -T N, milliseconds of
+                     // CPU work before the context is made (see gpu.c)
+  u32  restart;      // --restart=0|1: a run too big to take over (past
+                     // --take-max) starts over on the device from the
+                     // program, the pool's work dropped (1), or stays on
+                     // the CPU (0); see gpu.c
+  u32  mark_levels;  // --mark-levels=0|1 (default 1): narrow mark
+                     // frontiers marked level by level in one block
+                     // (compact.h; 0: one pass per level)
+  u32  handoff;      // --handoff=K: narrow passes in a row before the CPU
+                     // takes over (0: never; see pass.c)
+  u32  narrow_rate;  // --narrow-rate=M: a pass under M million
+                     // interactions a second counts toward the handoff's
+                     // time bound (pass.c); set: given, else the backend's
+  int  narrow_rate_set;
+  u32  dup_wait;     // --dup-wait=N: polls of a held DUP slot before a
+                     // lane defers (wnf.h, HEAP_WAIT_POLLS) in a wide
+                     // pass; set: given, else the backend's
+  int  dup_wait_set;
+  u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
+  int  collapse;     // the run is a collapse's (-C): see PassArgs.shallow_inc
+  u64  grow;         // words a run may allocate before it stops (0: no
+                     // limit; -C sets --gpu-grow, see gpu_snf_bounded)
+  const char *trace; // --trace FILE
+} GpuConf;
+
+extern GpuConf GPU;
+
+// Statistics over every device run of this process.
+typedef struct {
+  u64    runs;       // gpu_snf_at calls that used the device
+  u64    passes;
+  u64    itrs;
+  u64    defers;
+  u64    pushes;
+  u64    again;
+  u64    local;      // owner mode: deferrals the allocating lane took over
+  u64    entries;    // entries processed, all passes
+  u64    widest;     // largest frontier
+  double dev_s;      // time in passes
+  double ctx_s;      // creating the context and buffers (overlaps parsing)
+  double warm_at;    // when the warm-up began, after gpu_prepare (-1: never)
+  double wait_s;     // of that, what the first run waited for
+  double buf_s;      // of that, allocating and clearing the buffers
+  double in_s;       // copying the heap in
+  u64    in_top;     // words in use when the runs began (all runs)
+  u64    in_words;   // of those, words copied in: the reached ones where
+                     // the walk paid (reach.h), else all
+  double compact_s;  // finding and packing the live words
+  double roots_s;    // of that, finding the changed words (the diff)
+  double mark_s;     // of that, the mark passes
+  double rank_s;     // of that, ranking the live words (count, scan, rank)
+  u64    marks;      // mark passes
+  double out_s;      // copying them out
+  u64    pinned;     // of those, bytes copied into pages pinned ahead
+  u64    behind;     // and bytes pinned behind the packing (the tail)
+  u64    alloc;      // words the device allocated, all runs
+  u64    live;       // of those, live at the end: the host heap's growth
+  u64    changed;    // words below the host's top the device changed
+  u32    stop;       // last stop reason (0: never stopped)
+  u32    stop_loc;
+  u32    stop_err;
+  u32    stop_pri;
+  u64    stop_pass;
+  u64    taken;      // runs the device took over from the CPU (--cpu-first)
+  u64    left;       // the slots the CPU pool left them (their roots)
+  u64    too_big;    // a take-over was refused: the host heap passed --take-max
+  u64    restarts;   // runs the device started over from the program
+  u64    dropped;    // the pool's interactions those dropped
+  u64    dropped_w;  // and the heap words they had allocated
+  u64    stops;      // runs that the CPU had to finish
+  u32    lanes;      // lanes used by the last run
+  u32    shift;      // region shift of the last run
+  const char *backend;
+} GpuStats;
+
+extern GpuStats GPU_STATS;
+
+// A device pass slower than this (million interactions a second) does
+// less than a quarter of one CPU core's work in its time (50-80 M/s).
+#define NARROW_RATE_DEVICE 16u
+
+// Polls of a held DUP slot before a CUDA lane defers in a wide pass
+// (--dup-wait; H200 measurements in docs/gpu.md, "Waiting for a held DUP
+// slot"): 2048, about half a millisecond, since numbers are cloned at once
+// (run122: wide map +13% owner, +23% atomic against 32; the others within
+// 4% either way).
+#define DUP_WAIT_DEVICE 2048u
+
+// A backend. The frontier lives in the backend's memory; the host loop
+// only sees counts and counters. After the passes the host loop packs the
+// live result (compact.h): roots, mark passes, then close.
+typedef struct {
+  const char *name;
+  // 1 if usable on this machine (prints nothing).
+  int  (*avail)(void);
+  // Optional (NULL): creates the context and the buffers ahead of the first
+  // run; runs on a background thread (gpu_prepare), avail/open wait for it.
+  void (*warm)(void);
+  // Prepares a run rooted at the heap slots roots[0..n) (one, or the CPU
+  // pool's unfinished slots when the device takes over): buffers, heap
+  // copied in, frontier = their entries. Returns 0, or -1 with a message
+  // in `err`.
+  int  (*open)(const u32 *roots, u32 n, char *err, unsigned errlen);
+  // Runs one pass over the current frontier (n entries) into the next;
+  // fills ctl, returns the size of the next frontier, or -1 (out of
+  // buffer memory: `err` says why).
+  long long (*pass)(u32 n, PassCtl *ctl, char *err, unsigned errlen);
+  // Makes the frontier the words below the host's top that the run
+  // changed; returns how many, or -1.
+  long long (*roots)(char *err, unsigned errlen);
+  // One mark pass over n words, each lane scanning up to `budget`;
+  // returns the size of the next frontier, or -1; *cut: the lanes it left
+  // with words to scan.
+  long long (*mark)(u32 n, u32 budget, u32 *cut, char *err, unsigned errlen);
+  // Ranks and packs the live words, copies them to the host heap at its
+  // top and the changed words to their places; HEAP_TOP = top + live.
+  // -1 (message in `err`) when that failed: the host heap is then a valid
+  // term graph (the one the run started from, or the run's own).
+  int  (*close)(char *err, unsigned errlen);
+  // Drops the run's state without packing (after a failed pass or mark):
+  // the host heap is left a valid term graph, as for close's failure.
+  void (*abandon)(void);
+  // Optional (NULL): after a run that filled the device heap, makes the
+  // next run's heap larger; 0 if it will be, -1 if it cannot grow.
+  int  (*grow)(void);
+  // Lanes the last open chose.
+  u32  (*lanes)(void);
+  // Million interactions a second under which a pass counts toward the
+  // narrow phase's time bound (pass.c): a device's, or 0 for the
+  // simulator, whose passes are CPU threads and say nothing of whether a
+  // device pays (--narrow-rate overrides).
+  u32  narrow_rate;
+} GpuBackend;
+
+extern const GpuBackend GPU_SIM;
+// sim.c: the simulator's packing for a backend that copies its whole heap
+// back (its roots, mark, close and abandon then serve): call before the
+// run; 0, or -1 with a message.
+int sim_pack_open(char *err, unsigned errlen);
+#ifdef HVM4G_CUDA
+extern const GpuBackend GPU_CUDA;
+#endif
+#ifdef HVM4G_METAL
+extern const GpuBackend GPU_METAL;
+#endif
+
+// pass.c: the host pass loop over a backend, then the packing of the live
+// result. Returns the stop reason (0: the device finished the normal form).
+u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 n);
+
+// Budget of a mark pass over n words with `lanes` lanes, after a pass over
+// prev_n words with prev_budget that left `cut` lanes with words to scan
+// (0, 0, 0 for the first).
+u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget, u32 cut);
+
+double gpu_now(void);  // seconds, monotonic
+
+// Shared helpers for backends (pass.c), callable from C++ host code
+// (cuda.cu) without heap.h's C11 atomics.
+u32  gpu_book_cnt(void);             // book ids in use
+u32  gpu_out_cap(u32 n, u32 lanes);  // output slots per lane for n entries
+u32  gpu_mark_cap(u32 n, u32 lanes, u32 budget);  // the same, mark passes
+// Lanes when --lanes is not given: `wave` lanes fill the device once,
+// `free` bytes of its memory are free (0: unknown), stacks of `stack`
+// words a lane (pass.c says how).
+u32  gpu_default_lanes(u32 wave, u64 free, u32 stack);
+// Budget and segment size of a pass over n entries with `lanes` lanes.
+// Returns the pass's polls of a held DUP slot before a lane defers
+// (wnf.h, HEAP_WAIT_POLLS): none in a narrow pass, else --dup-wait if given,
+// else `wait`, the backend's. (Not a PassArgs field: the step kernel
+// copies those into every lane's frame.)
+u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait);
+// A device heap of cap words could not be allocated: the next size to try
+// (half, a multiple of 32), or 0 with a message when that is under min.
+u64  gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen);
+// The copy out's pieces (cuda.cu's cu_close): `chunks` rank chunks of
+// `chunk_words` bitmap words (the last may end early, at `words`) cut in
+// n parts, part p from chunk p * chunks / n, whose live words start at
+// at[p] (at[n]: their total); parts are joined until each holds at least
+// min_live live words (the last takes what is left). Each piece: its
+// bitmap words [w0, w1) and live words [r0, r1); they tile [0, words) and
+// [0, at[n]) in order. Returns how many (at most n).
+typedef struct {
+  u64 w0, w1;
+  u32 r0, r1;
+} GpuPiece;
+u32  gpu_pieces(const u32 *at, u32 n, u64 chunks, u32 chunk_words, u64 words,
+                u64 min_live, GpuPiece *out);
+// The first device heap's words when --dev-heap is not given: those of
+// HVM4G_DEV_HEAP_START (tests only: a small heap that still grows), else 0
+// (the host's).
+u64  gpu_heap_start(void);
+// -DLANE_BALANCE's line on stderr: the lanes' interactions (sum) against
+// 32 times each warp's busiest lane's (top), over the run; none if top is 0.
+void gpu_balance_print(u64 sum, u64 top);
+Term *gpu_heap(void);                // HEAP
+u64  gpu_heap_words(void);           // HEAP_WORDS
+u32 *gpu_book(void);                 // BOOK
+u32 *gpu_book_len(void);             // BOOK_LEN
+u64  gpu_top(void);                  // HEAP_TOP
+void gpu_top_raise(u64 top);         // HEAP_TOP = max(HEAP_TOP, top)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

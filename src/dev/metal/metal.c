@@ -1,0 +1,231 @@
+// metal.c: the Metal backend (host code, plain C). A run: the used heap,
+// the book and the root entry go into device buffers; each pass is one
+// command buffer of five dispatches (step, segment sums, their scan,
+// segment offsets, gather) and one small read back (MtlRes); the heap
+// comes back whole at the end, and the simulator's packing (compact.h on
+// CPU threads, sim_pack_open) keeps its live words. Packing on the device
+// itself, as CUDA does, is not built yet. The device calls (md_*, metal.h) are Metal on a
+// Mac (metal_dev.m) and CPU threads under `make metal-check`.
+//
+// Built only with HVM4G_METAL (the Makefile sets it on macOS where `xcrun
+// metal` exists, and for the metal-check binary).
+
+#ifdef HVM4G_METAL
+
+#include <stdlib.h>
+#include <string.h>
+#include "dev/dev.h"
+#include "dev/metal/metal.h"
+
+static struct {
+  int     probed;
+  int     ok;
+  int     fault;     // a pass failed: the device heap is not trusted
+  u32     lanes;
+  u32     stack;
+  u64     cap;       // device heap words
+  MtlArgs m;
+} M;
+
+static int mt_avail(void) {
+  if (!M.probed) {
+    char err[256];
+    M.probed = 1;
+    M.ok     = md_init(err, sizeof err) == 0;
+  }
+  return M.ok;
+}
+
+static u32 mt_lanes(void) {
+  return M.lanes;
+}
+
+#define MT(call, what)                                                    \
+  do {                                                                    \
+    if ((call) != 0) {                                                    \
+      snprintf(err, errlen, "%s: out of device memory", what);            \
+      return -1;                                                          \
+    }                                                                     \
+  } while (0)
+
+// The device heap: --dev-heap words, else the host's capacity (u32 locs:
+// below 2^32 words) and what one buffer may hold; half as much when that
+// fails, down to what the run needs.
+static int mt_heap(u64 top, char *err, unsigned errlen) {
+  u64 words = gpu_heap_words();
+  u64 max   = md_max_bytes() / sizeof(Term) - MTL_HDR;
+  u64 cap   = GPU.dev_heap ? GPU.dev_heap : words;
+  u64 min   = top + (1ull << 20) < words ? top + (1ull << 20) : words;
+  if (cap > words) cap = words;
+  if (cap > max) cap = max;
+  if (cap > 0xFFFFFFFFull) cap = 0xFFFFFFFFull;
+  if (cap < min) cap = min;
+  cap &= ~31ull;
+  while (md_need(MB_HEAP, (MTL_HDR + cap) * sizeof(Term)) != 0 ||
+         md_need(MB_SEEN, (cap / 32 + 1) * sizeof(u32)) != 0) {
+    if ((cap = gpu_cap_halve(cap, min, err, errlen)) == 0) return -1;
+  }
+  M.cap = cap;
+  return 0;
+}
+
+static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
+  u64 top   = gpu_top();
+  u32 bc    = gpu_book_cnt();
+  GPU.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
+  GPU_STATS.backend = md_name();
+  M.fault   = 0;
+  M.lanes   = GPU.lanes ? GPU.lanes : md_lanes();
+  M.stack   = GPU.stack ? GPU.stack : 4096;
+  if (mt_heap(top, err, errlen) != 0) return -1;
+  if (sim_pack_open(err, errlen) != 0) return -1;
+  GPU_STATS.shift = GPU.region_shift;
+  if (top + 1024 > M.cap) {
+    snprintf(err, errlen, "heap in use (%llu words) does not fit the device "
+             "heap (%llu words)", (unsigned long long)top,
+             (unsigned long long)M.cap);
+    return -1;
+  }
+  u32 g[2 * MTL_HDR] = {0};
+  g[MTL_G_TOP]   = (u32)top;
+  g[MTL_G_CAP]   = (u32)M.cap;
+  g[MTL_G_ARENA] = GPU.arena;
+  g[MTL_G_ALIGN] = GPU.dup_mode == DUP_OWNER ? 1u << GPU.region_shift : 0;
+  MT(md_put(MB_HEAP, 0, g, sizeof g), "heap header");
+  // The whole used range: the heap comes back whole over the host's
+  // (mt_roots), so a word left out here would come back as garbage.
+  MT(md_put(MB_HEAP, MTL_HDR * sizeof(Term), gpu_heap(), top * sizeof(Term)),
+     "heap copy in");
+  GPU_STATS.in_top   += top;
+  GPU_STATS.in_words += top;
+  MT(md_zero(MB_SEEN, 0, (M.cap / 32 + 1) * sizeof(u32)), "seen bitmap");
+  MT(md_need(MB_BOOK, (bc + 1) * sizeof(u32)), "book");
+  MT(md_need(MB_BOOK_LEN, (bc + 1) * sizeof(u32)), "book");
+  if (bc) {
+    MT(md_put(MB_BOOK, 0, gpu_book(), bc * sizeof(u32)), "book");
+    MT(md_put(MB_BOOK_LEN, 0, gpu_book_len(), bc * sizeof(u32)), "book");
+  }
+  MT(md_need(MB_STACKS, (u64)M.lanes * M.stack * sizeof(Term)),
+     "lane stacks (lower --lanes or --stack)");
+  MT(md_need(MB_ARENA, 2 * (u64)M.lanes * sizeof(u32)), "lane arenas");
+  MT(md_zero(MB_ARENA, 0, 2 * (u64)M.lanes * sizeof(u32)), "lane arenas");
+  MT(md_need(MB_OUT_N, (u64)M.lanes * sizeof(u32)), "lane counts");
+  MT(md_need(MB_OFF, (u64)M.lanes * sizeof(u32)), "lane offsets");
+  MT(md_need(MB_PART, MTL_SCAN_T * sizeof(u32)), "scan");
+  MT(md_need(MB_RES, sizeof(MtlRes)), "counters");
+  MT(md_need(MB_ARGS, sizeof(MtlArgs)), "arguments");
+  u64 *ent = malloc((u64)nroot * sizeof(u64));
+  MT(ent == NULL, "frontier");
+  for (u32 i = 0; i < nroot; i++) ent[i] = ENT(roots[i] >> GPU.region_shift, roots[i]);
+  int fe = md_need(MB_IN, (u64)nroot * sizeof(u64)) ||
+           md_put(MB_IN, 0, ent, (u64)nroot * sizeof(u64));
+  free(ent);
+  MT(fe, "frontier");
+  M.m.book_cnt     = bc;
+  M.m.dup_mode     = GPU.dup_mode;
+  M.m.region_shift = GPU.region_shift;
+  M.m.shallow_inc  = (u32)GPU.collapse;
+  M.m.spark_gap    = GPU.spark_gap;
+  M.m.stack_cap    = M.stack;
+  return 0;
+}
+
+static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+  PassArgs a;
+  u32 act = n < M.lanes ? n : M.lanes;   // lanes with entries this pass
+  (void)gpu_pass_shape(&a, n, M.lanes, 0);   // no HEAP_WAIT_POLLS in MSL
+  M.m.n         = n;
+  M.m.lanes     = act;
+  M.m.cap       = a.cap;
+  M.m.budget    = a.budget;
+  M.m.spark_gap = a.spark_gap;
+  u64 segs   = (u64)act * a.cap * sizeof(u64);
+  if (md_need(MB_OUTS, segs) != 0 || md_need(MB_NEXT, segs) != 0) {
+    snprintf(err, errlen, "out of device memory for a frontier of %u", n);
+    return -1;
+  }
+  MT(md_put(MB_ARGS, 0, &M.m, sizeof M.m), "arguments");
+  MT(md_zero(MB_RES, 0, sizeof(MtlRes)), "counters");
+  MtlCall calls[MK_COUNT] = {
+    { MK_STEP,   act        },
+    { MK_SUM,    MTL_SCAN_T },
+    { MK_SCAN,   1          },
+    { MK_OFF,    MTL_SCAN_T },
+    { MK_GATHER, act        },
+  };
+  if (md_run(calls, MK_COUNT, err, errlen) != 0) {
+    M.fault = 1;
+    return -1;
+  }
+  MtlRes r;
+  u32    g[2 * MTL_HDR];
+  MT(md_get(MB_RES, 0, &r, sizeof r), "counters");
+  MT(md_get(MB_HEAP, 0, g, sizeof g), "heap header");
+  *ctl     = r.ctl;
+  ctl->top = g[MTL_G_TOP];   // the heap growth bound under -C reads it
+  md_swap(MB_IN, MB_NEXT);
+  return (long long)r.total;
+}
+
+// After a fault the device heap is dropped: the host heap is still the
+// one copied in (a valid term graph), and the CPU normalizes from there.
+// Otherwise the heap comes back whole; the packing's roots follow.
+static long long mt_roots(char *err, unsigned errlen) {
+  u32 g[2 * MTL_HDR];
+  if (M.fault) {
+    snprintf(err, errlen, "a pass failed; the device's work is dropped");
+    return -1;
+  }
+  if (md_get(MB_HEAP, 0, g, sizeof g) != 0) {
+    snprintf(err, errlen, "heap header copy out failed");
+    return -1;
+  }
+  u64 top = g[MTL_G_TOP] < M.cap ? g[MTL_G_TOP] : M.cap;
+  if (md_get(MB_HEAP, MTL_HDR * sizeof(Term), gpu_heap(),
+             top * sizeof(Term)) != 0) {
+    // Part of the host heap may be the device's: neither graph is whole.
+    fprintf(stderr, "hvm4g: device (metal): the heap copy back failed "
+            "midway; cannot go on\n");
+    exit(1);
+  }
+  gpu_top_raise(top);
+  return GPU_SIM.roots(err, errlen);
+}
+
+static long long mt_mark(u32 n, u32 budget, u32 *cut, char *err,
+                         unsigned errlen) {
+  return GPU_SIM.mark(n, budget, cut, err, errlen);
+}
+
+static int mt_close(char *err, unsigned errlen) {
+  return GPU_SIM.close(err, errlen);
+}
+
+static void mt_abandon(void) {
+  GPU_SIM.abandon();
+}
+
+// Under `make metal-check` (HVM4G_METAL_CPU) the kernels run on CPU
+// threads, whose pass rate says nothing of a device's, as the simulator's.
+#ifdef HVM4G_METAL_CPU
+#define MT_NARROW_RATE 0u
+#else
+#define MT_NARROW_RATE NARROW_RATE_DEVICE
+#endif
+
+const GpuBackend GPU_METAL = {
+  .name        = "metal",
+  .avail       = mt_avail,
+  .warm        = NULL,
+  .open        = mt_open,
+  .pass        = mt_pass,
+  .roots       = mt_roots,
+  .mark        = mt_mark,
+  .close       = mt_close,
+  .abandon     = mt_abandon,
+  .grow        = NULL,
+  .lanes       = mt_lanes,
+  .narrow_rate = MT_NARROW_RATE,
+};
+
+#endif

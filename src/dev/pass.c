@@ -1,0 +1,407 @@
+// pass.c: the host pass loop, shared by every backend (host code).
+//
+//   frontier = [entry(root)]
+//   while frontier not empty:
+//     next = step(frontier)     # one pass: one launch / dispatch
+//     frontier = next           # lane segments concatenated in lane order
+//
+// A pass that records a stop (primitive, error, arena or stack exhausted)
+// ends the run; gpu_snf_at then lets the CPU finish from the root.
+
+#include <stdlib.h>
+#include <string.h>
+#include "dev/gpu.h"
+#include "dev/dev.h"
+#include "heap/heap.h"
+#include "cpu/eval.h"
+
+// Passes in a row with no interaction and no entry reaching WNF before the
+// run is declared stalled (owner deferrals that chase each other).
+#define STALL_PASSES 8
+
+// Narrow phases go to the CPU. One lane reduces at about 0.5 M
+// interactions/s on the H200 against 50-80 M for a CPU core (docs/gpu.md),
+// so a frontier of fewer than about 2048 entries leaves the device behind
+// the host's 16 threads; on few lanes (the simulator) the bar is a
+// sixteenth of them. A tree widens past it within a few passes, so only
+// GPU.handoff (--handoff) narrow passes in a row end the run: the CPU
+// finishes (its -T pool, if any). So do NARROW_TIME seconds of passes in
+// a row that are narrow or slow (under the backend's narrow_rate): a
+// frontier whose entries each walk far before they defer (1,000 DP0/DP1
+// of a 100,000-level stuck DUP chain waiting on one slot, in atomic mode
+// on CUDA) made passes of 0.1-0.5 s, and 64 of them took 5 s where the
+// CPU needs 0.1 s; on 256 lanes, 300 such entries (over that bar) made
+// passes of 10-20 ms at 330 interactions each, for thousands of passes.
+#define NARROW_SHARE 16u
+#define NARROW_WIDTH 2048u
+#define NARROW_TIME  0.1
+
+// A pass is narrow by its frontier or by its work: fewer than NARROW_ITRS
+// interactions for each lane of the bar is narrow however many entries ran
+// (on the H200 a pass costs 1-1.5 ms when narrow, so 32K interactions in
+// it is half a CPU core's rate). A stuck DUP chain built while reducing
+// (tests/golden/dup_chain_built, 256 lanes) swung between 2 entries and
+// 44 that deferred at once, or kept 44 entries of 5 interactions each:
+// the frontier alone never stayed under the bar, and the run crawled on
+// the device for thousands of passes (cuda_check killed it at 30 s; the
+// CPU needs 0.1 s).
+#define NARROW_ITRS 16u
+
+static int narrow(u32 n, u64 itrs, u32 lanes) {
+  u32 w = lanes / NARROW_SHARE;
+  if (w > NARROW_WIDTH) w = NARROW_WIDTH;
+  if (w == 0) w = 1;
+  return n < w || itrs < (u64)w * NARROW_ITRS;
+}
+
+u32 gpu_book_cnt(void) {
+  Wnf *w = eval_worker(0);
+  if (w && w->book_cnt) return w->book_cnt;
+  return BOOK_CAP;
+}
+
+u32 gpu_out_cap(u32 n, u32 lanes) {
+  u64 k = ((u64)n + lanes - 1) / lanes;
+  u64 c = k + LANE_KIDS + GPU.walk;
+  return c > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)c;
+}
+
+// A mark pass's segments: a lane's depth-first walk keeps on its stack what
+// it has not scanned yet, and a spine with side branches (a comb, such as
+// a DUP chain's levels) leaves one per level. So a narrow pass's lanes get
+// room for their budget, within MARK_ROOM entries in all: with the normal
+// form's segments a 100,000-level chain's walk stopped every 66 levels,
+// for 1,539 passes.
+#define MARK_ROOM (1u << 22)
+
+u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
+  u32 cap    = gpu_out_cap(n, lanes);
+  u32 active = n < lanes ? n : lanes;
+  u32 room   = MARK_ROOM / (active ? active : 1);
+  u64 c      = (u64)cap + (budget < room ? budget : room);
+  return c > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)c;
+}
+
+// A frontier narrower than the lanes leaves lanes idle: such a pass uses a
+// short budget, so the frontier widens (walking lanes push siblings) as
+// fast as it can instead of one lane finishing a big entry alone. A wide
+// frontier gets the full budget. A narrow pass lasts about as long as one
+// lane spending the budget (1.3-4 ms at 256 on the H200), yet 32, 64 and
+// 1024 were each slower on most of the seven benchmark programs: a
+// shorter budget widens the frontier less per pass (tree map: 21 passes
+// at 256, 53 at 64, 96 at 32; logs/h200-2026-12-01/run22_narrow.txt).
+// -DNARROW_BUDGET=N tries another.
+//
+// Narrow here means fewer entries than half the lanes (--narrow-share=2):
+// with every lane (8 waves, more than the frontiers of the wide programs)
+// as the bar, the wide programs never had the full budget. H200, run71,
+// device M itrs/s owner / atomic, share 1 -> 2: SUP search 2426 -> 2925 /
+// 2565 -> 2770, shared wide 3493 -> 3732 / 3566 -> 3796, wide map 3922 ->
+// 3910 / 3566 -> 3928, tree map and spin tree within 2%. Share 8 (the
+// full budget from one wave up) gained more on the SUP search (3246 /
+// 2992) but lost 6-18% on the maps: long entries split a warp's lanes
+// further (2.5 active threads a warp instruction, against 4.0).
+//
+// Sparks (docs/gpu.md, "Sparks on the device") widen a frontier that
+// leaves lanes idle, so only narrow passes offer: in a wide one every lane
+// has an entry already, and offers cost the offering lane a deferral when
+// its operand was claimed. H200, run92, device M itrs/s owner / atomic,
+// offers in every pass -> narrow passes only: wide map 4565-4613 ->
+// 4728-4736 / 4036-4064 -> 4168-4206, SUP search 3019-3037 -> 3199-3225 /
+// 2898-3043 -> 2978-2998, shared wide 3764-3790 -> 3870-3877 / 3804-3807
+// -> 3984-3988, tree map and spin tree within noise, fib_tree (width from
+// sparks alone) 1040-1064 -> 1054-1075 / 1410-1469 -> 1380-1468. Offering
+// only under lanes/16 gained 2-5% more on the wide programs and lost 16%
+// on fib_tree; a gap of 1024 offers nothing in a narrow pass (its budget
+// is shorter) and ran fib_tree at 25 M itrs/s.
+//
+// A lane waits for a held DUP slot (wnf.h, HEAP_WAIT_POLLS) in wide passes
+// only: in narrow ones the waits made every map slower (run89: wide map
+// owner 4640 -> 4230 at 1024 polls), the holder there being most often
+// a lane that defers itself.
+#ifndef NARROW_BUDGET
+#define NARROW_BUDGET 256u
+#endif
+
+u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait) {
+  u32 thin     = (u64)n * GPU.narrow_share < lanes;
+  a->cap       = gpu_out_cap(n, lanes);
+  a->budget    = GPU.budget;
+  a->spark_gap = thin ? GPU.spark_gap : 0;
+  if (thin && a->budget > NARROW_BUDGET) {
+    a->budget = NARROW_BUDGET;
+  }
+  return thin ? 0 : GPU.dup_wait_set ? GPU.dup_wait : wait;
+}
+
+// Default lanes: LANE_WAVES times what the multiprocessors hold at once
+// (`wave`, registers limiting it), so that lanes that finish early are
+// replaced and a pass's long entries overlap (H200, tree map: 0.83 G
+// itrs/s at 32K lanes, 1.48 G at 262K; bench/RESULTS.md). 8 waves
+// (1,081,344 lanes on the H200) against 4: wide map owner +17-20%, shared
+// wide +12-17%, sup_tree +7-12%, SUP search -6/-10% (run36, run37a). The
+// stacks stay within 1/STACK_SHARE of the free device memory (free: 0 when
+// unknown), one wave at least, so that a GPU shared with other processes
+// gets fewer lanes instead of a failed run; whole blocks of whole warps.
+#define LANE_WAVES  8
+#define STACK_SHARE 8
+#define LANES_MAX   (1u << 21)
+
+u32 gpu_default_lanes(u32 wave, u64 free, u32 stack) {
+  u64 lanes = (u64)wave * LANE_WAVES;
+  u64 fit   = free / STACK_SHARE / ((u64)(stack ? stack : 1) * sizeof(Term));
+  if (free && lanes > fit) lanes = fit > wave ? fit : wave;
+  if (lanes > LANES_MAX) lanes = LANES_MAX;
+  lanes &= ~1023ull;
+  return lanes ? (u32)lanes : 1024u;
+}
+
+u64 gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen) {
+  if (cap / 2 < min) {
+    snprintf(err, errlen, "device heap: out of memory for %llu words",
+             (unsigned long long)min);
+    return 0;
+  }
+  return (cap / 2) & ~31ull;
+}
+
+u32 gpu_pieces(const u32 *at, u32 n, u64 chunks, u32 chunk_words, u64 words,
+               u64 min_live, GpuPiece *out) {
+  u32 k = 0;
+  for (u32 p = 0, q; p < n; p = q) {
+    q = p + 1;
+    while (q < n && (u64)(at[q] - at[p]) < min_live) q++;
+    u64 w0 = (u64)p * chunks / n * chunk_words;
+    u64 w1 = q == n ? words : (u64)q * chunks / n * chunk_words;
+    out[k].w0 = w0 < words ? w0 : words;
+    out[k].w1 = w1 < words ? w1 : words;
+    out[k].r0 = at[p];
+    out[k].r1 = at[q];
+    k++;
+  }
+  return k;
+}
+
+u64 gpu_heap_start(void) {
+  const char *v = getenv("HVM4G_DEV_HEAP_START");
+  u64         n = v ? heap_parse_size(v) : 0;
+  return n >= (1u << 20) ? n : 0;
+}
+
+void gpu_balance_print(u64 sum, u64 top) {
+  if (top == 0) return;
+  fprintf(stderr, "- Lane balance: %.1f%% (%llu of %llu lane interactions)\n",
+          100.0 * (double)sum / (double)top, (unsigned long long)sum,
+          (unsigned long long)top);
+}
+
+Term *gpu_heap(void)       { return HEAP; }
+u64   gpu_heap_words(void) { return HEAP_WORDS; }
+u32  *gpu_book(void)       { return BOOK; }
+u32  *gpu_book_len(void)   { return BOOK_LEN; }
+u64   gpu_top(void)        { return atomic_load(&HEAP_TOP); }
+
+void gpu_top_raise(u64 top) {
+  u64 cur = atomic_load(&HEAP_TOP);
+  if (top > HEAP_WORDS) top = HEAP_WORDS;
+  while (cur < top && !atomic_compare_exchange_weak(&HEAP_TOP, &cur, top)) {
+  }
+}
+
+static FILE *trace_open(void) {
+  static int started = 0;
+  if (!GPU.trace) return NULL;
+  FILE *f = fopen(GPU.trace, started ? "a" : "w");
+  if (!f) {
+    fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
+    exit(1);
+  }
+  if (!started) {
+    fprintf(f, "pass,entries,interactions,deferrals,pushes,time_us,phase\n");
+    started = 1;
+  }
+  return f;
+}
+
+static void trace_close(FILE *tr) {
+  if (tr && (ferror(tr) | fclose(tr))) {
+    fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
+    exit(1);
+  }
+}
+
+// Mark passes. A wide frontier gets MARK_BUDGET. A narrow one, by what the
+// last pass left (`cut`: lanes it stopped with words still to scan):
+// - a few cut walks (MARK_SPINES at most): spines, such as a list, a DUP
+//   chain, or a comb of small side branches on one spine. Their budget
+//   doubles each pass, so a long spine is walked in few passes (a
+//   100,000-level DUP chain took 2,086 passes when this was read from the
+//   frontier's size, which a comb's side branches inflate);
+// - many, and the frontier widening: a tree fanning out gets short passes,
+//   so it spreads over the lanes within a few;
+// - many, the frontier not widening (a tree's last subtrees): the budget
+//   doubles only up to MARK_DRAIN_MAX. A pass lasts as long as its longest
+//   walk (about 1 us a word), and doubling here made the last passes of
+//   the H200's packings 1-2.7 ms each: keeping them short cut marking 2-4x
+//   (sup_tree 8.6 -> 3.2 ms, shared tree 7.1 -> 3.1, tree map 3.8 -> 2.1;
+//   logs/h200-2026-12-01/run10_packing.txt, run11_pin.txt).
+#define MARK_BUDGET      4096u
+#define MARK_NARROW_MIN  32u
+#define MARK_DRAIN_MAX   128u
+#define MARK_CHAIN_MAX   (1u << 20)
+
+u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget, u32 cut) {
+  if (n >= lanes) return MARK_BUDGET;
+  if (prev_budget < MARK_NARROW_MIN) return MARK_NARROW_MIN;
+  if (cut <= MARK_SPINES) {
+    return prev_budget < MARK_CHAIN_MAX ? 2 * prev_budget : MARK_CHAIN_MAX;
+  }
+  if (n > prev_n) return MARK_NARROW_MIN;
+  return prev_budget < MARK_DRAIN_MAX ? 2 * prev_budget : prev_budget;
+}
+
+// The run's end: the live words it allocated go to the host (compact.h).
+// 0, or -1 when the packing failed (the backend left a valid heap).
+static int pack(const GpuBackend *b, char *err, unsigned errlen) {
+  GpuStats *s  = &GPU_STATS;
+  double    t0 = gpu_now();
+  long long n  = b->roots(err, errlen);
+  u32       prev = 0, budget = 0, cut = 0, pass = 0;
+  double    m0 = gpu_now();
+  s->roots_s  += m0 - t0;
+  FILE     *tr = trace_open();
+  while (n > 0) {
+    budget = gpu_mark_budget((u32)n, b->lanes(), prev, budget, cut);
+    prev   = (u32)n;
+    double p0 = gpu_now();
+    n      = b->mark((u32)n, budget, &cut, err, errlen);
+    s->marks++;
+    if (tr) {   // pushes: the terms left to mark (the next mark frontier)
+      fprintf(tr, "%u,%u,0,0,%lld,%.0f,mark\n", ++pass, prev,
+              n > 0 ? n : 0, (gpu_now() - p0) * 1e6);
+    }
+  }
+  trace_close(tr);
+  s->mark_s    += gpu_now() - m0;
+  s->compact_s += gpu_now() - t0;
+  if (n < 0) {
+    b->abandon();
+    return -1;
+  }
+  return b->close(err, errlen);
+}
+
+static void stop_at(GpuStats *s, u32 stop, const PassCtl *ctl, u64 pass) {
+  s->stops++;
+  s->stop      = stop;
+  s->stop_loc  = ctl->stop_loc;
+  s->stop_err  = ctl->stop_err;
+  s->stop_pri  = ctl->stop_pri;
+  s->stop_pass = pass;
+}
+
+u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
+  u32 loc = roots[0];   // where -s places a stop of the run as a whole
+  GpuStats *s = &GPU_STATS;
+  char err[256] = {0};
+  s->runs++;
+  s->backend = b->name;
+
+  double t0   = gpu_now();
+  u64    top0 = gpu_top();
+  if (b->open(roots, nroot, err, sizeof err) != 0) {
+    fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
+            b->name, err);
+    PassCtl none = { .stop_loc = loc };
+    stop_at(s, STOP_SPACE, &none, 0);
+    return STOP_SPACE;
+  }
+  s->in_s += gpu_now() - t0;
+  s->lanes = b->lanes();
+
+  FILE  *tr     = trace_open();
+  u32    n      = nroot;
+  u32    stop   = 0;
+  u32    stall  = 0;
+  u32    thin   = 0;   // narrow passes in a row
+  double thin_s = 0;   // their time, and that of slow passes
+  double rate   = 1e6 * (GPU.narrow_rate_set ? GPU.narrow_rate
+                                             : b->narrow_rate);
+  u64    pass   = 0;
+  u64    dtop   = top0;
+  while (n > 0) {
+    PassCtl ctl;
+    memset(&ctl, 0, sizeof ctl);
+    double p0 = gpu_now();
+    long long m = b->pass(n, &ctl, err, sizeof err);
+    double dt = gpu_now() - p0;
+    pass++;
+    s->passes++;
+    s->entries += n;
+    s->itrs    += ctl.itrs;
+    s->defers  += ctl.defers;
+    s->pushes  += ctl.pushes;
+    s->again   += ctl.again;
+    s->local   += ctl.local;
+    s->dev_s   += dt;
+    if (ctl.top > dtop) dtop = ctl.top;
+    if (n > s->widest) s->widest = n;
+    if (tr) {
+      fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f,step\n", (unsigned long long)pass,
+              n, (unsigned long long)ctl.itrs,
+              (unsigned long long)ctl.defers,
+              (unsigned long long)ctl.pushes, dt * 1e6);
+    }
+    if (m < 0) {
+      fprintf(stderr, "hvm4g: device (%s): %s; the CPU finishes\n",
+              b->name, err);
+      stop = STOP_SPACE;
+      ctl.stop_loc = loc;
+    } else if (ctl.stop) {
+      stop = ctl.stop;
+    } else if (ctl.itrs == 0 && ctl.done == 0) {
+      stall = stall + 1;
+      if (stall >= STALL_PASSES) {
+        stop = STOP_STALL;
+        ctl.stop_loc = loc;
+      }
+    } else {
+      stall = 0;
+    }
+    if (!stop && m > 0 && GPU.max_passes && pass >= GPU.max_passes) {
+      stop = STOP_PASSES;
+      ctl.stop_loc = loc;
+    }
+    thin   = narrow(n, ctl.itrs, s->lanes) ? thin + 1 : 0;
+    thin_s = (thin || (double)ctl.itrs < rate * dt) ? thin_s + dt : 0;
+    if (!stop && m > 0 && GPU.handoff &&
+        (thin >= GPU.handoff || thin_s >= NARROW_TIME)) {
+      stop = STOP_NARROW;
+      ctl.stop_loc = loc;
+    }
+    if (!stop && m > 0 && GPU.grow && dtop - top0 > GPU.grow) {
+      stop = STOP_LIMIT;
+      ctl.stop_loc = loc;
+    }
+    if (stop) {
+      stop_at(s, stop, &ctl, pass);
+      break;
+    }
+    n = (u32)m;
+  }
+  trace_close(tr);
+
+  s->alloc += dtop - top0;
+  if (pack(b, err, sizeof err) != 0) {
+    fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
+            b->name, err);
+    if (!stop) {
+      s->stops++;
+      s->stop_pass = pass;
+    }
+    stop         = STOP_FAULT;
+    s->stop      = STOP_FAULT;
+    s->stop_loc  = loc;
+  }
+  return stop;
+}

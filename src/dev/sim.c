@@ -1,0 +1,663 @@
+// sim.c: the simulated device. The pass kernel (lane.h) run by CPU threads
+// in blocks of lanes, on the host heap itself, with real C11 atomics for
+// try_take. It runs everywhere, so CI exercises the device path with it.
+//
+// One pass: thread t runs blocks t, t+T, t+2T, ...; inside a block the
+// lanes take turns, one entry each, so lanes of one block interleave too.
+// The lane segments are then concatenated in lane order (deterministic).
+//
+// The lanes allocate from the host heap itself; at the end the live words
+// are packed down to the run's starting top (compact.h) like any backend's,
+// so the host heap grows by the live result alone and CI runs the packing.
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include "heap/heap.h"
+#include "dev/dev.h"
+#include "dev/reach.h"
+
+// Heap primitives of core.h on the shared host heap. --take=32 (SIM_T32)
+// runs Apple's scheme instead: every word as two 32-bit halves, DUP slots
+// taken by an exchange on the high half (take32.h), so the many-lane races
+// here check it against the CPU.
+#define T32                 u32
+#define T32_LD(p)           __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define T32_ST(p, v)        __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define T32_XCHG(p, v)      __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
+#define T32_CAS(p, o, n)    sim_cas32((p), (o), (n))
+#define T32_FENCE()         __atomic_thread_fence(__ATOMIC_ACQ_REL)
+static int SIM_T32 = 0;
+
+#define HEAP_LD(w, loc)        sim_seen((SIM_T32 ? t32_ld((w)->heap, (loc)) : \
+  __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE)))
+#define HEAP_ST(w, loc, t)     (SIM_T32 ? t32_st((w)->heap, (loc), (t)) : \
+  __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELEASE))
+#define HEAP_XCHG(w, loc, t)   sim_seen((SIM_T32 ? t32_xchg((w)->heap, (loc), (t)) : \
+  __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)))
+#define HEAP_CAS(w, loc, o, n) sim_seen((SIM_T32 ? t32_cas((w)->heap, (loc), (o), (n)) : \
+  sim_cas(&(w)->heap[(loc)], (o), (n))))
+#define HEAP_REFILL(w, n)      sim_refill((w), (n))
+#define HEAP_WAIT_POLLS(w)     SIM_WAIT
+#define HEAP_PAUSE(w, loc)     ((void)0)
+
+#define GPU_ADD64(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define GPU_ADD32(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define GPU_OR32(p, v)     __atomic_fetch_or((p), (v), __ATOMIC_ACQ_REL)
+#define GPU_POPC32(x)      ((u32)__builtin_popcount(x))
+#define GPU_CAS32(p, o, n) sim_cas32((p), (o), (n))
+
+static u32 SIM_ARENA = 2048;
+
+// HVM4G_SIM_POISON=1: a check that the copy in's walk (reach.c) is
+// complete. A run overwrites each word below the top that the walk did not
+// reach with POISON (tag 126: no term has it) and counts every load of one;
+// at the end it puts the words back, and a read, or a poisoned word
+// changed, ends the process with status 70 (docs/gpu.md).
+#define POISON TERM(0x7E, 0xBADBAD, 0xDEADBEEF)
+static int SIM_POISON = 0;
+static u64 POISON_READS = 0;
+
+static inline Term sim_seen(Term t) {
+  if (SIM_POISON && t == POISON) {
+    __atomic_fetch_add(&POISON_READS, 1, __ATOMIC_RELAXED);
+  }
+  return t;
+}
+
+static inline Term sim_cas(Term *p, Term o, Term n) {
+  __atomic_compare_exchange_n(p, &o, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return o;
+}
+
+static inline u32 sim_cas32(u32 *p, u32 o, u32 n) {
+  __atomic_compare_exchange_n(p, &o, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return o;
+}
+
+#include "core/take32.h"
+
+// A fresh arena from the global top: one atomic per refill, none per node.
+// Owner mode: arenas are whole regions (SIM_ALIGN words, aligned), so each
+// region a pass allocates in has exactly one allocating lane.
+static u64 SIM_ALIGN = 0;
+
+static inline int sim_refill(Wnf *w, u32 n) {
+  u64 top = atomic_load(&HEAP_TOP);
+  for (;;) {
+    u64 at  = top;
+    u64 get = n > SIM_ARENA ? n : SIM_ARENA;
+    if (SIM_ALIGN) {
+      at  = (top + SIM_ALIGN - 1) & ~(SIM_ALIGN - 1);
+      get = ((u64)n + SIM_ALIGN - 1) & ~(SIM_ALIGN - 1);
+    }
+    if (at + get > HEAP_WORDS) {
+      at  = top;
+      get = n;                      // last words: exactly what is needed
+      if (at + get > HEAP_WORDS) return 0;
+    }
+    if (atomic_compare_exchange_weak(&HEAP_TOP, &top, at + get)) {
+      w->next = (u32)at;
+      w->end  = (u32)(at + get);
+      return 1;
+    }
+  }
+}
+
+// --dup-wait=N (wnf.h, HEAP_WAIT_POLLS): polls of a held DUP slot before
+// the lane defers. Lanes of one block take turns on one thread, so only a
+// holder on another thread can give the slot back meanwhile: the default
+// is 0, and tests set it to reach the path.
+static u32 SIM_WAIT = 0;
+
+#include "core/lane.h"
+#include "core/compact.h"
+
+// State of the simulated device (one run at a time).
+static struct {
+  PassArgs    a;
+  CompactArgs c;
+  u32      lanes;
+  u32      block;
+  u32      threads;
+  u32      stride;   // threads running this pass
+  u32      kind;     // what a pass runs: PASS_SNF or PASS_MARK
+  u64     *in;       // frontier
+  u64      in_cap;
+  u64     *nx;       // the next level (mark levels; swapped with `in`)
+  u64      nx_cap;
+  u64     *outs;     // lanes * cap
+  u64      outs_cap;
+  u32     *out_n;    // per lane
+  u32     *arena;    // per lane: next, end
+  Term    *stacks;   // lanes * stack_cap
+  u32     *seen;     // one bit per heap word (stuck DUP slots claimed)
+  u64      seen_bytes;
+  Term    *shadow;   // [0, top0) when the run began
+  u64      top0;
+  u32     *live;     // compaction: one bit per word of [top0, dtop)
+  u32     *rank;     // compaction: per bitmap word
+  u32     *roots;    // compaction: changed words below top0
+  u32      nroots;
+  u32      bad;
+  u32      cut;      // packing: lanes of the last mark pass cut short
+  u64      live_words; // bitmap words of live and rank
+  u32      n;        // entries in `in`
+  PassCtl *ctl;
+  Reach    reach;    // the words the run may read (sparse: the walk ended)
+  int      sparse;   // the shadow and the diff cover the reached words only
+  int      whole;    // sparse, but the shadow holds all of [0, top)
+  int      poisoned; // the unreached words hold POISON (SIM_POISON)
+} S;
+
+#define PASS_SNF  0
+#define PASS_MARK 1
+
+static int sim_avail(void) {
+  return 1;
+}
+
+static u32 sim_lanes(void) {
+  return S.lanes;
+}
+
+static void *zmap(u64 bytes) {
+  void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static void zunmap(void *p, u64 bytes) {
+  if (p) munmap(p, bytes ? bytes : 1);
+}
+
+static int grow(u64 **p, u64 *cap, u64 need) {
+  if (need <= *cap) return 0;
+  u64 c = *cap ? *cap : 1024;
+  while (c < need) c *= 2;
+  u64 *q = realloc(*p, c * sizeof(u64));
+  if (!q) return -1;
+  *p = q; *cap = c;
+  return 0;
+}
+
+static void poison_restore(void);
+
+static void sim_free(void) {
+  poison_restore();
+  reach_free(&S.reach);
+  S.sparse = 0;
+  S.whole  = 0;
+  free(S.in);     S.in = NULL;     S.in_cap = 0;
+  free(S.nx);     S.nx = NULL;     S.nx_cap = 0;
+  free(S.outs);   S.outs = NULL;   S.outs_cap = 0;
+  free(S.out_n);  S.out_n = NULL;
+  free(S.arena);  S.arena = NULL;
+  zunmap(S.stacks, (u64)S.lanes * S.a.stack_cap * sizeof(Term));
+  zunmap(S.seen, S.seen_bytes);
+  zunmap(S.shadow, S.top0 * sizeof(Term));
+  zunmap(S.roots, S.top0 * sizeof(u32));
+  zunmap(S.live, S.live_words * sizeof(u32));
+  zunmap(S.rank, S.live_words * sizeof(u32));
+  S.stacks = NULL; S.seen = NULL; S.shadow = NULL; S.roots = NULL;
+  S.live = NULL; S.rank = NULL; S.live_words = 0;
+}
+
+// What a run and a packing both need: lanes, threads, the shadow of
+// [0, top) (the copy the changed words are found against, as a device's
+// copy in: of the reached words alone when S.sparse), the lane counts and
+// a frontier. 0, or -1 with a message.
+static int sim_begin(u32 lanes, char *err, unsigned errlen) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  S.lanes   = lanes;
+  S.block   = GPU.block ? GPU.block : 32;
+  S.threads = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
+  S.top0    = gpu_top();
+  S.out_n   = calloc(S.lanes, sizeof(u32));
+  S.shadow  = zmap(S.top0 * sizeof(Term));
+  if (!S.out_n || !S.shadow || grow(&S.in, &S.in_cap, 1)) {
+    snprintf(err, errlen, "out of host memory for %u lanes", S.lanes);
+    sim_free();
+    return -1;
+  }
+  if (!S.sparse || S.whole) {
+    memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
+    return 0;
+  }
+  u64 at = 0, lo, n;
+  while (reach_run(&S.reach, &at, &lo, &n)) {
+    memcpy(S.shadow + lo, HEAP + lo, n * sizeof(Term));
+  }
+  return 0;
+}
+
+// The unreached words below the top, poisoned (shadow taken), or put
+// back: a read of one was counted, a write is seen here.
+static void poison_apply(void) {
+  for (u64 i = 0; i < S.top0; i++) {
+    if (!reach_has(&S.reach, i)) HEAP[i] = POISON;
+  }
+  POISON_READS = 0;
+  SIM_POISON   = 1;
+  S.poisoned   = 1;
+}
+
+static void poison_restore(void) {
+  if (!S.poisoned) return;
+  u64 wrote = 0;
+  for (u64 i = 0; i < S.top0; i++) {
+    if (reach_has(&S.reach, i)) continue;
+    wrote  += HEAP[i] != POISON;
+    HEAP[i] = S.shadow[i];
+  }
+  SIM_POISON = 0;
+  S.poisoned = 0;
+  if (POISON_READS || wrote) {
+    fprintf(stderr, "hvm4g: sim poison: the run read %llu and wrote %llu "
+            "words below the top that the copy in's walk skipped (a bug: "
+            "src/gpu/reach.c)\n", (unsigned long long)POISON_READS,
+            (unsigned long long)wrote);
+    exit(70);
+  }
+}
+
+static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
+  // The copy in as a device's: the reached words when the walk pays
+  // (reach.h); under HVM4G_SIM_POISON always, and the rest poisoned.
+  const char *pv = getenv("HVM4G_SIM_POISON");
+  int poison = pv && *pv && strcmp(pv, "0") != 0;
+  u64 top    = gpu_top();
+  u64 budget = poison ? top : reach_budget(top);
+  double lim = poison ? 0 : reach_limit_s(top);
+  S.sparse   = budget > 0 && reach_walk(&S.reach, HEAP, top, roots, nroot, BOOK,
+                   BOOK_LEN, gpu_book_cnt(), budget, lim) == 1;
+  S.whole    = S.sparse && poison;   // the poisoned words are put back from it
+  if (sim_begin(GPU.lanes ? GPU.lanes : 128, err, errlen) != 0) return -1;
+  GPU_STATS.in_top   += top;
+  GPU_STATS.in_words += S.sparse ? S.reach.words : top;
+  SIM_ARENA    = GPU.arena;
+  SIM_ALIGN    = GPU.dup_mode == DUP_OWNER ? (1ull << GPU.region_shift) : 0;
+  SIM_T32      = GPU.take == 32;
+  S.a.heap         = HEAP;
+  S.a.book         = BOOK;
+  S.a.book_len     = BOOK_LEN;
+  S.a.book_cnt     = gpu_book_cnt();
+  S.a.dup_mode     = GPU.dup_mode;
+  S.a.region_shift = GPU.region_shift;
+  S.a.budget       = GPU.budget;
+  S.a.stack_cap    = GPU.stack ? GPU.stack : (1u << 15);
+  S.a.cap          = 0;
+  S.a.shallow_inc  = (u32)GPU.collapse;
+  S.a.spark_gap    = GPU.spark_gap;
+  S.arena      = calloc(2 * (u64)S.lanes, sizeof(u32));
+  S.stacks     = zmap((u64)S.lanes * S.a.stack_cap * sizeof(Term));
+  S.seen_bytes = (HEAP_WORDS / 32 + 1) * sizeof(u32);
+  S.seen       = zmap(S.seen_bytes);
+  if (!S.arena || !S.stacks || !S.seen) {
+    snprintf(err, errlen, "out of host memory for %u lanes", S.lanes);
+    sim_free();
+    return -1;
+  }
+  if (grow(&S.in, &S.in_cap, nroot)) {
+    snprintf(err, errlen, "out of host memory for %u roots", nroot);
+    sim_free();
+    return -1;
+  }
+  for (u32 i = 0; i < nroot; i++) S.in[i] = ENT(roots[i] >> GPU.region_shift, roots[i]);
+  S.n     = nroot;
+  GPU_STATS.shift = GPU.region_shift;
+  if (S.whole) poison_apply();
+  return 0;
+}
+
+// For a backend that copies its whole heap back (metal.c): the
+// simulator's packing then runs over the host heap, from a snapshot of
+// [0, top) taken here, before that backend's run.
+int sim_pack_open(char *err, unsigned errlen) {
+  sim_free();
+  return sim_begin(128, err, errlen);
+}
+
+typedef struct {
+  u32 tid;
+} SimArg;
+
+#ifdef LANE_BALANCE
+// -DLANE_BALANCE: as CUDA's (cuda.cu), a warp being 32 consecutive lanes.
+static u64 SIM_BAL[2];
+static void sim_balance(const Lane *L, u32 nl) {
+  for (u32 w0 = 0; w0 < nl; w0 += 32) {
+    u64 sum = 0, top = 0;
+    for (u32 j = w0; j < nl && j < w0 + 32; j++) {
+      sum += L[j].w.itrs;
+      top  = L[j].w.itrs > top ? L[j].w.itrs : top;
+    }
+    __atomic_fetch_add(&SIM_BAL[0], sum, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&SIM_BAL[1], 32 * top, __ATOMIC_RELAXED);
+  }
+}
+#endif
+
+// Runs every block b with b % threads == tid.
+static void *sim_worker(void *arg) {
+  u32 tid    = ((SimArg *)arg)->tid;
+  u32 lanes  = S.lanes;
+  u32 blocks = (lanes + S.block - 1) / S.block;
+  u32 mark   = S.kind == PASS_MARK;
+  Lane     *L = malloc(S.block * sizeof(Lane));
+  MarkLane *M = malloc(S.block * sizeof(MarkLane));
+  if (!L || !M) {
+    free(L);
+    free(M);
+    return NULL;
+  }
+  for (u32 b = tid; b < blocks; b += S.stride) {
+    u32 l0 = b * S.block;
+    u32 nl = lanes - l0 < S.block ? lanes - l0 : S.block;
+    for (u32 j = 0; j < nl; j++) {
+      if (mark) mark_begin(&M[j], &S.c, l0 + j, S.outs);
+      else      lane_begin(&L[j], &S.a, l0 + j, S.stacks, S.arena, S.outs);
+    }
+    // Round r: lane l takes entry l + r * lanes.
+    for (u64 r = 0;; r++) {
+      int any = 0;
+      for (u32 j = 0; j < nl; j++) {
+        u64 i = (u64)(l0 + j) + r * lanes;
+        if (i >= S.n) continue;
+        any = 1;
+        u32 rem = (u32)((S.n - 1 - i) / lanes);
+        if (mark) mark_entry(&M[j], &S.c, S.in[i], rem);
+        else      lane_entry(&L[j], &S.a, S.seen, S.ctl, S.in[i], rem);
+      }
+      if (!any) break;
+    }
+#ifdef LANE_BALANCE
+    if (!mark) sim_balance(L, nl);
+#endif
+    for (u32 j = 0; j < nl; j++) {
+      if (mark) mark_end(&M[j], &S.c, S.out_n, l0 + j);
+      else      lane_end(&L[j], S.arena, l0 + j, S.out_n, S.ctl);
+    }
+  }
+  free(L);
+  free(M);
+  return NULL;
+}
+
+// Runs fn(tid) on `threads` CPU threads (the calling one included).
+static void sim_spread(u32 threads, void *(*fn)(void *)) {
+  pthread_t th[threads];
+  SimArg    args[threads];
+  u8        own[threads];
+  for (u32 t = 1; t < threads; t++) {
+    args[t].tid = t;
+    own[t] = pthread_create(&th[t], NULL, fn, &args[t]) == 0;
+  }
+  args[0].tid = 0;
+  fn(&args[0]);
+  for (u32 t = 1; t < threads; t++) {
+    if (own[t]) pthread_join(th[t], NULL);
+    else        fn(&args[t]);   // no thread: run its share here
+  }
+}
+
+// One pass of S.kind over the n entries of S.in, with segments of `cap`.
+static long long sim_lanes_pass(u32 n, u32 cap, char *err, unsigned errlen) {
+  S.n = n;
+  if (grow(&S.outs, &S.outs_cap, (u64)S.lanes * cap)) {
+    snprintf(err, errlen, "out of host memory for a frontier of %u", n);
+    return -1;
+  }
+  u32 blocks = (S.lanes + S.block - 1) / S.block;
+  S.stride   = S.threads < blocks ? S.threads : blocks;
+  sim_spread(S.stride, sim_worker);
+  // Next frontier: lane segments in lane order.
+  u64 m = 0;
+  for (u32 l = 0; l < S.lanes; l++) m += S.out_n[l];
+  if (m > 0xFFFFFFFFull || grow(&S.in, &S.in_cap, m ? m : 1)) {
+    snprintf(err, errlen, "out of host memory for a frontier of %llu",
+             (unsigned long long)m);
+    return -1;
+  }
+  u64 at = 0;
+  for (u32 l = 0; l < S.lanes; l++) {
+    memcpy(S.in + at, S.outs + (u64)l * cap, S.out_n[l] * sizeof(u64));
+    at += S.out_n[l];
+  }
+  S.n = (u32)m;
+  return (long long)m;
+}
+
+static long long sim_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+  S.ctl  = ctl;
+  S.kind = PASS_SNF;
+  SIM_WAIT = gpu_pass_shape(&S.a, n, S.lanes, 0);
+  long long m = sim_lanes_pass(n, S.a.cap, err, errlen);
+  ctl->top = gpu_top();
+  return m;
+}
+
+// Compaction
+// ==========
+
+// The phases that are a loop over items: thread t takes chunks of
+// SIM_CHUNK items t, t+T, ...
+#define SIM_CHUNK 4096u
+#define PH_DIFF  0
+#define PH_COUNT 1
+#define PH_RANK  2
+#define PH_COPY  3
+#define PH_ROOT  4
+
+static struct {
+  u32   phase;
+  u64   lo;      // items [lo, hi)
+  u64   hi;
+  u32  *sums;    // PH_COUNT: per rank chunk; PH_RANK: its base
+  Term *dst;     // PH_COPY: the live words; PH_ROOT: the roots' values
+} P;
+
+static void *sim_phase(void *arg) {
+  u32 tid = ((SimArg *)arg)->tid;
+  u64 words = S.live_words;
+  for (u64 c = P.lo + (u64)tid * SIM_CHUNK; c < P.hi;
+       c += (u64)S.stride * SIM_CHUNK) {
+    u64 end = c + SIM_CHUNK < P.hi ? c + SIM_CHUNK : P.hi;
+    for (u64 i = c; i < end; i++) {
+      switch (P.phase) {
+        case PH_DIFF:  compact_diff(&S.c, i); break;
+        case PH_COUNT: P.sums[i] = compact_count(&S.c, i, words); break;
+        case PH_RANK:  compact_rank(&S.c, i, words, P.sums[i]); break;
+        case PH_COPY:  compact_copy(&S.c, i, P.dst); break;
+        case PH_ROOT:  compact_root(&S.c, i, P.dst); break;
+      }
+    }
+  }
+  return NULL;
+}
+
+static void sim_par(u32 phase, u64 lo, u64 hi) {
+  P.phase  = phase;
+  P.lo     = lo;
+  P.hi     = hi;
+  S.stride = S.threads;
+  if (hi > lo) sim_spread(S.threads, sim_phase);
+}
+
+static long long sim_roots(char *err, unsigned errlen) {
+  u64 dtop = gpu_top();
+  S.live_words = (dtop - S.top0) / 32 + 1;
+  S.roots  = zmap(S.top0 * sizeof(u32));
+  S.live   = zmap(S.live_words * sizeof(u32));
+  S.rank   = zmap(S.live_words * sizeof(u32));
+  S.nroots = 0;
+  S.bad    = 0;
+  if (!S.roots || !S.live || !S.rank) {
+    snprintf(err, errlen, "out of host memory for packing the result");
+    return -1;
+  }
+  S.c.heap      = HEAP;
+  S.c.shadow    = S.shadow;
+  S.c.top0      = S.top0;
+  S.c.dtop      = dtop;
+  S.c.live      = S.live;
+  S.c.rank      = S.rank;
+  S.c.roots     = S.roots;
+  S.c.nroots    = &S.nroots;
+  S.c.roots_cap = S.top0 > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)S.top0;
+  S.c.bad       = &S.bad;
+  S.c.cut       = &S.cut;
+  poison_restore();
+  if (S.sparse) {
+    // the run changed none of the words it could not reach
+    u64 at = 0, lo, n;
+    while (reach_run(&S.reach, &at, &lo, &n)) {
+      for (u64 i = lo > 0 ? lo : 1; i < lo + n; i++) compact_diff(&S.c, i);
+    }
+  } else {
+    sim_par(PH_DIFF, 1, S.top0);
+  }
+  if (grow(&S.in, &S.in_cap, S.nroots ? S.nroots : 1)) {
+    snprintf(err, errlen, "out of host memory for %u roots", S.nroots);
+    return -1;
+  }
+  for (u32 i = 0; i < S.nroots; i++) S.in[i] = HEAP[S.roots[i]];   // mark entries: terms
+  GPU_STATS.changed += S.nroots;
+  return S.nroots;
+}
+
+// Mark levels of a narrow frontier (compact.h, mark_level): the one block
+// is the calling thread. *cut: the frontier left (a spine's few entries
+// then read as cut walks by the mark budget's rule).
+static long long sim_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
+  while (MARK_BLOCK(n)) {
+    if (grow(&S.nx, &S.nx_cap, (u64)n * MARK_SPAN)) {
+      snprintf(err, errlen, "out of host memory for a frontier of %u", n);
+      return -1;
+    }
+    u32 cnt = 0;
+    for (u32 i = 0; i < n; i++) mark_level(&S.c, S.in[i], S.nx, &cnt);
+    u64 *t = S.in; S.in = S.nx; S.nx = t;
+    u64  c = S.in_cap; S.in_cap = S.nx_cap; S.nx_cap = c;
+    n = cnt;
+  }
+  S.n  = n;
+  *cut = n;
+  return n;
+}
+
+static long long sim_mark(u32 n, u32 budget, u32 *cut, char *err,
+                          unsigned errlen) {
+  if (GPU.mark_levels && MARK_BLOCK(n)) return sim_mark_levels(n, cut, err, errlen);
+  S.kind     = PASS_MARK;
+  S.c.budget = budget;
+  S.c.cap    = gpu_mark_cap(n, S.lanes, budget);
+  S.cut      = 0;
+  long long next = sim_lanes_pass(n, S.c.cap, err, errlen);
+  *cut = S.cut;
+  return next;
+}
+
+// Zeroes heap words [lo, hi): whole pages are handed back to the system
+// (they read as zero again), the ends are cleared by hand.
+static void clear_words(u64 lo, u64 hi) {
+  u64 page = (u64)sysconf(_SC_PAGESIZE) / sizeof(Term);
+  u64 a    = (lo + page - 1) / page * page;
+  u64 b    = hi / page * page;
+  if (a >= b) {
+    memset(HEAP + lo, 0, (hi - lo) * sizeof(Term));
+    return;
+  }
+  memset(HEAP + lo, 0, (a - lo) * sizeof(Term));
+  if (madvise(HEAP + a, (b - a) * sizeof(Term), MADV_DONTNEED) != 0) {
+    memset(HEAP + a, 0, (b - a) * sizeof(Term));
+  }
+  memset(HEAP + b, 0, (hi - b) * sizeof(Term));
+}
+
+// Packs the live words, then writes them down at top0: the words the run
+// left above the new top are cleared, as fresh heap words are.
+static int sim_close(char *err, unsigned errlen) {
+#ifdef LANE_BALANCE
+  gpu_balance_print(SIM_BAL[0], SIM_BAL[1]);
+#endif
+  double t0     = gpu_now();
+  u64    words  = S.live_words;
+  u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
+  u32   *sums   = malloc((chunks ? chunks : 1) * sizeof(u32));
+  if (!sums) {
+    snprintf(err, errlen, "out of host memory for packing the result");
+    sim_free();
+    return -1;
+  }
+  P.sums = sums;
+  sim_par(PH_COUNT, 0, chunks);
+  u64 live = 0;
+  for (u64 c = 0; c < chunks; c++) {
+    u32 k   = sums[c];
+    sums[c] = (u32)live;
+    live   += k;
+  }
+  sim_par(PH_RANK, 0, chunks);
+  free(sums);
+  GPU_STATS.rank_s += gpu_now() - t0;
+  Term *dst  = malloc((live + S.nroots + 1) * sizeof(Term));
+  if (!dst) {
+    snprintf(err, errlen, "out of host memory for %llu live words",
+             (unsigned long long)live);
+    sim_free();
+    return -1;
+  }
+  P.dst = dst;
+  sim_par(PH_COPY, 0, words);
+  P.dst = dst + live;
+  sim_par(PH_ROOT, 0, S.nroots);
+  if (S.bad) {
+    snprintf(err, errlen, "packing the result met %u pointers to words "
+             "it did not mark (a bug); the run's heap is kept", S.bad);
+    free(dst);
+    sim_free();
+    return -1;
+  }
+  GPU_STATS.compact_s += gpu_now() - t0;
+  t0 = gpu_now();
+  u64 dtop = S.c.dtop;
+  for (u32 i = 0; i < S.nroots; i++) HEAP[S.roots[i]] = dst[live + i];
+  memcpy(HEAP + S.top0, dst, live * sizeof(Term));
+  u64 top = S.top0 + live;
+  clear_words(top, dtop);
+  atomic_store(&HEAP_TOP, top);
+  GPU_STATS.live += live;
+  GPU_STATS.out_s += gpu_now() - t0;
+  free(dst);
+  sim_free();
+  return 0;
+}
+
+static void sim_abandon(void) {
+  sim_free();
+}
+
+// After a run that filled the heap (the host's): the packing gave back
+// all but the live words, so a run goes on from them while they take at
+// most half the heap (gpu_snf_roots).
+static int sim_again(void) {
+  return 2 * gpu_top() <= gpu_heap_words() ? 0 : -1;
+}
+
+const GpuBackend GPU_SIM = {
+  .name        = "sim",
+  .avail       = sim_avail,
+  .warm        = NULL,
+  .open        = sim_open,
+  .pass        = sim_pass,
+  .roots       = sim_roots,
+  .mark        = sim_mark,
+  .close       = sim_close,
+  .abandon     = sim_abandon,
+  .grow        = sim_again,     // the same heap (the host's), packed
+  .lanes       = sim_lanes,
+  .narrow_rate = 0,
+};

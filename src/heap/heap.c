@@ -1,0 +1,149 @@
+// heap.c: reserve the heap lazily, bump-allocate from it.
+
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "heap/heap.h"
+
+Term       *HEAP       = NULL;
+u64         HEAP_WORDS = 0;
+_Atomic u64 HEAP_TOP   = 1;
+u32        *BOOK       = NULL;
+u32        *BOOK_LEN   = NULL;
+u32         BOOK_CAP   = 1u << 24;
+
+static void *reserve(u64 bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+int heap_init(u64 words) {
+  if (words < 1024 || words > (1ull << 32)) {
+    return -1;
+  }
+  HEAP     = reserve(words * sizeof(Term));
+  BOOK     = reserve((u64)BOOK_CAP * sizeof(u32));
+  BOOK_LEN = reserve((u64)BOOK_CAP * sizeof(u32));
+  if (!HEAP || !BOOK || !BOOK_LEN) {
+    return -1;
+  }
+  HEAP_WORDS = words;
+  atomic_store(&HEAP_TOP, 1);
+  return 0;
+}
+
+void heap_free(void) {
+  if (HEAP)     munmap(HEAP, HEAP_WORDS * sizeof(Term));
+  if (BOOK)     munmap(BOOK, (u64)BOOK_CAP * sizeof(u32));
+  if (BOOK_LEN) munmap(BOOK_LEN, (u64)BOOK_CAP * sizeof(u32));
+  HEAP = NULL; BOOK = NULL; BOOK_LEN = NULL;
+}
+
+// What one heap word costs in memory once touched, with what is sized
+// from the heap: the word (8 bytes), the normalizer's seen set (2) and room
+// for the collapse queue, the printer's maps and the WNF stacks (4).
+#define WORD_COST 14
+
+// The memory this process may use: physical memory, or the cgroup's limit
+// when lower (containers); 0 if unknown.
+static u64 mem_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long psize = sysconf(_SC_PAGESIZE);
+  u64  mem   = pages > 0 && psize > 0 ? (u64)pages * (u64)psize : 0;
+  const char *paths[] = { "/sys/fs/cgroup/memory.max",
+                          "/sys/fs/cgroup/memory/memory.limit_in_bytes" };
+  for (u32 i = 0; i < 2; i++) {
+    FILE *f = fopen(paths[i], "r");
+    unsigned long long cg = 0;
+    if (!f) continue;
+    if (fscanf(f, "%llu", &cg) == 1 && cg > 0 && (mem == 0 || cg < mem)) mem = cg;
+    fclose(f);
+  }
+  return mem;
+}
+
+// The default capacity: 2^32 words, or fewer so that the heap and what is
+// sized from it fit in 3/4 of the memory we may use, and their reservations
+// (heap and seen set, 10 bytes a word) in the address space left by
+// RLIMIT_AS after `other` bytes of other reservations (stacks, book). A
+// runaway program then ends with "heap exhausted", not with the system's
+// out-of-memory killer (a 24 GiB machine reached 23 GB with 3/4 of memory
+// as heap alone).
+u64 heap_default_words(u64 other) {
+  u64 words = 1ull << 32;
+  u64 mem   = mem_limit();
+  if (mem > 0 && mem / 4 * 3 / WORD_COST < words) words = mem / 4 * 3 / WORD_COST;
+  struct rlimit as;
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    u64 room = (u64)as.rlim_cur > other ? (u64)as.rlim_cur - other : 0;
+    if (room / 10 < words) words = room / 10;
+  }
+  return words < 1024 ? 1024 : words;
+}
+
+u32 heap_alloc(u32 n) {
+  u64 at = atomic_fetch_add(&HEAP_TOP, n);
+  if (at + n > HEAP_WORDS) {
+    atomic_fetch_sub(&HEAP_TOP, n);
+    return 0;
+  }
+  return (u32)at;
+}
+
+u64 heap_used(void) {
+  return atomic_load(&HEAP_TOP);
+}
+
+int heap_snap(HeapSnap *s) {
+  s->top   = atomic_load(&HEAP_TOP);
+  s->words = malloc(s->top * sizeof(Term));
+  if (!s->words) return -1;
+  memcpy(s->words, HEAP, s->top * sizeof(Term));
+  return 0;
+}
+
+void heap_rewind(const HeapSnap *s) {
+  memcpy(HEAP, s->words, s->top * sizeof(Term));
+  atomic_store(&HEAP_TOP, s->top);
+}
+
+void heap_snap_free(HeapSnap *s) {
+  free(s->words);
+  s->words = NULL;
+}
+
+// Digits only (strtoull would take a sign, spaces and wrap around), then
+// an optional suffix; at most 2^32 words.
+u64 heap_parse_size(const char *s) {
+  u64 n = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    n = n * 10 + (u64)(*p - '0');
+    if (n > (1ull << 32)) return 0;
+  }
+  if (p == s) return 0;
+  u64 mul = 1;
+  if (*p == 'K' || *p == 'k') { mul = 1ull << 10; p++; }
+  else if (*p == 'M' || *p == 'm') { mul = 1ull << 20; p++; }
+  else if (*p == 'G' || *p == 'g') { mul = 1ull << 30; p++; }
+  if (*p != '\0' || n > (1ull << 32) / mul) return 0;
+  return n * mul;
+}
+
+uintptr_t stack_floor(uintptr_t margin) {
+  pthread_attr_t at;
+  void  *lo = NULL;
+  size_t sz = 0;
+  uintptr_t r = 0;
+  if (pthread_getattr_np(pthread_self(), &at) == 0) {
+    if (pthread_attr_getstack(&at, &lo, &sz) == 0 && lo) r = (uintptr_t)lo + margin;
+    pthread_attr_destroy(&at);
+  }
+  return r;
+}

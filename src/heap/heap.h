@@ -1,0 +1,46 @@
+// heap.h: the CPU-side heap and book (host code, not the portable core).
+//
+// The heap is one array of 64-bit words addressed by 32-bit locations.
+// heap_init reserves the whole address range up front but commits nothing:
+// pages become real memory only when first written (MAP_NORESERVE), so a
+// 2^32-word heap starts on a small machine. Location 0 is never handed out,
+// so 0 can mean "none".
+
+#ifndef HVM4G_HEAP_H
+#define HVM4G_HEAP_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include "core/term.h"
+
+extern Term         *HEAP;        // the words
+extern u64           HEAP_WORDS;  // capacity in words (<= 2^32)
+extern _Atomic u64   HEAP_TOP;    // first never-allocated word
+
+// Book: definitions as templates in the heap (see docs/architecture.md).
+extern u32 *BOOK;       // book id -> template loc (0 = undefined)
+extern u32 *BOOK_LEN;   // book id -> template length in words
+extern u32  BOOK_CAP;   // entries in BOOK/BOOK_LEN (= 2^24, one per id)
+
+int  heap_init(u64 words);   // 0 on success; prints nothing
+u64  heap_default_words(u64 other); // what fits this machine (heap.c); other: bytes reserved besides
+void heap_free(void);
+u32  heap_alloc(u32 n);      // host bump allocation; 0 when exhausted
+u64  heap_used(void);        // words in use (HEAP_TOP)
+u64  heap_parse_size(const char *s); // "1G", "512M", "65536" -> words; 0 = bad
+// Lowest address this thread's recursion may reach: its stack's low end
+// plus `margin` bytes; 0 when the stack is unknown (parse.c, prim.c).
+uintptr_t stack_floor(uintptr_t margin);
+
+// A copy of the heap in use, [0, top), to go back to (--gpu's start over,
+// main.c): heap_snap makes it (0, or -1 without the memory), heap_rewind
+// puts the words and the top back (no thread may be allocating).
+typedef struct {
+  Term *words;
+  u64   top;
+} HeapSnap;
+int  heap_snap(HeapSnap *s);
+void heap_rewind(const HeapSnap *s);
+void heap_snap_free(HeapSnap *s);
+
+#endif

@@ -1,0 +1,182 @@
+// names.c: nick codec, reference table, primitive names.
+
+#include <stdlib.h>
+#include <string.h>
+#include "lang/names.h"
+
+u32 NICK_NIL, NICK_CON, NICK_CHR, NICK_ZER, NICK_SUC;
+
+static const char NICK_ABC[] =
+  "_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789$";
+
+int nick_digit(int c) {
+  if (c == '_')              return 0;
+  if (c >= 'a' && c <= 'z')  return 1 + (c - 'a');
+  if (c >= 'A' && c <= 'Z')  return 27 + (c - 'A');
+  if (c >= '0' && c <= '9')  return 53 + (c - '0');
+  if (c == '$')              return 63;
+  return -1;
+}
+
+u32 nick_of(const char *s, u32 len) {
+  u32 k = 0;
+  for (u32 i = 0; i < len; i++) {
+    int d = nick_digit((unsigned char)s[i]);
+    k = ((k << 6) + (u32)(d < 0 ? 0 : d)) & EXT_MASK;
+  }
+  return k;
+}
+
+int nick_str(u32 nick, char *buf) {
+  char tmp[5];
+  int  n = 0;
+  nick &= EXT_MASK;
+  do { tmp[n++] = NICK_ABC[nick & 63]; nick >>= 6; } while (nick);
+  for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  buf[n] = 0;
+  return n;
+}
+
+void nick_print(FILE *f, u32 nick) {
+  char buf[8];
+  nick_str(nick, buf);
+  for (char *c = buf; *c; c++) putc_unlocked(*c, f);   // print.c holds the lock
+}
+
+// Reference table
+// ===============
+// Open addressing over full names; ids are dense (book ids).
+
+static char **NAMES     = NULL;   // id -> name
+static u32    NAMES_LEN = 0;
+static u32    NAMES_CAP = 0;
+static u32   *SLOTS     = NULL;   // hash slot -> id + 1 (0 = empty)
+static u32    SLOTS_CAP = 0;      // power of two
+
+static u32 hash_of(const char *s, u32 len) {
+  u32 h = 2166136261u;
+  for (u32 i = 0; i < len; i++) h = (h ^ (u8)s[i]) * 16777619u;
+  return h;
+}
+
+static int grow_slots(void) {
+  u32  cap = SLOTS_CAP ? SLOTS_CAP * 2 : 1024;
+  u32 *ns  = calloc(cap, sizeof(u32));
+  if (!ns) return -1;
+  for (u32 id = 0; id < NAMES_LEN; id++) {
+    u32 i = hash_of(NAMES[id], (u32)strlen(NAMES[id])) & (cap - 1);
+    while (ns[i]) i = (i + 1) & (cap - 1);
+    ns[i] = id + 1;
+  }
+  free(SLOTS);
+  SLOTS     = ns;
+  SLOTS_CAP = cap;
+  return 0;
+}
+
+static u32 lookup(const char *s, u32 len, u32 *slot) {
+  if (!SLOTS_CAP) { *slot = 0; return ~0u; }
+  u32 i = hash_of(s, len) & (SLOTS_CAP - 1);
+  while (SLOTS[i]) {
+    const char *n = NAMES[SLOTS[i] - 1];
+    if (strncmp(n, s, len) == 0 && n[len] == 0) return SLOTS[i] - 1;
+    i = (i + 1) & (SLOTS_CAP - 1);
+  }
+  *slot = i;
+  return ~0u;
+}
+
+u32 table_find(const char *s, u32 len) {
+  u32 slot;
+  return lookup(s, len, &slot);
+}
+
+u32 table_id(const char *s, u32 len) {
+  u32 slot;
+  u32 id = lookup(s, len, &slot);
+  if (id != ~0u) return id;
+  if (NAMES_LEN >= (1u << 24)) return ~0u;
+  if ((NAMES_LEN + 1) * 2 > SLOTS_CAP) {
+    if (grow_slots() != 0) return ~0u;
+    lookup(s, len, &slot);
+  }
+  if (NAMES_LEN == NAMES_CAP) {
+    u32    cap = NAMES_CAP ? NAMES_CAP * 2 : 256;
+    char **nn  = realloc(NAMES, cap * sizeof(char *));
+    if (!nn) return ~0u;
+    NAMES     = nn;
+    NAMES_CAP = cap;
+  }
+  char *copy = malloc(len + 1);
+  if (!copy) return ~0u;
+  memcpy(copy, s, len);
+  copy[len] = 0;
+  id            = NAMES_LEN++;
+  NAMES[id]     = copy;
+  SLOTS[slot]   = id + 1;
+  return id;
+}
+
+const char *table_name(u32 id) {
+  return id < NAMES_LEN ? NAMES[id] : NULL;
+}
+
+u32 table_count(void) {
+  return NAMES_LEN;
+}
+
+// Operators
+// =========
+// Each OP_x's infix spelling: the parser reads it, the printer writes it.
+
+static const char *OP_NAMES[OP_COUNT] = {
+  [OP_EQ]  = "==", [OP_NE]  = "!=", [OP_LT]  = "<",  [OP_LE]  = "<=",
+  [OP_GT]  = ">",  [OP_GE]  = ">=", [OP_ADD] = "+",  [OP_SUB] = "-",
+  [OP_MUL] = "*",  [OP_DIV] = "/",  [OP_MOD] = "%",  [OP_AND] = "&&",
+  [OP_OR]  = "||", [OP_XOR] = "^",  [OP_LSH] = "<<", [OP_RSH] = ">>",
+  [OP_NOT] = "~",
+};
+
+const char *op_name(u32 op) {
+  return op < OP_COUNT ? OP_NAMES[op] : NULL;
+}
+
+// Primitives
+// ==========
+
+static const char *PRIM_NAMES[PRIM_COUNT] = {
+  [PRIM_LOG]          = "log", [PRIM_GNF]          = "gnf",
+  [PRIM_NF]           = "nf",
+  [PRIM_OP + OP_ADD]  = "add", [PRIM_OP + OP_SUB]  = "sub",
+  [PRIM_OP + OP_MUL]  = "mul", [PRIM_OP + OP_DIV]  = "div",
+  [PRIM_OP + OP_MOD]  = "mod", [PRIM_OP + OP_AND]  = "and",
+  [PRIM_OP + OP_OR]   = "or",  [PRIM_OP + OP_XOR]  = "xor",
+  [PRIM_OP + OP_LSH]  = "lsh", [PRIM_OP + OP_RSH]  = "rsh",
+  [PRIM_OP + OP_NOT]  = "not", [PRIM_OP + OP_EQ]   = "eq",
+  [PRIM_OP + OP_NE]   = "ne",  [PRIM_OP + OP_LT]   = "lt",
+  [PRIM_OP + OP_LE]   = "le",  [PRIM_OP + OP_GT]   = "gt",
+  [PRIM_OP + OP_GE]   = "ge",
+};
+
+u32 prim_id(const char *s, u32 len) {
+  for (u32 i = 0; i < PRIM_COUNT; i++) {
+    if (strlen(PRIM_NAMES[i]) == len && memcmp(PRIM_NAMES[i], s, len) == 0) {
+      return i;
+    }
+  }
+  return ~0u;
+}
+
+const char *prim_name(u32 id) {
+  return id < PRIM_COUNT ? PRIM_NAMES[id] : NULL;
+}
+
+// HVM4's builtin constructors are spelled in capitals (#NIL, #CON, #CHR,
+// #ZER, #SUC); `#Nil` is an ordinary user constructor.
+void names_init(void) {
+  NICK_NIL = nick_of("NIL", 3);
+  NICK_CON = nick_of("CON", 3);
+  NICK_CHR = nick_of("CHR", 3);
+  NICK_ZER = nick_of("ZER", 3);
+  NICK_SUC = nick_of("SUC", 3);
+}

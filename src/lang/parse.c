@@ -1,0 +1,1292 @@
+// parse.c: recursive descent over HVM4 source, building book templates.
+//
+// A definition is built in a scratch array of words laid out exactly like
+// the final template (nodes at scratch indices, word 0 = root), with one
+// difference: variable occurrences are OCC words naming a binder record and
+// a side. When the definition is done, the scratch is copied into the heap,
+// relocating node words and resolving each OCC to VAR/DP0/DP1 of its binder.
+//
+// Recursion follows the nesting of the source; its depth is bounded by the
+// room left on the C stack (measured, not guessed), so very deep terms end
+// in a clear PARSE_ERROR instead of a crash. All walks over built terms
+// (auto-dup, copies) use explicit stacks.
+
+#define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "heap/heap.h"
+#include "lang/names.h"
+#include "lang/parse.h"
+
+// Rare constructs keep their locals off the recursion path of plain terms.
+#define NOINLINE __attribute__((noinline))
+
+#define OCC      0x70       // scratch-only tag: ext = side, val = binder
+#define SIDE_ANY 2          // OCC side of a plain (lambda) variable
+#define MAX_FLD  16         // constructor fields, fork names
+
+// Binders
+// =======
+
+enum { B_LAM, B_DUP, B_DYN };
+
+typedef struct {
+  u32 nick;      // name, as a nick (HVM4 resolves variables by nick)
+  u8  kind;      // B_LAM: lambda/let; B_DUP: static dup; B_DYN: dynamic dup
+  u8  forked;    // bound by a fork: a bare use picks the branch's side
+  u8  cloned;    // `&x`: many uses allowed (auto-dup)
+  u32 lab;       // B_DUP label
+  u32 loc[2];    // B_LAM: LAM node; B_DUP: DUP node; B_DYN: the two LAMs
+  u32 uses[2];   // occurrences seen (B_LAM counts in uses[0])
+  u32 chain[2];  // auto-dup: first binder of the chain for side 0/1 ..
+  u32 links[2];  // .. and its length (0: none)
+  u32 seen[2];   // occurrences renamed so far (rename_dups)
+} Bind;
+
+// Cursor
+// ======
+
+// Where the parser stands in one source text. Line and column are kept as
+// the cursor moves, for messages.
+typedef struct {
+  const char *txt;    // the text ..
+  u32         end;    // .. and its length in bytes
+  u32         at;     // the next byte
+  u32         row;    // its line (from 1) ..
+  u32         col;    // .. and column (from 1, in bytes)
+  const char *path;   // the file, for messages and relative includes
+} Src;
+
+static Term   *W;          // scratch words of the current definition
+static u32     W_LEN, W_CAP;
+static Bind   *B;          // binder records of the current definition
+static u32     B_LEN, B_CAP;
+static u32    *SCOPE;      // binders in scope, innermost last
+static u32     SCOPE_LEN, SCOPE_CAP;
+static u32     FRESH_LAB = 0x800000;  // auto labels, as HVM4 numbers them
+static int     FORK_SIDE = -1;        // -1 outside forks, else the branch
+static jmp_buf FAIL;
+static Src    *CUR;                  // the text being read, for messages
+static uintptr_t STACK_LO;            // lowest safe stack address
+static char  **SEEN;                  // files already parsed
+static u32     SEEN_LEN;
+
+static u8      USED[PRIM_COUNT];      // primitives the program calls
+static int     UNSCOPED;              // the program has an unscoped binder
+static Term   *ARGS;                  // pending constructor fields
+static u32     ARGS_LEN, ARGS_CAP;
+static int     RENAMES;               // auto-dups wait for rename_dups
+static Term   *WALK;                  // explicit stack for term walks
+static u32     WALK_CAP;
+
+static void die(void) { longjmp(FAIL, 1); }
+
+static void oom(void) {
+  fprintf(stderr, "PARSE_ERROR: out of memory\n");
+  die();
+}
+
+// Room for `need` items of `sz` bytes in *p (capacity *cap), doubling. The
+// capacity stays a u32: a need past that is out of memory, never a wrap.
+static void *grow(void *p, u32 *cap, u64 need, size_t sz) {
+  if (need <= *cap) return p;
+  if (need > UINT32_MAX) oom();
+  u64 c = *cap ? *cap : 256;
+  while (c < need) c <<= 1;
+  if (c > UINT32_MAX) c = UINT32_MAX;
+  void *q = realloc(p, (size_t)c * sz);
+  if (!q) oom();
+  *cap = (u32)c;
+  return q;
+}
+
+// Errors
+// ======
+
+static void err_head(Src *s) {
+  fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m (%s:%u:%u)\n", s->path, s->row, s->col);
+}
+
+static void err_expected(Src *s, const char *exp) {
+  err_head(s);
+  fprintf(stderr, "- expected: %s\n", exp);
+  char c = s->at < s->end ? s->txt[s->at] : 0;
+  if (c == 0) fprintf(stderr, "- detected: EOF\n");
+  else        fprintf(stderr, "- detected: '%c'\n", c);
+  die();
+}
+
+static void err_msg(Src *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  err_head(s);
+  fputs("- ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  die();
+}
+
+static void err_affine(Src *s, u32 nick, int side, u32 uses) {
+  char nm[8];
+  nick_str(nick, nm);
+  err_head(s);
+  fprintf(stderr, "- variable '%s%s' used %u times\n", nm,
+          side == 0 ? "₀" : side == 1 ? "₁" : "", uses);
+  fprintf(stderr, "- hint: declare variable as '&%s' to allow multiple uses\n", nm);
+  die();
+}
+
+// Lexing
+// ======
+
+// The byte k places ahead of the cursor; 0 past the end.
+static char ch(Src *s, u32 k) {
+  u64 i = (u64)s->at + k;
+  return i < s->end ? s->txt[i] : 0;
+}
+
+static char cur(Src *s) { return ch(s, 0); }
+
+static void step(Src *s) {
+  if (s->at == s->end) return;
+  int nl = s->txt[s->at++] == '\n';
+  s->row += nl;
+  s->col  = nl ? 1 : s->col + 1;
+}
+
+static void steps(Src *s, u32 n) {
+  while (n-- > 0) step(s);
+}
+
+// Does the text at the cursor begin with w?
+static int ahead(Src *s, const char *w) {
+  u32 k = 0;
+  while (w[k] && ch(s, k) == w[k]) k++;
+  return w[k] == 0;
+}
+
+// Steps over w when the text begins with it.
+static int take(Src *s, const char *w) {
+  if (!ahead(s, w)) return 0;
+  steps(s, (u32)strlen(w));
+  return 1;
+}
+
+// Steps over white space and `//` comments.
+static void blank(Src *s) {
+  for (;;) {
+    char c = cur(s);
+    if (c == '/' && ch(s, 1) == '/') {
+      while (s->at < s->end && cur(s) != '\n') step(s);
+    } else if (c != 0 && strchr(" \t\r\n", c)) {
+      step(s);
+    } else {
+      return;
+    }
+  }
+}
+
+// w, with blanks either side, or a parse error.
+static void need(Src *s, const char *w) {
+  blank(s);
+  if (!take(s, w)) err_expected(s, w);
+  blank(s);
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_init(char c)  { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// A full name (references, primitives): start and length in the source.
+static u32 name_span(Src *s, u32 *len) {
+  blank(s);
+  if (!is_init(cur(s))) err_expected(s, "name");
+  u32 at = s->at;
+  while (nick_digit((u8)cur(s)) >= 0) step(s);
+  *len = s->at - at;
+  return at;
+}
+
+// A name as a nick (variables, labels, constructors).
+static u32 name(Src *s) {
+  u32 len, at = name_span(s, &len);
+  blank(s);
+  return nick_of(s->txt + at, len);
+}
+
+static u32 utf8(Src *s) {
+  u8 b0 = (u8)cur(s);
+  step(s);
+  u32 n = (b0 & 0xE0) == 0xC0 ? 1 : (b0 & 0xF0) == 0xE0 ? 2 : (b0 & 0xF8) == 0xF0 ? 3 : 0;
+  if (n == 0 || s->at + n - 1 >= s->end) return b0;
+  u32 c = b0 & (0x3F >> n);
+  for (u32 i = 0; i < n; i++) {
+    c = (c << 6) | ((u8)cur(s) & 0x3F);
+    step(s);
+  }
+  return c;
+}
+
+static u32 char_esc(Src *s) {
+  if (cur(s) == 0) err_expected(s, "character");
+  if (cur(s) != '\\') return utf8(s);
+  step(s);
+  if (s->at >= s->end) err_expected(s, "character");
+  char c = cur(s);
+  step(s);
+  switch (c) {
+    case 'n': return '\n';
+    case 't': return '\t';
+    case 'r': return '\r';
+    case '0': return 0;
+    default:  return (u8)c;   // \\ \' \" and any other byte verbatim
+  }
+}
+
+static u32 char_lit(Src *s) {
+  step(s);
+  u32 c = char_esc(s);
+  if (cur(s) != '\'') err_expected(s, "'");
+  step(s);
+  return c;
+}
+
+// Scratch terms
+// =============
+
+// n zeroed words of scratch. The scratch becomes a template in the heap,
+// so a definition that outgrows the heap's free room stops here, before
+// its memory is spent (a nat literal or a string as large as the heap).
+static u32 salloc(u32 n) {
+  u64 need = (u64)W_LEN + n;
+  if (need > HEAP_WORDS - heap_used()) err_msg(CUR, "heap exhausted while loading the program");
+  W = grow(W, &W_CAP, need, sizeof(Term));
+  u32 at = W_LEN;
+  memset(W + at, 0, (size_t)n * sizeof(Term));
+  W_LEN += n;
+  return at;
+}
+
+static Term node(u8 tag, u32 ext, u32 n, const Term *kids) {
+  u32 at = salloc(n);
+  for (u32 i = 0; i < n; i++) W[at + i] = kids[i];
+  return TERM(tag, ext, at);
+}
+
+static Term node2(u8 tag, u32 ext, Term a, Term b) {
+  Term k[2] = {a, b};
+  return node(tag, ext, 2, k);
+}
+
+static Term node1(u8 tag, u32 ext, Term a) { return node(tag, ext, 1, &a); }
+
+static Term ctr0(u32 nick)          { return TERM(C00, nick, 0); }
+static Term ctr1(u32 nick, Term a)  { return node1(C00 + 1, nick, a); }
+static Term ctr2(u32 nick, Term a, Term b) { return node2(C00 + 2, nick, a, b); }
+
+// Binders
+// =======
+
+static u32 bind_new(u32 nick, u8 kind, u32 lab, u8 forked, u8 cloned) {
+  B = grow(B, &B_CAP, (u64)B_LEN + 1, sizeof(Bind));
+  B[B_LEN] = (Bind){nick, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
+  return B_LEN++;
+}
+
+static void scope_push(u32 b) {
+  SCOPE = grow(SCOPE, &SCOPE_CAP, (u64)SCOPE_LEN + 1, sizeof(u32));
+  SCOPE[SCOPE_LEN++] = b;
+}
+
+static void scope_pop(void) { SCOPE_LEN--; }
+
+static void walk_push(u32 *n, Term t) {
+  WALK = grow(WALK, &WALK_CAP, (u64)*n + 1, sizeof(Term));
+  WALK[(*n)++] = t;
+}
+
+// A deep copy of a scratch term (dynamic labels shared by several nodes).
+// Copied occurrences count as uses, as the shared term does in HVM4.
+static Term copy_term(Term t) {
+  u32 root = salloc(1);
+  W[root] = t;
+  u32 n = 0;
+  walk_push(&n, TERM(0, 0, root));
+  while (n > 0) {
+    u32  at = VAL(WALK[--n]);
+    Term x  = W[at];
+    if (TAG(x) == OCC) {
+      B[VAL(x)].uses[EXT(x) == 1]++;
+      continue;
+    }
+    u32 ar = term_arity(x);
+    if (ar == 0) continue;
+    u32 nw = salloc(ar);
+    for (u32 i = 0; i < ar; i++) {
+      W[nw + i] = W[VAL(x) + i];
+      walk_push(&n, TERM(0, 0, nw + i));
+    }
+    W[at] = TERM(TAG(x), EXT(x), nw);
+  }
+  return W[root];
+}
+
+// n automatic labels, counted up from 0x800000 as HVM4 numbers them; they
+// must stay below the runtime's own (LAB_OWN).
+static u32 fresh_labs(u32 n) {
+  if ((u64)FRESH_LAB + n > LAB_OWN) err_msg(CUR, "too many automatic labels");
+  u32 lab = FRESH_LAB;
+  FRESH_LAB += n;
+  return lab;
+}
+
+// Auto-dup: the `uses` occurrences of (binder b, side) in body, in preorder
+// (HVM4's order), become d0₀, d1₀, .., d(n-1)₀, d(n-1)₁ of a new chain
+// !d0&=x; !d1&=d0₁; ..; body, n = uses-1, with fresh labels. Returns the
+// chain, which replaces body. The chain is built (and its labels taken) at
+// once; the occurrences are renamed by one walk over the whole definition
+// when it is done (rename_dups), which visits them in the same order, so
+// nested cloned binders cost one walk instead of one each. The chain's own
+// x is an alias of b, which that walk leaves alone.
+static Term auto_dup(Term body, u32 b, u32 side, u32 uses) {
+  if (uses <= 1) return body;
+  u32 n   = uses - 1;
+  u32 lab = fresh_labs(n);
+  u32 si  = side == 1;
+  u32 als = bind_new(B[b].nick, B[b].kind, B[b].lab, 0, 0);
+  B[als].loc[0] = B[b].loc[0];
+  B[als].loc[1] = B[b].loc[1];
+  u32 d0  = B_LEN;
+  for (u32 i = 0; i < n; i++) {
+    bind_new(B[b].nick, B_DUP, (lab + i) & EXT_MASK, 0, 0);
+  }
+  // Chain nodes, outermost first; body goes into the last.
+  u32 loc = salloc(2 * n);
+  for (u32 i = 0; i < n; i++) {
+    B[d0 + i].loc[0] = loc + 2 * i;
+    W[loc + 2 * i] = i == 0 ? TERM(OCC, side, als) : TERM(OCC, 1, d0 + i - 1);
+    W[loc + 2 * i + 1] = i + 1 < n ? TERM(DUP, (lab + i + 1) & EXT_MASK, loc + 2 * (i + 1)) : body;
+  }
+  B[b].chain[si] = d0;
+  B[b].links[si] = n;
+  RENAMES = 1;
+  return TERM(DUP, lab & EXT_MASK, loc);
+}
+
+// Renames the occurrences of auto-duplicated binders (see auto_dup).
+static void rename_dups(void) {
+  u32 k = 0;
+  walk_push(&k, TERM(0, 0, 0));
+  while (k > 0) {
+    u32  at = VAL(WALK[--k]);
+    Term x  = W[at];
+    if (TAG(x) == OCC) {
+      Bind *b  = &B[VAL(x)];
+      u32   si = EXT(x) == 1;
+      u32   n  = b->links[si];
+      if (n) {
+        u32 i  = b->seen[si]++;
+        u32 d0 = b->chain[si];
+        W[at]  = i < n ? TERM(OCC, 0, d0 + i) : TERM(OCC, 1, d0 + n - 1);
+      }
+      continue;
+    }
+    for (u32 i = term_arity(x); i > 0; i--) walk_push(&k, TERM(0, 0, VAL(x) + i - 1));
+  }
+}
+
+// Terms
+// =====
+
+static Term parse_term(Src *s);
+static Term parse_atom(Src *s);
+static Term parse_lam(Src *s);
+static Term lam_rest(Src *s);
+
+static void guard(Src *s) {
+  char here;
+  if ((uintptr_t)&here < STACK_LO) err_msg(s, "term nested too deeply");
+}
+
+// Infix operators
+// ===============
+// Each symbol takes the term on its left when the level being read is at
+// most `lhs`, and reads its right operand at level `rhs`. Arithmetic and
+// comparisons climb the precedence levels (1 `||` .. 8 `^`; `~` only at
+// level 0); `~>`, `<>`, `===`, `.&.` and `.|.` take their left side at any
+// level (LOOSE). The longest symbol at the cursor wins (`===` over `==`,
+// `~>` over `~`, `<>` over `<`).
+
+#define LOOSE 9      // above every level an operand is read at
+#define CONS  0xFF   // `<>`: a #CON cell, not a node tag of its own
+
+typedef struct {
+  const char *sym;   // NULL for OP2: op_name(op)
+  u8          tag;   // OP2, EQL, AND, OR, RED or CONS
+  u8          op;    // OP2's operator
+  u8          lhs;
+  u8          rhs;
+} Infix;
+
+static const Infix INFIX[] = {
+  {NULL,  OP2, OP_OR,  1, 2}, {NULL,  OP2, OP_AND, 2, 3},
+  {NULL,  OP2, OP_EQ,  3, 4}, {NULL,  OP2, OP_NE,  3, 4},
+  {NULL,  OP2, OP_LT,  4, 5}, {NULL,  OP2, OP_LE,  4, 5},
+  {NULL,  OP2, OP_GT,  4, 5}, {NULL,  OP2, OP_GE,  4, 5},
+  {NULL,  OP2, OP_LSH, 5, 6}, {NULL,  OP2, OP_RSH, 5, 6},
+  {NULL,  OP2, OP_ADD, 6, 7}, {NULL,  OP2, OP_SUB, 6, 7},
+  {NULL,  OP2, OP_MUL, 7, 8}, {NULL,  OP2, OP_DIV, 7, 8},
+  {NULL,  OP2, OP_MOD, 7, 8}, {NULL,  OP2, OP_XOR, 8, 9},
+  {NULL,  OP2, OP_NOT, 0, 1},
+  {"===", EQL, 0, LOOSE, 4},  {".&.", AND, 0, LOOSE, 2},
+  {".|.", OR,  0, LOOSE, 1},  {"~>",  RED, 0, LOOSE, 0},
+  {"<>",  CONS, 0, LOOSE, 0},
+};
+
+static const char *infix_sym(const Infix *x) {
+  return x->sym ? x->sym : op_name(x->op);
+}
+
+// The infix symbol at the cursor (after blanks), or NULL.
+static const Infix *infix_at(Src *s) {
+  blank(s);
+  const Infix *best = NULL;
+  size_t       blen = 0;
+  for (size_t i = 0; i < sizeof INFIX / sizeof INFIX[0]; i++) {
+    const char *sym = infix_sym(&INFIX[i]);
+    size_t      n   = strlen(sym);
+    if (n > blen && ahead(s, sym)) { best = &INFIX[i]; blen = n; }
+  }
+  return best;
+}
+
+// `f(a, b, ..)` after f: one APP per argument; commas are optional.
+static Term parse_call(Src *s, Term f) {
+  need(s, "(");
+  while (cur(s) != ')') {
+    f = node2(APP, 0, f, parse_term(s));
+    blank(s);
+    take(s, ",");
+    blank(s);
+  }
+  need(s, ")");
+  return f;
+}
+
+// Calls and infix operators after `f`, at level `lvl` (see INFIX).
+static Term parse_post(Src *s, Term f, int lvl) {
+  for (;;) {
+    const Infix *op = infix_at(s);
+    if (op && op->lhs >= lvl) {
+      steps(s, (u32)strlen(infix_sym(op)));
+      Term rhs = parse_post(s, parse_atom(s), op->rhs);
+      f = op->tag == CONS ? ctr2(NICK_CON, f, rhs) : node2(op->tag, op->op, f, rhs);
+    } else if (cur(s) == '(') {
+      f = parse_call(s, f);
+    } else {
+      return f;
+    }
+  }
+}
+
+static Term parse_term(Src *s) {
+  guard(s);
+  return parse_post(s, parse_atom(s), 0);
+}
+
+// Variables: `x`, `x₀`, `x₁`.
+static NOINLINE Term parse_var(Src *s) {
+  blank(s);
+  u32 nick = name(s);
+  blank(s);
+  int side = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
+  blank(s);
+  int skipped = 0;
+  for (u32 i = SCOPE_LEN; i > 0; i--) {
+    Bind *b = &B[SCOPE[i - 1]];
+    if (b->nick != nick) continue;
+    if (side == -1 && b->kind != B_LAM && !b->forked) { skipped = 1; continue; }
+    if (side != -1 && b->kind == B_LAM)               { skipped = 1; continue; }
+    int sd = side == -1 && b->forked ? FORK_SIDE : side;
+    if (b->kind == B_LAM) { b->uses[0]++; return TERM(OCC, SIDE_ANY, SCOPE[i - 1]); }
+    if (sd < 0) sd = 0;
+    b->uses[sd]++;
+    return TERM(OCC, (u32)sd, SCOPE[i - 1]);
+  }
+  char nm[8];
+  nick_str(nick, nm);
+  err_head(s);
+  if (side == -1 && skipped) {
+    fprintf(stderr, "- dup variable '%s' requires subscript ₀ or ₁\n", nm);
+  } else if (side != -1 && skipped) {
+    fprintf(stderr, "- non-dup variable '%s' must be used without subscript (₀ or ₁)\n", nm);
+  } else {
+    fprintf(stderr, "- undefined variable '%s'\n", nm);
+  }
+  die();
+  return 0;
+}
+
+// Closes a lambda-like binder: checks affinity or inserts auto-dups.
+static Term close_lam(Src *s, u32 b, Term body) {
+  u32 uses = B[b].uses[0];
+  if (B[b].cloned) return auto_dup(body, b, SIDE_ANY, uses);
+  if (uses > 1) err_affine(s, B[b].nick, -1, uses);
+  return body;
+}
+
+// Closes a dup binder: checks affinity or inserts auto-dups, side `first`
+// first (a static dup: side 1, as HVM4 numbers the labels; a dynamic one: 0).
+static Term close_dup_sides(Src *s, u32 b, Term body, u32 first) {
+  u32 u0 = B[b].uses[0], u1 = B[b].uses[1];
+  if (B[b].cloned) {
+    body = auto_dup(body, b, first, first ? u1 : u0);
+    return auto_dup(body, b, 1 - first, first ? u0 : u1);
+  }
+  if (u0 > 1) err_affine(s, B[b].nick, 0, u0);
+  if (u1 > 1) err_affine(s, B[b].nick, 1, u1);
+  return body;
+}
+
+static Term lam_at(u32 loc, Term body, u32 uses) {
+  W[loc] = body;
+  return TERM(LAM, uses == 0 ? LAM_ERA : 0, loc);
+}
+
+// λnick.body, the body read by lam_rest (more binders) or parse_term.
+static Term lam_scope(Src *s, u32 nick, u8 cloned, int more) {
+  u32 b   = bind_new(nick, B_LAM, 0, 0, cloned);
+  u32 loc = salloc(1);
+  B[b].loc[0] = loc;
+  scope_push(b);
+  Term body = more ? lam_rest(s) : parse_term(s);
+  scope_pop();
+  u32 uses = B[b].uses[0];
+  return lam_at(loc, close_lam(s, b, body), uses);
+}
+
+// Labels and dups
+// ===============
+
+// A label after `&`: a name, `(term)` for a dynamic one, or nothing when
+// one of the bytes in `fresh` follows, which takes the next automatic one.
+typedef struct {
+  int  dyn;
+  u32  lab;    // static label
+  Term term;   // dynamic label's term
+} Label;
+
+static Label read_label(Src *s, const char *fresh) {
+  Label l = {0, 0, 0};
+  blank(s);
+  char c = cur(s);
+  if (c == '(') {
+    need(s, "(");
+    l.dyn  = 1;
+    l.term = parse_term(s);
+    need(s, ")");
+  } else if (c != 0 && strchr(fresh, c)) {
+    l.lab = fresh_labs(1);
+  } else {
+    l.lab = name(s);
+    if (l.lab >= LAB_OWN) {
+      char nm[8];
+      nick_str(l.lab, nm);
+      err_msg(s, "label '%s' is reserved: labels whose last four characters start with '$' belong to the runtime", nm);
+    }
+  }
+  blank(s);
+  return l;
+}
+
+// A dup binder under label l, with its two words: a DUP node's [expr, body]
+// or, for a dynamic label, the two lambda slots that bind x₀ and x₁.
+static u32 dup_bind(u32 nick, const Label *l, u8 forked, u8 cloned) {
+  u32 dn = salloc(2);
+  u32 b  = bind_new(nick, l->dyn ? B_DYN : B_DUP, l->lab, forked, cloned);
+  B[b].loc[0] = dn;
+  B[b].loc[1] = dn + 1;
+  return b;
+}
+
+// The term that binds dup b to `val` in `body` (already closed): a DUP node,
+// or DDU(label, val, λx₀.λx₁.body) for a dynamic label.
+static Term dup_of(u32 b, const Label *l, Term val, Term body) {
+  u32 dn = B[b].loc[0];
+  if (!l->dyn) {
+    W[dn]     = val;
+    W[dn + 1] = body;
+    return TERM(DUP, l->lab, dn);
+  }
+  Term x1   = lam_at(dn + 1, body, B[b].uses[1]);
+  Term k[3] = {l->term, val, lam_at(dn, x1, B[b].uses[0])};
+  return node(DDU, 0, 3, k);
+}
+
+// Lambdas
+// =======
+
+// The key of a match case (`#K`, `[]`, `<>`, `0n`, `1n+`, a number or a
+// char, each before `:`) read into *tag and *ext; 0 when the text at the
+// cursor is no key (the caller puts the cursor back).
+static int case_key(Src *s, u8 *tag, u32 *ext) {
+  char c = cur(s);
+  *tag = MAT;
+  if (c == '#')       { step(s); *ext = name(s); return 1; }
+  if (take(s, "[]"))  { *ext = NICK_NIL; return 1; }
+  if (take(s, "<>"))  { *ext = NICK_CON; return 1; }
+  if (c == '\'')      { *tag = SWI; *ext = char_lit(s); blank(s); return 1; }
+  if (!is_digit(c)) return 0;
+  u32 num = 0;
+  for (; is_digit(cur(s)); step(s)) num = num * 10 + (u32)(cur(s) - '0');
+  blank(s);
+  if (cur(s) == ':') { *tag = SWI; *ext = num; return 1; }
+  if (cur(s) != 'n') return 0;
+  int plus = ch(s, 1) == '+';
+  if (num == 0 && !plus) { step(s);     *ext = NICK_ZER; return 1; }
+  if (num == 1 && plus)  { steps(s, 2); *ext = NICK_SUC; return 1; }
+  return 0;
+}
+
+// `λ{...}` after the `λ`: `λ{}` erases, `λ{f}` is a use, and cases
+// `key: term;` chain into MAT/SWI nodes, each case's miss slot holding the
+// next case, then the default (`_:` optional) or NUM 0 for none.
+static NOINLINE Term parse_lam_block(Src *s) {
+  need(s, "{");
+  if (cur(s) == '}') {
+    need(s, "}");
+    return TERM(ERA, 0, 0);
+  }
+  u32 head = salloc(1), tip = head, cases = 0;
+  W[head] = TERM(NUM, 0, 0);
+  for (;; cases++) {
+    blank(s);
+    Src back = *s;
+    u8  tag;
+    u32 ext;
+    if (!case_key(s, &tag, &ext)) {
+      *s = back;
+      break;
+    }
+    need(s, ":");
+    Term hit = parse_term(s);
+    blank(s);
+    take(s, ";");
+    Term cas = node2(tag, ext & EXT_MASK, hit, TERM(NUM, 0, 0));
+    W[tip] = cas;
+    tip    = VAL(cas) + 1;
+  }
+  if (cases == 0) {
+    Term f = parse_term(s);
+    need(s, "}");
+    return node1(USE, 0, f);
+  }
+  if (cur(s) != '}') {
+    if (take(s, "_")) need(s, ":");
+    Term dflt = parse_term(s);
+    W[tip] = dflt;
+  }
+  need(s, "}");
+  return W[head];
+}
+
+// After a binder: `, y...` continues a multi-argument lambda, `. body` ends it.
+static Term lam_rest(Src *s) {
+  if (take(s, ",")) return parse_lam(s);
+  need(s, ".");
+  return parse_term(s);
+}
+
+// `λx&L.`, `λx&.` and `λx&(e).` after the second `&`: the lambda's
+// variable goes straight into a dup, λv.!x&L = v; body.
+static NOINLINE Term parse_lam_dup(Src *s, u32 nick, u8 cloned) {
+  Label l   = read_label(s, ",.");
+  u32   loc = salloc(1);
+  u32   v   = bind_new(nick, B_LAM, 0, 0, 0);
+  B[v].loc[0]  = loc;
+  B[v].uses[0] = 1;
+  u32 b = dup_bind(nick, &l, 0, cloned);
+  scope_push(b);
+  Term body = lam_rest(s);
+  scope_pop();
+  body = close_dup_sides(s, b, body, !l.dyn);
+  return lam_at(loc, dup_of(b, &l, TERM(OCC, SIDE_ANY, v), body), 1);
+}
+
+static NOINLINE Term parse_lam(Src *s) {
+  guard(s);
+  blank(s);
+  if (cur(s) == '{') return parse_lam_block(s);
+  u8  cloned = (u8)take(s, "&");
+  u32 nick   = name(s);
+  if (take(s, "&")) return parse_lam_dup(s, nick, cloned);
+  return lam_scope(s, nick, cloned, 1);
+}
+
+// Superpositions and forks
+// ========================
+
+// `&L λx,y{A;B}` and `&(e) λx,y{A;B}` after the `λ`: each variable is
+// duplicated under the label and the body is the superposition of A and B,
+// where a bare `x` stands for x₀ in A and x₁ in B.
+static NOINLINE Term parse_fork(Src *s, const Label *l) {
+  if (FORK_SIDE != -1) err_msg(s, "nested forks are not allowed");
+  u32 nicks[MAX_FLD], n = 0;
+  do {
+    if (n == MAX_FLD) err_expected(s, "at most 16 fork variables");
+    nicks[n++] = name(s);
+    take(s, ",");
+    blank(s);
+  } while (cur(s) != '{');
+  need(s, "{");
+  u32 bs[MAX_FLD], lams[MAX_FLD];
+  for (u32 i = 0; i < n; i++) {
+    lams[i] = salloc(1);
+    bs[i]   = dup_bind(nicks[i], l, 1, 0);
+    scope_push(bs[i]);
+  }
+  Term br[2];
+  u32  left[MAX_FLD];   // x₀ uses in the left branch
+  for (int k = 0; k < 2; k++) {
+    if (take(s, k ? "&₁" : "&₀")) need(s, ":");
+    FORK_SIDE = k;
+    br[k] = parse_term(s);
+    FORK_SIDE = -1;
+    blank(s);
+    take(s, ";");
+    blank(s);
+    for (u32 i = 0; i < n && k == 0; i++) left[i] = B[bs[i]].uses[0];
+  }
+  need(s, "}");
+  for (u32 i = 0; i < n; i++) scope_pop();
+  // HVM4 counts fork variables one binder off from where it binds them:
+  // with a static label its check never fires; with a dynamic one it counts
+  // x₀ in the right branch and calls it x₁. Kept: the same programs are
+  // accepted and rejected.
+  for (u32 i = 0; i < n && l->dyn; i++) {
+    u32 u = B[bs[i]].uses[0] - left[i];
+    if (u > 1) err_affine(s, nicks[i], 1, u);
+  }
+  Term k[3] = {l->term, br[0], br[1]};
+  Term body = l->dyn ? node(DSU, 0, 3, k) : node2(SUP, l->lab, br[0], br[1]);
+  for (u32 i = n; i-- > 0;) {
+    u32 v = bind_new(nicks[i], B_LAM, 0, 0, 0);
+    B[v].loc[0] = lams[i];
+    Label li = *l;
+    if (li.dyn) li.term = copy_term(l->term);
+    body = lam_at(lams[i], dup_of(bs[i], &li, TERM(OCC, SIDE_ANY, v), body), 1);
+  }
+  return body;
+}
+
+// `&...` after the `&`: `&{}` (erasure), `&L{a,b}`, `&(e){a,b}`, or a fork.
+static NOINLINE Term parse_sup(Src *s) {
+  blank(s);
+  if (cur(s) == '{') {
+    need(s, "{");
+    need(s, "}");
+    return TERM(ERA, 0, 0);
+  }
+  Label l = read_label(s, "");
+  if (take(s, "λ")) return parse_fork(s, &l);
+  need(s, "{");
+  Term k[3] = {l.term, 0, 0};
+  for (int i = 1; i <= 2; i++) {
+    k[i] = parse_term(s);
+    blank(s);
+    take(s, ",");
+  }
+  need(s, "}");
+  return l.dyn ? node(DSU, 0, 3, k) : node2(SUP, l.lab, k[1], k[2]);
+}
+
+// Bindings
+// ========
+
+// `!f = λv; body` after the `;`: an unscoped lambda pair, each affine.
+static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
+  u32 b[2] = {bind_new(fnick, B_LAM, 0, 0, 0), bind_new(vnick, B_LAM, 0, 0, 0)};
+  u32 at   = salloc(2);
+  for (u32 i = 0; i < 2; i++) {
+    B[b[i]].loc[0] = at + i;
+    scope_push(b[i]);
+  }
+  Term t = parse_term(s);
+  scope_pop();
+  scope_pop();
+  for (u32 i = 0; i < 2; i++) {
+    if (B[b[i]].uses[0] > 1) err_affine(s, B[b[i]].nick, -1, B[b[i]].uses[0]);
+  }
+  for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, B[b[i]].uses[0]);
+  UNSCOPED = 1;
+  return node1(UNS, 0, t);
+}
+
+// `!x = v; body` after the `=`: (λx.body)(v), with `!!` (strict) λ{λx.body}.
+// `!f = λv; body` is an unscoped lambda instead; as in HVM4 a name must
+// follow that λ, so `!f = λ{..}` is an error.
+static NOINLINE Term parse_let(Src *s, u32 nick, int strict, u8 cloned) {
+  blank(s);
+  Src probe = *s;
+  if (take(&probe, "λ")) {
+    u32 vnick = name(&probe);
+    if (take(&probe, ";")) {
+      *s = probe;
+      return parse_uns(s, nick, vnick);
+    }
+  }
+  Term val = parse_term(s);
+  blank(s);
+  take(s, ";");
+  Term lam = lam_scope(s, nick, cloned, 0);
+  if (strict) lam = node1(USE, 0, lam);
+  return node2(APP, 0, lam, val);
+}
+
+// `!x&L = v; body`, `!x& = v; body` or `!x&(e) = v; body` after the `&`.
+static NOINLINE Term parse_dup(Src *s, u32 nick, u8 cloned) {
+  Label l = read_label(s, "=");
+  u32   b = dup_bind(nick, &l, 0, cloned);
+  need(s, "=");
+  Term val = parse_term(s);
+  blank(s);
+  take(s, ";");
+  scope_push(b);
+  Term body = parse_term(s);
+  scope_pop();
+  body = close_dup_sides(s, b, body, !l.dyn);
+  return dup_of(b, &l, val, body);
+}
+
+// `!...` after the `!`: a let (`!!` strict, `!&x` cloned), an unscoped
+// lambda, or a dup.
+static NOINLINE Term parse_bang(Src *s) {
+  blank(s);
+  int strict = take(s, "!");
+  blank(s);
+  u8  cloned = (u8)take(s, "&");
+  u32 nick   = name(s);
+  if (take(s, "=")) return parse_let(s, nick, strict, cloned);
+  need(s, "&");
+  return parse_dup(s, nick, cloned);
+}
+
+static NOINLINE Term parse_ctr(Src *s) {
+  u32 nick = name(s);
+  u32 n = 0;
+  blank(s);
+  if (take(s, "{")) {
+    // Fields wait on ARGS (not in this frame: nesting depth costs stack).
+    u32 base = ARGS_LEN;
+    blank(s);
+    while (cur(s) != '}') {
+      if (n == MAX_FLD) err_expected(s, "at most 16 constructor fields");
+      Term fld = parse_term(s);
+      ARGS = grow(ARGS, &ARGS_CAP, (u64)ARGS_LEN + 1, sizeof(Term));
+      ARGS[ARGS_LEN++] = fld;
+      n++;
+      blank(s);
+      take(s, ",");
+      blank(s);
+    }
+    need(s, "}");
+    ARGS_LEN = base;
+    if (n > 0) return node((u8)(C00 + n), nick, n, ARGS + base);
+  }
+  return ctr0(nick);
+}
+
+static NOINLINE Term parse_pri(Src *s) {
+  u32 len, at = name_span(s, &len);
+  u32 id = prim_id(s->txt + at, len);
+  blank(s);
+  if (id == ~0u) err_expected(s, "known primitive");
+  USED[id] = 1;
+  if (cur(s) != '(') err_expected(s, "primitive application");
+  need(s, "(");
+  u32  ar = PRIM_ARITY(id);
+  Term args[2];
+  for (u32 i = 0; i < ar; i++) {
+    blank(s);
+    if (cur(s) == ')') err_expected(s, "argument");
+    args[i] = parse_term(s);
+    blank(s);
+    take(s, ",");
+  }
+  blank(s);
+  if (cur(s) != ')') err_expected(s, "end of argument list");
+  need(s, ")");
+  return node(PRI, id, ar, args);
+}
+
+static NOINLINE Term parse_list(Src *s) {
+  step(s);
+  blank(s);
+  if (cur(s) == ']') { step(s); return ctr0(NICK_NIL); }
+  // Elements chain as they come: each Con's tail slot is filled next.
+  u32 head = salloc(1), tip = head;
+  while (cur(s) != ']') {
+    Term el  = parse_term(s);
+    Term con = ctr2(NICK_CON, el, 0);
+    W[tip] = con;
+    tip    = VAL(con) + 1;
+    blank(s);
+    take(s, ",");
+    blank(s);
+  }
+  need(s, "]");
+  W[tip] = ctr0(NICK_NIL);
+  return W[head];
+}
+
+static NOINLINE Term parse_str(Src *s) {
+  char fence = cur(s);
+  step(s);
+  u32 head = salloc(1), tip = head;
+  while (cur(s) != fence) {
+    u32  c   = char_esc(s);
+    Term con = ctr2(NICK_CON, ctr1(NICK_CHR, TERM(NUM, 0, c)), 0);
+    W[tip] = con;
+    tip    = VAL(con) + 1;
+  }
+  step(s);
+  W[tip] = ctr0(NICK_NIL);
+  return W[head];
+}
+
+// Digits: a u32 (wrapping, as HVM4 reads it), or before `n` a nat: `3n` is
+// #SUC{#SUC{#SUC{#ZER}}} and `2n+t` two #SUCs over t. Each #SUC is a word,
+// so a nat beyond the heap's free room is refused before it is built.
+static NOINLINE Term parse_number(Src *s) {
+  u32 k = 0, num = 0;
+  u64 big = 0;
+  for (char c; is_digit(c = ch(s, k)); k++) {
+    num = num * 10 + (u32)(c - '0');
+    if (big <= UINT32_MAX) big = big * 10 + (u64)(c - '0');
+  }
+  steps(s, k);
+  if (!take(s, "n")) {
+    s->col += k;   // HVM4 reads a number's digits twice, moving its column twice
+    blank(s);
+    return TERM(NUM, 0, num);
+  }
+  if (big > HEAP_WORDS - heap_used()) {
+    err_msg(s, "nat literal %.*sn is larger than the heap's %llu free words (--heap)", (int)k,
+            s->txt + s->at - k - 1, (unsigned long long)(HEAP_WORDS - heap_used()));
+  }
+  Term t = take(s, "+") ? parse_term(s) : ctr0(NICK_ZER);
+  for (u64 i = 0; i < big; i++) t = ctr1(NICK_SUC, t);
+  return t;
+}
+
+static Term parse_atom(Src *s) {
+  guard(s);
+  blank(s);
+  if (take(s, "λ")) return parse_lam(s);
+  if (take(s, "!")) return parse_bang(s);
+  if (take(s, "&")) return parse_sup(s);
+  if (take(s, "#")) return parse_ctr(s);
+  if (take(s, "@")) {
+    u32 len, at = name_span(s, &len);
+    u32 id = table_id(s->txt + at, len);
+    if (id == ~0u) err_msg(s, "too many definitions");
+    blank(s);
+    return TERM(REF, id, 0);
+  }
+  if (take(s, "%")) return parse_pri(s);
+  if (take(s, "^")) {
+    blank(s);
+    if (cur(s) == '(') {
+      need(s, "(");
+      Term f = parse_term(s);
+      Term x = parse_term(s);
+      need(s, ")");
+      return node2(DRY, 0, f, x);
+    }
+    return TERM(NAM, name(s), 0);
+  }
+  if (take(s, "↑")) return node1(INC, 0, parse_atom(s));
+  if (take(s, "*")) return TERM(ANY, 0, 0);
+  if (take(s, "(")) {
+    Term t = parse_term(s);
+    need(s, ")");
+    return t;
+  }
+  char c = cur(s);
+  if (c == '[')              return parse_list(s);
+  if (c == '\'')             return ctr1(NICK_CHR, TERM(NUM, 0, char_lit(s)));
+  if (c == '"' || c == '`')  return parse_str(s);
+  if (is_digit(c))           return parse_number(s);
+  return parse_var(s);
+}
+
+// Definitions
+// ===========
+
+// The scratch index a word points at: an occurrence's binder slot (a
+// lambda's, a dup's node, a dynamic dup's slot for its side) or a located
+// word's node; 0 for none (nothing points at word 0, the root's).
+static u32 w_target(Term t) {
+  if (TAG(t) == OCC) {
+    Bind *b = &B[VAL(t)];
+    return b->kind == B_DYN ? b->loc[EXT(t) == 1] : b->loc[0];
+  }
+  return HAS_LOC(TAG(t)) ? VAL(t) : 0;
+}
+
+// The scratch words [*lo, *hi) that hold every node of the case term t
+// (empty when it has none); 0 when a word there points outside them, and
+// the case cannot be copied on its own.
+static int case_span(Term t, u32 *lo, u32 *hi) {
+  u32 a = ~0u, z = 0, n = 0;
+  walk_push(&n, t);
+  while (n > 0) {
+    Term x  = WALK[--n];
+    u32  ar = TAG(x) == OCC ? 0 : term_arity(x);
+    if (ar == 0) continue;
+    a = VAL(x) < a ? VAL(x) : a;
+    z = VAL(x) + ar > z ? VAL(x) + ar : z;
+    for (u32 i = 0; i < ar; i++) walk_push(&n, W[VAL(x) + i]);
+  }
+  if (z == 0) a = 0;
+  *lo = a;
+  *hi = z;
+  u32 p = w_target(t);
+  if (p && (p < a || p >= z)) return 0;
+  for (u32 i = a; i < z; i++) {
+    p = w_target(W[i]);
+    if (p && (p < a || p >= z)) return 0;
+  }
+  return z - a <= EXT_MASK;
+}
+
+// The spans of a match root's cases into SPAN (term.h, "Match
+// templates"): each hit, then the last miss. Their count, or 0 when one
+// of them cannot be copied on its own.
+static u32 *SPAN;
+static u32  SPAN_CAP;
+
+static u32 match_spans(void) {
+  u32  k = 0, ok = 1;
+  Term m = W[0];
+  for (;;) {
+    Term hit  = W[VAL(m) + 0];
+    Term miss = W[VAL(m) + 1];
+    int  last = !TPL_IS_MATCH(miss);
+    SPAN = grow(SPAN, &SPAN_CAP, 2 * ((u64)k + 2), sizeof(u32));
+    ok &= case_span(hit, &SPAN[2 * k], &SPAN[2 * k + 1]);
+    k++;
+    if (last) {
+      ok &= case_span(miss, &SPAN[2 * k], &SPAN[2 * k + 1]);
+      k++;
+      return ok ? k : 0;
+    }
+    m = miss;
+  }
+}
+
+// Copies the scratch into the heap as the template of book entry `id`:
+// word 0, a match root's header and spans, then the scratch's other words.
+static void emit(Src *s, u32 id) {
+  u32 match = TPL_IS_MATCH(W[0]);
+  u32 k     = match ? match_spans() : 0;
+  u32 pre   = match ? 1 + k : 0;           // words put after the root
+  u32 base  = heap_alloc(W_LEN + pre);
+  if (base == 0) err_msg(s, "heap exhausted while loading the program");
+  u32 at = base + pre;                     // where scratch index i goes: at + i
+  for (u32 i = 0; i < W_LEN; i++) {
+    Term t  = W[i];
+    u32  tg = TAG(t);
+    if (tg == OCC) {
+      Bind *b   = &B[VAL(t)];
+      u32   loc = at + w_target(t);
+      if (b->kind == B_DUP) t = TERM(EXT(t) == 1 ? DP1 : DP0, b->lab, loc);
+      else                  t = TERM(VAR, 0, loc);
+    } else if (HAS_LOC(tg)) {
+      t = TERM(tg, EXT(t), VAL(t) + at);
+    }
+    HEAP[i == 0 ? base : at + i] = t;
+  }
+  if (match) {
+    HEAP[base + 1] = TERM(NUM, k > 0, k);
+    for (u32 i = 0; i < k; i++) {
+      u32 lo = SPAN[2 * i], hi = SPAN[2 * i + 1];
+      HEAP[base + TPL_SPAN0 + i] = TERM(NUM, hi - lo, at + lo);
+    }
+  }
+  BOOK[id]     = base;
+  BOOK_LEN[id] = W_LEN + pre;
+}
+
+static int parse_defs(Src *s);
+
+// Source files are read whole, up to SRC_MAX bytes: a larger one (or an
+// endless one, /dev/zero) is refused before it can take the machine's
+// memory. NULL after a message.
+#define SRC_MAX (256u << 20)
+
+static char *read_file(const char *path, u32 *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "Error: could not open '%s'\n", path);
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char  *buf = NULL;
+  int    big = 0;
+  for (;;) {
+    char *nb = realloc(buf, cap + 1);
+    if (!nb) break;
+    buf = nb;
+    n  += fread(buf + n, 1, cap - n, f);
+    if (n < cap) break;
+    if (cap >= SRC_MAX) { big = 1; break; }
+    cap *= 2;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (big || bad || !buf) {
+    if (big)       fprintf(stderr, "Error: '%s' is larger than %u MiB, the input size limit\n", path, SRC_MAX >> 20);
+    else if (!buf) fprintf(stderr, "Error: out of memory reading '%s'\n", path);
+    else           fprintf(stderr, "Error: could not read '%s'\n", path);
+    free(buf);
+    return NULL;
+  }
+  buf[n] = 0;
+  *len = (u32)n;
+  return buf;
+}
+
+static int seen(const char *path) {
+  for (u32 i = 0; i < SEEN_LEN; i++) {
+    if (strcmp(SEEN[i], path) == 0) return 1;
+  }
+  char **ns = realloc(SEEN, (SEEN_LEN + 1) * sizeof(char *));
+  if (!ns) oom();
+  SEEN = ns;
+  SEEN[SEEN_LEN] = strdup(path);
+  if (!SEEN[SEEN_LEN]) oom();
+  SEEN_LEN++;
+  return 0;
+}
+
+// Parses `src` (named `file`, which must stay alive) to its end.
+static void parse_src(const char *file, const char *src, u32 len) {
+  Src  s   = {.txt = src, .end = len, .at = 0, .row = 1, .col = 1, .path = file};
+  Src *out = CUR;
+  CUR = &s;
+  parse_defs(&s);
+  CUR = out;
+}
+
+static void parse_include(Src *s) {
+  blank(s);
+  need(s, "\"");
+  u32 at = s->at;
+  while (cur(s) != '"' && s->at < s->end) step(s);
+  u32 len = s->at - at;
+  need(s, "\"");
+  char *rel = strndup(s->txt + at, len);
+  if (!rel) oom();
+  char path[PATH_MAX + 1];
+  const char *slash = strrchr(s->path, '/');
+  if (rel[0] == '/' || !slash) snprintf(path, sizeof path, "%s", rel);
+  else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->path), s->path, rel);
+  free(rel);
+  // Files are known by their real path, so `a/../b.hvm4` and cycles through
+  // different spellings are still read once.
+  char *real = realpath(path, NULL);
+  if (real) {
+    snprintf(path, sizeof path, "%s", real);
+    free(real);
+  }
+  if (seen(path)) return;
+  u32   n;
+  char *src = read_file(path, &n);
+  if (!src) die();
+  (void)n;
+  parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
+  free(src);
+}
+
+static int parse_defs(Src *s) {
+  for (;;) {
+    blank(s);
+    if (s->at >= s->end) return 0;
+    if (take(s, "#include")) { parse_include(s); continue; }
+    if (!take(s, "@")) err_expected(s, "definition or #include");
+    u32 len, at = name_span(s, &len);
+    u32 id = table_id(s->txt + at, len);
+    if (id == ~0u) err_msg(s, "too many definitions");
+    blank(s);
+    need(s, "=");
+    W_LEN = 0;
+    B_LEN = 0;
+    ARGS_LEN = 0;
+    SCOPE_LEN = 0;
+    FORK_SIDE = -1;
+    RENAMES = 0;
+    salloc(1);
+    Term root = parse_term(s);
+    W[0] = root;
+    if (RENAMES) rename_dups();
+    emit(s, id);
+  }
+}
+
+// Lowest address recursion may reach: the thread's stack minus a margin.
+static void stack_limit(void) {
+  char here;
+  uintptr_t top = (uintptr_t)&here;
+  STACK_LO = stack_floor(256u << 10);
+  if (STACK_LO == 0) STACK_LO = top - (7u << 20);   // unknown: assume 8 MiB
+  if (STACK_LO > top) STACK_LO = top;
+}
+
+static int run(const char *file, const char *src) {
+  stack_limit();
+  if (setjmp(FAIL)) {
+    FORK_SIDE = -1;
+    CUR       = NULL;
+    return 1;
+  }
+  seen(file);
+  parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
+  return 0;
+}
+
+void parse_reset(void) {
+  FRESH_LAB = 0x800000;
+  memset(USED, 0, sizeof USED);
+  for (u32 i = 0; i < SEEN_LEN; i++) free(SEEN[i]);
+  SEEN_LEN = 0;
+}
+
+int parse_text(const char *file, const char *src) {
+  return run(file, src);
+}
+
+int parse_file(const char *path) {
+  u32   len;
+  char *src = read_file(path, &len);
+  if (!src) return 1;
+  char *abs = realpath(path, NULL);
+  int   rc  = run(abs ? abs : path, src);
+  free(abs);
+  free(src);
+  return rc;
+}
+
+int parse_used(u32 prim) {
+  return prim < PRIM_COUNT && USED[prim];
+}
+
+int parse_unscoped(void) {
+  return UNSCOPED;
+}
