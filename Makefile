@@ -10,7 +10,7 @@ NVCC    := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>
 endif
 BUILD   ?= build
 
-SRCS    := $(wildcard src/*.c src/*/*.c)
+SRCS    := $(wildcard src/*.c src/*/*.c src/*/*/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
 HDRS    := $(wildcard src/*/*.h src/*/*/*.h src/*/*/*.cuh)
 
@@ -83,8 +83,25 @@ $(BUILD)/metal_lib.c: $(BUILD)/hvm4g.metallib
 $(BUILD)/metal_lib.o: $(BUILD)/metal_lib.c
 	$(CC) -c -o $@ $<
 
+# The runtime as a library (every object but main's): the unit tests link it.
+LIBOBJS := $(filter-out $(BUILD)/src/main.o,$(OBJS))
+$(BUILD)/libhvm4g.a: $(LIBOBJS)
+	$(AR) rcs $@ $^
+
+# The layer rule (scripts/layers.sh, STYLE.md): from the #include lines and
+# from each layer's undefined symbols.
+layers: $(OBJS)
+	@scripts/layers.sh $(filter $(BUILD)/src/%.o,$(OBJS))
+
+# Every test (CI, the README); `make check`: the fast tier (unit tests, the
+# goldens on the CPU, a sample on the simulated device, the layers).
 test: hvm4g
 	bash tests/run.sh
+
+check: hvm4g
+	QUICK=1 bash tests/run.sh
+
+.PHONY: layers check
 
 clean:
 	rm -rf build build-* hvm4g

@@ -4,7 +4,9 @@
 #
 # Phases (tests/README.md explains each):
 #   build      make ./hvm4g
-#   unit       tests/unit/test_*.c, one program each, linked with src/
+#   layers     `make layers`: the layer rule (STYLE.md)
+#   unit       tests/unit/test_*.c, one program each, linked with the
+#              runtime's library (libhvm4g.a, built without CUDA)
 #   cpu        tests/golden/*.hvm4, tests/gpu/*.hvm4 and generated programs,
 #              on the CPU
 #   sim-owner  the same on the simulated device (--dup=owner): output must
@@ -23,7 +25,9 @@
 #
 # Environment: HVM4G_BIN (test this binary instead of building ./hvm4g), JOBS (parallel runs, default nproc), TEST_TIMEOUT (seconds
 # per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, SKIP_METAL=1, HVM4_REF_TESTS,
-# ONLY=<glob> (golden names to run, e.g. ONLY='dup_*'), VERBOSE=1.
+# ONLY=<glob> (golden names to run, e.g. ONLY='dup_*'), VERBOSE=1,
+# QUICK=1 (`make check`: build, layers, unit, cpu, and one program in four
+# on the simulated device in each DUP mode; nothing else).
 
 set -u
 # A relative HVM4G_BIN is relative to where we were called from.
@@ -33,6 +37,8 @@ ROOT=$PWD
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 RUN_SANITIZE=${RUN_SANITIZE:-1}
 [ "${SKIP_ASAN:-0}" = 1 ] && RUN_SANITIZE=0
+QUICK=${QUICK:-0}
+if [ "$QUICK" = 1 ]; then RUN_SANITIZE=0; SKIP_METAL=1; fi
 ONLY=${ONLY:-*}
 CC=${CC:-cc}
 export TEST_TIMEOUT=${TEST_TIMEOUT:-120}
@@ -227,7 +233,7 @@ else
 fi
 # `make CFLAGS=...` replaces the user's flags only: every compile (a dry run
 # here) still has the project's own (-std=gnu11 -Isrc ...).
-if make -s -n -B CFLAGS=-O0 build/src/heap.o 2>&1 | grep -q -- '-std=gnu11.*-Isrc'; then
+if make -s -n -B CFLAGS=-O0 build/src/heap/heap.o 2>&1 | grep -q -- '-std=gnu11.*-Isrc'; then
   record build make-cflags 1
 else
   record build make-cflags 0 "make CFLAGS=-O0 drops the required flags"
@@ -235,6 +241,7 @@ fi
 # The diagnostic and experimental builds still compile (otherwise only the
 # device machine builds them, in scripts/h200_check.sh): the simulator's
 # -DLANE_BALANCE, and where nvcc exists the CUDA backend's (PTX only).
+if [ "$QUICK" != 1 ]; then
 variant_check() {   # name, compiler command...
   local name=$1; shift
   if "$@" > "$TMP/variant-$name.log" 2>&1; then record build "$name" 1
@@ -248,29 +255,50 @@ if [ -n "$NVCC_BIN" ]; then
     variant_check "cuda-${v,,}" "$NVCC_BIN" -arch=sm_90 -Isrc "-D$v" -ptx -o /dev/null src/dev/cuda/cuda.cu
   done
 fi
+fi
 BIN=${HVM4G_BIN:-$ROOT/hvm4g}
+
+# --- phase: layers ----------------------------------------------------------
+
+add_phase layers
+if make -s layers > "$TMP/layers.log" 2>&1; then
+  record layers rule 1
+else
+  record layers rule 0 "$(grep -m1 'layers:' "$TMP/layers.log")"
+  cat "$TMP/layers.log"
+fi
 
 # --- phase: unit ------------------------------------------------------------
 
 # Each tests/unit/test_X.c is a standalone program linked with every src/
 # file except main.c; it passes when it exits 0 and ends with
 # "N passed, 0 failed".
-LIBSRCS=()
-for f in src/*.c src/*/*.c; do
-  [ -f "$f" ] && [ "$f" != src/main.c ] && LIBSRCS+=("$f")
-done
+# The library of a unit phase: built by make in its own folder (kept
+# between runs), without CUDA, whose runtime the tests do not link.
+unit_lib() {   # phase, cflags -> the archive's path, or nothing
+  local dir=$ROOT/build-$1
+  if make -s NVCC= METAL= BUILD="$dir" CFLAGS="$2" "$dir/libhvm4g.a" > "$TMP/$1-lib.log" 2>&1; then
+    printf '%s\n' "$dir/libhvm4g.a"
+  fi
+}
 
 unit_phase() {
   local phase=$1 cflags=$2 t name exe log
   add_phase "$phase"
   mkdir -p "$TMP/$phase"
+  local lib
+  lib=$(unit_lib "$phase" "$cflags")
+  if [ -z "$lib" ]; then
+    record "$phase" library 0 "make libhvm4g.a failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/$phase-lib.log")"
+    return
+  fi
   for t in tests/unit/test_*.c; do
     [ -f "$t" ] || continue
     name=$(basename "$t" .c)
     exe=$TMP/$phase/$name; log=$TMP/$phase/$name.log
     (
       # shellcheck disable=SC2086
-      if ! $CC -std=gnu11 $cflags -Isrc -Itests/unit -o "$exe" "$t" "${LIBSRCS[@]}" \
+      if ! $CC -std=gnu11 $cflags -Isrc -Itests/unit -o "$exe" "$t" "$lib" \
            -lpthread -lm > "$log" 2>&1; then
         record "$phase" "$name" 0 "compile failed: $(grep -m1 'error' "$log")"
         exit
@@ -308,6 +336,7 @@ for dup in $(sed 's|.*/||' "$TMP/golden.list" | sort | uniq -d); do
 done
 par check cpu "$BIN" {} "$RES" < "$TMP/golden.list"
 
+if [ "$QUICK" != 1 ]; then
 # --- phase: cli ------------------------------------------------------------
 # Flags that are not programs: --help, --version, a failed write of the
 # output (a full disk), which must not exit 0, even for an endless -C, and
@@ -328,7 +357,15 @@ cli_check() {
 }
 printf '@main = [1, 2, 3]\n' > "$TMP/cli_list.hvm4"
 printf '@nats = λ&n.&A{n, @nats(n + 1)}\n@main = @nats(0)\n' > "$TMP/cli_nats.hvm4"
-cli_check help        0 '^Usage: hvm4g .*--heap'  "$BIN" --help
+cli_check help        0 '^  -M, --heap SIZE'       "$BIN" --help
+cli_check help_tuning 0 '^  --lanes N'             "$BIN" --help=tuning
+# --help lists the user flags only: at most 20 (the rest: --help=tuning)
+cli_check help_short  0 '^ok$' sh -c 'n=$("$0" --help | grep -c "^  -"); [ "$n" -le 20 ] && echo ok' "$BIN"
+cli_check flag_unknown 1 "^hvm4g: unknown flag '--frobnicate'" "$BIN" cli_list.hvm4 --frobnicate
+cli_check flag_long_aliases 0 '^- Itrs: ' "$BIN" cli_list.hvm4 --stats --threads 2 --collapse=3
+# The flag tables of README.md and docs/flags.md are the table's rows
+# (scripts/flag_docs.sh writes them)
+cli_check flag_docs   0 '^ok$' sh -c '"$0/scripts/flag_docs.sh" --check "$1" && echo ok' "$ROOT" "$BIN"
 cli_check version     0 '^hvm4g [0-9]+\.[0-9]+'   "$BIN" --version
 cli_check full        1 'cannot write'            sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
 cli_check full_nats   1 'cannot write'            sh -c '"$0" cli_nats.hvm4 -C > /dev/full' "$BIN"
@@ -342,7 +379,7 @@ for g in spark_nested spark_sup spark_gnf; do
   cli_check "count_$g" 0 '^same$' sh -c 'a=$("$0" "$1" -S -T1); b=$("$0" "$1" -S -T4); c=$("$0" "$1" -S -T3 --sparks=64)
     [ "$a" = "$b" ] && [ "$a" = "$c" ] && echo same || echo "$a / $b / $c"' "$BIN" "$ROOT/tests/golden/$g.hvm4"
 done
-cli_check sparks_bad  1 'bad spark count'         "$BIN" cli_list.hvm4 --sparks=x
+cli_check sparks_bad  1 'sparks expects a number in \[0, 1024\]'         "$BIN" cli_list.hvm4 --sparks=x
 # The device takes over from the CPU pool only while the host heap is at
 # most --take-max words (the take-over copies in what the pool left):
 # past it the device starts over from the program (--restart), or, with
@@ -449,16 +486,24 @@ cli_check trace_phases 0 '^ok$' sh -c '"$0" "$1" -G --device=sim --trace t.csv >
   head -n 1 t.csv | grep -qx "pass,entries,interactions,deferrals,pushes,time_us,phase" &&
   grep -q ",step\$" t.csv && grep ",mark\$" t.csv | head -n 1 | grep -q "^1,1," &&
   grep ",mark\$" t.csv | tail -n 1 | grep -q "^[0-9]*,[0-9]*,0,0,0," && echo ok' "$BIN" "$CFT"
+fi   # QUICK
 
 # --- phases: sim-owner, sim-atomic ---------------------------------------
 
 # Owner mode runs the defaults (narrow phases handed to the CPU); atomic
 # mode keeps every program on the device to its end (--handoff=0).
+if [ "$QUICK" = 1 ]; then
+  awk 'NR % 4 == 1' "$TMP/golden.list" > "$TMP/sim.list"
+else
+  cp "$TMP/golden.list" "$TMP/sim.list"
+fi
 if [ "${SKIP_SIM:-0}" != 1 ]; then
   add_phase sim-owner
-  par same sim-owner cpu "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/golden.list"
+  par same sim-owner cpu "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/sim.list"
   add_phase sim-atomic
-  par same sim-atomic cpu "$BIN" {} "$RES" --gpu --device=sim --dup=atomic --handoff=0 < "$TMP/golden.list"
+  par same sim-atomic cpu "$BIN" {} "$RES" --gpu --device=sim --dup=atomic --handoff=0 < "$TMP/sim.list"
+fi
+if [ "${SKIP_SIM:-0}" != 1 ] && [ "$QUICK" != 1 ]; then
   # Sparks after every interaction (the default gap is 64, which small
   # programs seldom reach): an offer taken back whose slot the rules then
   # reused printed wrong numbers on the device (fuzz seed 765522320).
@@ -485,7 +530,7 @@ fi
 # reach.c): the device programs and the golden ones that call %gnf, on sim
 # with every word below the top that the walk skipped poisoned
 # (HVM4G_SIM_POISON: a read or a write of one exits with status 70).
-if [ "${SKIP_SIM:-0}" != 1 ]; then
+if [ "${SKIP_SIM:-0}" != 1 ] && [ "$QUICK" != 1 ]; then
   while IFS= read -r f; do
     case "$f" in
       */tests/gpu/*) printf '%s\n' "$f" ;;

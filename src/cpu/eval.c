@@ -14,6 +14,12 @@
 
 EvalConf EVAL = { .threads = 1, .sparks = 4, .spark_gap = 1024 };
 
+static EvalHost HOST = NULL;  // eval_set_host
+
+void eval_set_host(EvalHost host) {
+  HOST = host;
+}
+
 static Wnf *WORKERS = NULL;   // one per CPU thread
 static u32  NWORKERS = 0;
 
@@ -256,7 +262,8 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         }
         HostHold hold = { at, pri, HOLDS };
         if (at && w->dup_mode != DUP_SOLO) HOLDS = &hold;
-        Term r = prim_host(w, pri);
+        if (!HOST) eval_die("a primitive needs the host, and none is installed");
+        Term r = HOST(w, pri);
         HOLDS = hold.up;
         if (at) {
           atomic_store_explicit((_Atomic Term *)&HEAP[at], r, memory_order_release);

@@ -20,6 +20,10 @@ typedef struct {
 extern EvalConf EVAL;
 
 void eval_init(void);                // after heap_init and parse
+// The host primitives (%log, %nf, %gnf): the layer above installs them
+// (run/sched.c), since they normalize on either side. The result of `pri`.
+typedef Term (*EvalHost)(Wnf *w, Term pri);
+void eval_set_host(EvalHost host);
 Term eval_wnf(Wnf *w, Term t);       // WNF with host services; exits on error
 Term eval_wnf_named(Wnf *w, Term t); // eval_wnf setting Wnf.rule (for -D)
 u64  eval_itrs(void);                // interactions so far, all threads
@@ -78,7 +82,6 @@ void eval_stop_ahead(int on);
 
 u32  eval_alloc(Wnf *w, u32 n);       // n fresh heap words from w's arena
 int  eval_refill(Wnf *w, u32 n);      // new arena of >= n words; 0 if none
-Term prim_host(Wnf *w, Term pri);     // result of a host primitive (%log..)
 Term eval_wnf_run_rules(Wnf *w, Term t); // wnf_run setting Wnf.rule (step.c)
 Wnf *eval_self(void);                 // the calling CPU thread's evaluator
 void eval_spark(Wnf *w, u64 task);    // reduces an offered operand (wnf.h)

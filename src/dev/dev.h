@@ -1,6 +1,6 @@
 // dev.h: the host side of the device normal form (host code only).
 //
-// gpu.c parses the flags and keeps the statistics; pass.c runs the pass
+// gpu.c chooses the backend and keeps the statistics; pass.c runs the pass
 // loop; each backend (sim.c, cuda.cu) implements GpuBackend.
 
 #ifndef HVM4G_GPU_DEV_H
@@ -22,8 +22,7 @@ extern "C" {
 
 // Tuning and choices (command line).
 typedef struct {
-  int  requested;    // -G / --gpu
-  int  device;       // DEV_*
+  u32  device;       // DEV_*
   u32  dup_mode;     // DUP_OWNER / DUP_ATOMIC
   u32  take;         // --take=64|32: DUP take by 64-bit exchange, or by a
                      // 32-bit exchange on the high half (take32.h)
@@ -42,24 +41,9 @@ typedef struct {
   u32  max_passes;   // --max-passes=N (0: unlimited)
   u32  spark_gap;    // --gpu-spark-gap=K: interactions between a lane's
                      // offers of strict operands (sparks; 0: none)
-  u32  cpu_first;    // --cpu-first=N: pool tasks before the device takes
-                     // over a run that started on the CPU (0: never start
-                     // there); set: given on the command line
-  int  cpu_first_set;
-  u64  take_max;     // --take-max=SIZE: the device takes over from the CPU
-                     // only while the host heap holds at most this many
-                     // words (the device heap holds the shadow of them
-                     // all; the copy in takes what the root reaches,
-                     // reach.h)
   u64  pin_ahead;    // --pin-ahead=SIZE: words of host heap above the
                      // run's top faulted in and pinned while the passes
                      // run, for the copy out (CUDA; 0: none)
-  u32  warm_after;   // --warm-after=MS: under --gpu -T N, milliseconds of
-                     // CPU work before the context is made (see gpu.c)
-  u32  restart;      // --restart=0|1: a run too big to take over (past
-                     // --take-max) starts over on the device from the
-                     // program, the pool's work dropped (1), or stays on
-                     // the CPU (0); see gpu.c
   u32  mark_levels;  // --mark-levels=0|1 (default 1): narrow mark
                      // frontiers marked level by level in one block
                      // (compact.h; 0: one pass per level)
@@ -75,8 +59,10 @@ typedef struct {
   int  dup_wait_set;
   u64  dev_heap;     // --dev-heap=SIZE words of device heap (0: auto)
   int  collapse;     // the run is a collapse's (-C): see PassArgs.shallow_inc
+  u64  grow_limit;   // --gpu-grow=SIZE: words a run under -C may
+                     // allocate, at least (gpu_snf_bounded)
   u64  grow;         // words a run may allocate before it stops (0: no
-                     // limit; -C sets --gpu-grow, see gpu_snf_bounded)
+                     // limit; set by gpu_snf_bounded)
   const char *trace; // --trace FILE
 } GpuConf;
 
@@ -95,8 +81,8 @@ typedef struct {
   u64    widest;     // largest frontier
   double dev_s;      // time in passes
   double ctx_s;      // creating the context and buffers (overlaps parsing)
-  double warm_at;    // when the warm-up began, after gpu_prepare (-1: never)
-  double wait_s;     // of that, what the first run waited for
+  double wait_s;     // of that, what the first run waited for (the
+                     // context made ahead: gpu_context_start)
   double buf_s;      // of that, allocating and clearing the buffers
   double in_s;       // copying the heap in
   u64    in_top;     // words in use when the runs began (all runs)
@@ -118,12 +104,6 @@ typedef struct {
   u32    stop_err;
   u32    stop_pri;
   u64    stop_pass;
-  u64    taken;      // runs the device took over from the CPU (--cpu-first)
-  u64    left;       // the slots the CPU pool left them (their roots)
-  u64    too_big;    // a take-over was refused: the host heap passed --take-max
-  u64    restarts;   // runs the device started over from the program
-  u64    dropped;    // the pool's interactions those dropped
-  u64    dropped_w;  // and the heap words they had allocated
   u64    stops;      // runs that the CPU had to finish
   u32    lanes;      // lanes used by the last run
   u32    shift;      // region shift of the last run
@@ -151,7 +131,8 @@ typedef struct {
   // 1 if usable on this machine (prints nothing).
   int  (*avail)(void);
   // Optional (NULL): creates the context and the buffers ahead of the first
-  // run; runs on a background thread (gpu_prepare), avail/open wait for it.
+  // run; runs on a background thread (gpu_context_start); avail/open wait
+  // for it.
   void (*warm)(void);
   // Prepares a run rooted at the heap slots roots[0..n) (one, or the CPU
   // pool's unfinished slots when the device takes over): buffers, heap

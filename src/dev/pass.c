@@ -13,7 +13,7 @@
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "heap/heap.h"
-#include "cpu/eval.h"
+#include "lang/names.h"
 
 // Passes in a row with no interaction and no entry reaching WNF before the
 // run is declared stalled (owner deferrals that chase each other).
@@ -55,9 +55,8 @@ static int narrow(u32 n, u64 itrs, u32 lanes) {
 }
 
 u32 gpu_book_cnt(void) {
-  Wnf *w = eval_worker(0);
-  if (w && w->book_cnt) return w->book_cnt;
-  return BOOK_CAP;
+  u32 n = table_count();
+  return n ? n : BOOK_CAP;
 }
 
 u32 gpu_out_cap(u32 n, u32 lanes) {

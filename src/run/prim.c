@@ -11,13 +11,13 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include "run/prim.h"
+#include "run/sched.h"
 #include "cpu/eval.h"
 #include "cpu/snf.h"
-#include "cpu/pool.h"
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "lang/print.h"
-#include "dev/gpu.h"
 
 static Term ctr(Wnf *w, u32 nick, u32 ari, const Term *args) {
   if (ari == 0) return TERM(C00, nick, 0);
@@ -157,15 +157,17 @@ static void nf_stack_check(void) {
   }
 }
 
-// Strong normal form of `t` in a fresh slot, on the CPU or on the device.
-// The device needs the heap to itself (a device run copies the heap back
-// when it ends), so a %gnf met while the -T pool is reducing is normalized
-// by the pool instead: the same result, on the CPU.
+// Strong normal form of `t` in a fresh slot: %nf on the CPU, %gnf where
+// the scheduler puts it.
 static Term prim_nf(Wnf *w, Term pri, int dev) {
   nf_stack_check();
   u32 slot = eval_alloc(w, 1);
   HEAP[slot] = HEAP[VAL(pri)];
-  if (!dev || pool_busy() || gpu_snf_at(slot)) snf_at(slot);
+  if (dev) {
+    sched_gnf(slot);
+  } else {
+    snf_at(slot);
+  }
   return HEAP[slot];
 }
 

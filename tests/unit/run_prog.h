@@ -3,7 +3,7 @@
 // the CPU or on the simulated device; the parent gets what it printed: the
 // normal form, then a line of device counters ("stops=.. passes=..").
 // Include after heap.h, names.h, parse.h, print.h, eval.h, snf.h,
-// gpu/gpu.h and gpu/dev.h.
+// dev/gpu.h, dev/dev.h and run/prim.h.
 
 #ifndef HVM4G_TEST_RUN_PROG_H
 #define HVM4G_TEST_RUN_PROG_H
@@ -59,6 +59,7 @@ static void run_child(const char *src, RunConf c) {
   if (id == ~0u || BOOK[id] == 0) _exit(4);
   if (c.mode >= 2) EVAL.threads = c.threads;
   eval_init();
+  eval_set_host(prim_host);
   snf_init();
   u32 root = heap_alloc(1);
   HEAP[root] = TERM(REF, id, 0);
@@ -75,7 +76,7 @@ static void run_child(const char *src, RunConf c) {
       snprintf(LEFT_LINE, sizeof LEFT_LINE, " left=%u distinct=%d dups=%d",
                n, all_distinct(left, n), dups);
       if (c.mode == 3) {
-        stop = gpu_snf_from_cpu(&dups);
+        stop = n ? gpu_snf_roots(left, n) : 0;   // as the scheduler hands over
       } else {
         for (u32 i = 0; i < n; i++) snf_at(left[i]);
       }

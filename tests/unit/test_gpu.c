@@ -18,6 +18,7 @@
 #include "cpu/snf.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
+#include "run/prim.h"
 #include "run_prog.h"
 
 // A backend of the WNF core for this test: C11 atomics on the host heap,

@@ -25,6 +25,7 @@
 #include "cpu/snf.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
+#include "run/prim.h"
 #include "check.h"
 #include "run_prog.h"
 

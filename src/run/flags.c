@@ -1,0 +1,408 @@
+// flags.c: the command-line table and its one parser (flags.h).
+//
+// A flag is a row of FLAGS: the parser, --help, --help=tuning and the
+// Markdown tables of the docs all read the rows, so a flag is described in
+// one place. A default is the field's value before parsing: the module
+// that owns the field says it once, in its initializer.
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "run/flags.h"
+#include "run/sched.h"
+#include "heap/heap.h"
+#include "cpu/eval.h"
+#include "dev/gpu.h"
+#include "dev/dev.h"
+
+#define VERSION "0.1.0"
+
+#define USAGE "Usage: hvm4g <file.hvm4> [flags]   (hvm4g --help lists them)\n"
+
+Cli CLI = { .file = NULL, .collapse = 0, .limit = -1, .heap = 0 };
+
+typedef enum {
+  FL_SWITCH,    // int field set to 1
+  FL_COUNT,     // u32 field, a number in [lo, hi]
+  FL_SIZE,      // u64 field, words (digits, then K/M/G) in [lo, hi]
+  FL_CHOICE,    // u32 field, one of the words of `meta` ("a|b"): its index
+                // in `values`
+  FL_TEXT,      // const char * field, a non-empty string
+  FL_OPTCOUNT,  // `given` set; a count attached (-C10, --collapse=10) goes
+                // into a long long field
+  FL_HELP,
+  FL_VERSION,
+} FlagType;
+
+typedef struct {
+  const char *name;      // "--lanes"
+  const char *alias;     // "-T": its value attached (-T4) or next (-T 4)
+  FlagType    type;
+  void       *field;
+  u64         lo, hi;    // FL_COUNT, FL_SIZE, FL_OPTCOUNT
+  const char *meta;      // the value's name in help; FL_CHOICE: the words
+  const u32  *values;    // FL_CHOICE: the value of each word
+  int        *given;     // set to 1 when the flag is given
+  const char *deflt;     // the default in words, where the field's value
+                         // does not say it (NULL: the field's value)
+  int         tuning;    // 0: a user flag (--help), 1: --help=tuning
+  const char *help;
+} Flag;
+
+static const u32 DEVICES[] = { DEV_SIM, DEV_CUDA, DEV_METAL, DEV_AUTO };
+static const u32 DUPS[]    = { DUP_OWNER, DUP_ATOMIC };
+static const u32 TAKES[]   = { 64, 32 };
+
+#define K(n) ((u64)(n) << 10)
+#define G4   ((u64)1 << 32)
+
+static const Flag FLAGS[] = {
+  // name, alias, type, field, lo, hi, meta, values, given, default, tuning, help
+  { "--stats", "-s", FL_SWITCH, &EVAL.stats, 0, 0, NULL, NULL, NULL, NULL, 0,
+    "statistics after the result: interactions, time, rate" },
+  { "--silent", "-S", FL_SWITCH, &EVAL.silent, 0, 0, NULL, NULL, NULL, NULL, 0,
+    "print the interaction count, not the result" },
+  { "--collapse", "-C", FL_OPTCOUNT, &CLI.limit, 0, (u64)1 << 62, "[=N]", NULL,
+    &CLI.collapse, "all", 0,
+    "collapse: one line per superposition branch, at most N" },
+  { "--threads", "-T", FL_COUNT, &EVAL.threads, 1, 1024, "N", NULL,
+    &CLI.threads_set, NULL, 0,
+    "threads for the normal form and the collapse; the output is one thread's" },
+  { "--step-by-step", "-D", FL_SWITCH, &EVAL.debug, 0, 0, NULL, NULL, NULL, NULL, 0,
+    "print each reduction step (one thread; not with -C or --gpu)" },
+  { "--heap", "-M", FL_SIZE, &CLI.heap, K(1), G4, "SIZE", NULL, NULL,
+    "what fits in memory", 0, "heap capacity in 64-bit words, suffix K/M/G" },
+  { "--gpu", "-G", FL_SWITCH, &SCHED.requested, 0, 0, NULL, NULL, NULL, NULL, 0,
+    "normal form on the device (with CUDA: the CPU's cores until it is ready)" },
+  { "--device", NULL, FL_CHOICE, &GPU.device, 0, 0, "sim|cuda|metal|auto",
+    DEVICES, NULL, NULL, 0,
+    "the device: auto is CUDA where a GPU is present, else the simulator" },
+  { "--dup", NULL, FL_CHOICE, &GPU.dup_mode, 0, 0, "owner|atomic", DUPS, NULL,
+    NULL, 0, "how a device lane takes a DUP node: its region's owner, or anyone" },
+  { "--trace", NULL, FL_TEXT, &GPU.trace, 0, 0, "FILE", NULL, NULL, "none", 0,
+    "one CSV row per device pass" },
+  { "--help", "-h", FL_HELP, NULL, 0, 0, "[=tuning]", NULL, NULL, NULL, 0,
+    "this list; =tuning: the tuning flags" },
+  { "--version", NULL, FL_VERSION, NULL, 0, 0, NULL, NULL, NULL, NULL, 0,
+    "the version" },
+
+  { "--sparks", NULL, FL_COUNT, &EVAL.sparks, 0, 1024, "N", NULL, NULL, NULL, 1,
+    "under -T: strict operands each thread keeps on offer (0: none)" },
+  { "--spark-gap", NULL, FL_COUNT, &EVAL.spark_gap, 1, 1u << 30, "K", NULL, NULL,
+    NULL, 1, "under -T: interactions between a thread's offers" },
+  { "--cpu-first", NULL, FL_COUNT, &SCHED.cpu_first, 0, 1u << 31, "N", NULL,
+    &SCHED.cpu_first_set, NULL, 1,
+    "--gpu: pool tasks before the device takes over (0: the device at once)" },
+  { "--warm-after", NULL, FL_COUNT, &SCHED.warm_after, 0, 1u << 30, "MS", NULL,
+    NULL, NULL, 1, "--gpu: ms of CPU work before the CUDA context is made" },
+  { "--take-max", NULL, FL_SIZE, &SCHED.take_max, 0, G4, "SIZE", NULL, NULL,
+    NULL, 1, "--gpu: host heap words past which the device does not take over" },
+  { "--restart", NULL, FL_COUNT, &SCHED.restart, 0, 1, "0|1", NULL, NULL, NULL, 1,
+    "--gpu: a run past --take-max starts over on the device (1) or stays (0)" },
+  { "--handoff", NULL, FL_COUNT, &GPU.handoff, 0, 1u << 30, "K", NULL, NULL,
+    NULL, 1, "narrow device passes in a row that hand a run to the CPU (0: never)" },
+  { "--narrow-rate", NULL, FL_COUNT, &GPU.narrow_rate, 0, 1u << 20, "M", NULL,
+    &GPU.narrow_rate_set, "the backend's", 1,
+    "a device pass under M million interactions/s is slow" },
+  { "--take", NULL, FL_CHOICE, &GPU.take, 0, 0, "64|32", TAKES, NULL, NULL, 1,
+    "a DUP slot taken by a 64-bit exchange, or 32-bit on its high half" },
+  { "--lanes", NULL, FL_COUNT, &GPU.lanes, 1, 1u << 22, "N", NULL, NULL,
+    "the device's", 1, "device lanes" },
+  { "--budget", NULL, FL_COUNT, &GPU.budget, 1, 1u << 30, "N", NULL, NULL, NULL, 1,
+    "interactions per frontier entry in a wide pass" },
+  { "--narrow-share", NULL, FL_COUNT, &GPU.narrow_share, 1, 1u << 20, "F", NULL,
+    NULL, NULL, 1, "a frontier under lanes/F entries gets the short budget" },
+  { "--region-shift", NULL, FL_COUNT, &GPU.region_shift, 8, 31, "N", NULL,
+    &GPU.shift_set, NULL, 1, "DUP owner regions of 2^N heap words" },
+  { "--stack", NULL, FL_COUNT, &GPU.stack, 64, 1u << 26, "N", NULL, NULL,
+    "the backend's", 1, "words of WNF stack per lane" },
+  { "--arena", NULL, FL_COUNT, &GPU.arena, 64, 1u << 24, "N", NULL,
+    &GPU.arena_set, NULL, 1, "heap words a lane takes per refill" },
+  { "--walk", NULL, FL_COUNT, &GPU.walk, 0, 1u << 20, "N", NULL, NULL, NULL, 1,
+    "extra output slots per lane (spine walking)" },
+  { "--gpu-spark-gap", NULL, FL_COUNT, &GPU.spark_gap, 0, 1u << 30, "K", NULL,
+    NULL, NULL, 1, "interactions between a lane's offers in a narrow pass (0: none)" },
+  { "--dup-wait", NULL, FL_COUNT, &GPU.dup_wait, 0, 1u << 16, "N", NULL,
+    &GPU.dup_wait_set, "the backend's", 1,
+    "polls of a held DUP slot before a lane defers" },
+  { "--max-passes", NULL, FL_COUNT, &GPU.max_passes, 1, 1u << 30, "N", NULL, NULL,
+    "none", 1, "device passes before a run stops" },
+  { "--mark-levels", NULL, FL_COUNT, &GPU.mark_levels, 0, 1, "0|1", NULL, NULL,
+    NULL, 1, "narrow mark frontiers marked level by level in one block" },
+  { "--sim-threads", NULL, FL_COUNT, &GPU.threads, 1, 1024, "N", NULL, NULL,
+    "the cores", 1, "CPU threads of the simulated device" },
+  { "--dev-heap", NULL, FL_SIZE, &GPU.dev_heap, (u64)1 << 20, G4, "SIZE", NULL,
+    NULL, "the host heap's, within 60% of the free device memory", 1,
+    "CUDA device heap words (doubled after a run that fills it)" },
+  { "--pin-ahead", NULL, FL_SIZE, &GPU.pin_ahead, 0, G4, "SIZE", NULL, NULL,
+    NULL, 1, "CUDA: host heap words pinned for the result's copy out" },
+  { "--gpu-grow", NULL, FL_SIZE, &GPU.grow_limit, K(1), G4, "SIZE", NULL, NULL,
+    NULL, 1, "-C --gpu: words a device run may allocate (or 4x the heap in use)" },
+};
+
+#define NFLAGS (sizeof FLAGS / sizeof FLAGS[0])
+
+static void out_check(FILE *f) {
+  if (fflush(f) != 0 || ferror(f)) {
+    fprintf(stderr, "hvm4g: cannot write the output\n");
+    exit(1);
+  }
+}
+
+// The one format of a command-line error: "hvm4g: <what>", exit status 1;
+// `usage`: the usage line after it (the command itself is malformed).
+__attribute__((noreturn, format(printf, 2, 3)))
+static void flag_fail(int usage, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "hvm4g: ");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  if (usage) fputs(USAGE, stderr);
+  exit(1);
+}
+
+#define usage_error(...) flag_fail(1, __VA_ARGS__)
+#define flag_error(...)  flag_fail(0, __VA_ARGS__)
+
+// A whole string of digits, at most max (no sign, spaces or wrap-around);
+// 0 if it is not one.
+static int parse_count(const char *s, u64 max, u64 *out) {
+  u64 n = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    n = n * 10 + (u64)(*p - '0');
+    if (n > max) return 0;
+  }
+  *out = n;
+  return p != s && *p == '\0';
+}
+
+// Words as written on the command line: 65536 -> 64K.
+static void size_text(u64 w, char *buf, size_t cap) {
+  const char *suf = "";
+  if (w && w % ((u64)1 << 30) == 0)      { w >>= 30; suf = "G"; }
+  else if (w && w % ((u64)1 << 20) == 0) { w >>= 20; suf = "M"; }
+  else if (w && w % ((u64)1 << 10) == 0) { w >>= 10; suf = "K"; }
+  snprintf(buf, cap, "%llu%s", (unsigned long long)w, suf);
+}
+
+// The word of a FL_CHOICE value, from `meta` ("a|b|c"), into buf.
+static void choice_text(const Flag *f, u32 v, char *buf, size_t cap) {
+  const char *p = f->meta;
+  for (u32 i = 0; *p; i++) {
+    size_t n = strcspn(p, "|");
+    if (f->values[i] == v) {
+      snprintf(buf, cap, "%.*s", (int)n, p);
+      return;
+    }
+    p += n + (p[n] == '|');
+  }
+  snprintf(buf, cap, "?");
+}
+
+// The default as --help says it, or "" for a flag that has none to say.
+static void default_text(const Flag *f, char *buf, size_t cap) {
+  buf[0] = '\0';
+  if (f->deflt) {
+    snprintf(buf, cap, "%s", f->deflt);
+    return;
+  }
+  switch (f->type) {
+    case FL_COUNT: snprintf(buf, cap, "%u", *(u32 *)f->field); break;
+    case FL_SIZE:  size_text(*(u64 *)f->field, buf, cap); break;
+    case FL_CHOICE: choice_text(f, *(u32 *)f->field, buf, cap); break;
+    default: break;
+  }
+}
+
+// "-T, --threads N" as the help's left column.
+static void spelling(const Flag *f, char *buf, size_t cap) {
+  const char *meta = f->type == FL_CHOICE ? f->meta : f->meta ? f->meta : "";
+  const char *sep  = *meta == '\0' || *meta == '[' ? "" : f->type == FL_CHOICE ? "=" : " ";
+  snprintf(buf, cap, "%s%s%s%s%s", f->alias ? f->alias : "", f->alias ? ", " : "",
+           f->name, sep, meta);
+}
+
+static void help(FILE *out, int tuning) {
+  fputs(USAGE, out);
+  fputs(tuning ? "\nTuning flags (the defaults are the chosen values):\n\n"
+               : "\nRuns an HVM4 program: prints the normal form of @main.\n\n",
+        out);
+  for (u32 i = 0; i < NFLAGS; i++) {
+    const Flag *f = &FLAGS[i];
+    if (f->tuning != tuning) continue;
+    char sp[64], d[96];
+    spelling(f, sp, sizeof sp);
+    default_text(f, d, sizeof d);
+    // a long spelling gets a line of its own
+    if (strlen(sp) > 22) fprintf(out, "  %s\n  %-22s %s\n", sp, "", f->help);
+    else fprintf(out, "  %-22s %s\n", sp, f->help);
+    if (d[0]) fprintf(out, "  %-22s (default: %s)\n", "", d);
+  }
+  if (!tuning) fputs("\nhvm4g --help=tuning lists the tuning flags.\n", out);
+}
+
+void flags_markdown(FILE *out, int tuning) {
+  fprintf(out, "| flag | meaning | default |\n|------|---------|---------|\n");
+  for (u32 i = 0; i < NFLAGS; i++) {
+    const Flag *f = &FLAGS[i];
+    if (f->tuning != tuning) continue;
+    char sp[64], d[96];
+    spelling(f, sp, sizeof sp);
+    default_text(f, d, sizeof d);
+    fputs("| `", out);
+    for (const char *c = sp; *c; c++) {   // a | inside a cell ends it
+      if (*c == '|') fputc('\\', out);
+      fputc(*c, out);
+    }
+    fprintf(out, "` | %s | %s |\n", f->help, d);
+  }
+}
+
+// The row a command-line word names: its value, if attached, in *val.
+static const Flag *lookup(const char *a, const char **val) {
+  *val = NULL;
+  for (u32 i = 0; i < NFLAGS; i++) {
+    const Flag *f = &FLAGS[i];
+    size_t n = strlen(f->name);
+    if (strncmp(a, f->name, n) == 0 && (a[n] == '\0' || a[n] == '=')) {
+      if (a[n] == '=') *val = a + n + 1;
+      return f;
+    }
+    if (f->alias && strncmp(a, f->alias, 2) == 0) {
+      int takes = f->type == FL_COUNT || f->type == FL_SIZE || f->type == FL_OPTCOUNT;
+      if (a[2] == '\0') return f;
+      if (takes) {
+        *val = a + 2;
+        return f;
+      }
+    }
+  }
+  return NULL;
+}
+
+static void set_value(const Flag *f, const char *v) {
+  u64 n = 0;
+  switch (f->type) {
+    case FL_COUNT:
+      if (!parse_count(v, f->hi, &n) || n < f->lo) {
+        flag_error("%s expects a number in [%llu, %llu], got '%s'", f->name,
+                   (unsigned long long)f->lo, (unsigned long long)f->hi, v);
+      }
+      *(u32 *)f->field = (u32)n;
+      break;
+    case FL_OPTCOUNT:
+      if (!parse_count(v, f->hi, &n)) flag_error("%s expects a count, got '%s'", f->name, v);
+      *(long long *)f->field = (long long)n;
+      break;
+    case FL_SIZE: {
+      n = heap_parse_size(v);
+      if ((n == 0 && strcmp(v, "0") != 0) || n < f->lo || n > f->hi) {
+        char lo[32];
+        size_text(f->lo, lo, sizeof lo);
+        flag_error("%s expects a size in words, %s..4G (suffix K/M/G), got '%s'",
+                   f->name, lo, v);
+      }
+      *(u64 *)f->field = n;
+      break;
+    }
+    case FL_CHOICE: {
+      const char *p = f->meta;
+      size_t len = strlen(v);
+      for (u32 i = 0; *p; i++) {
+        size_t k = strcspn(p, "|");
+        if (k == len && strncmp(p, v, k) == 0) {
+          *(u32 *)f->field = f->values[i];
+          return;
+        }
+        p += k + (p[k] == '|');
+      }
+      flag_error("%s expects %s, got '%s'", f->name, f->meta, v);
+    }
+    case FL_TEXT:
+      if (!*v) flag_error("%s expects a file name", f->name);
+      *(const char **)f->field = v;
+      break;
+    default:
+      break;
+  }
+}
+
+// What this binary cannot do, said before anything runs.
+static void check_device(void) {
+  if (GPU.device == DEV_CUDA && !gpu_cuda_compiled()) {
+    flag_error("--device=cuda: this binary was built without CUDA (no nvcc "
+                "at build time)");
+  }
+  if (GPU.device == DEV_METAL && !gpu_metal_compiled()) {
+#if defined(__APPLE__)
+    flag_error("--device=metal: this binary was built without the Metal "
+                "backend (no `xcrun metal` at build time: install Xcode and "
+                "its Metal toolchain, then rebuild); use --device=sim");
+#else
+    flag_error("--device=metal: Metal is not available on this platform "
+                "(Apple GPUs only); use --device=sim or --device=cuda");
+#endif
+  }
+}
+
+void flags_parse(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v;
+    if (a[0] != '-' || a[1] == '\0') {
+      if (CLI.file) usage_error("more than one program given ('%s', '%s')", CLI.file, a);
+      CLI.file = a;
+      continue;
+    }
+    const Flag *f = lookup(a, &v);
+    if (!f) usage_error("unknown flag '%s'", a);
+    if (f->given) *f->given = 1;
+    switch (f->type) {
+      case FL_HELP:
+        if (v && strcmp(v, "tuning") == 0) help(stdout, 1);
+        else if (v && strcmp(v, "markdown") == 0) flags_markdown(stdout, 0);
+        else if (v && strcmp(v, "markdown-tuning") == 0) flags_markdown(stdout, 1);
+        else if (v) usage_error("--help expects nothing or =tuning, got '%s'", v);
+        else help(stdout, 0);
+        out_check(stdout);
+        exit(0);
+      case FL_VERSION:
+        printf("hvm4g %s\n", VERSION);
+        out_check(stdout);
+        exit(0);
+      case FL_SWITCH:
+        if (v) usage_error("%s takes no value, got '%s'", f->name, v);
+        *(int *)f->field = 1;
+        break;
+      case FL_OPTCOUNT:
+        if (v) set_value(f, v);
+        break;
+      default:
+        if (!v) {
+          if (i + 1 >= argc) usage_error("missing value after %s", a);
+          v = argv[++i];
+        }
+        set_value(f, v);
+        break;
+    }
+  }
+  if (CLI.file == NULL) usage_error("no program given");
+  check_device();
+  if (EVAL.debug && CLI.collapse) flag_error("-D is not supported with -C");
+  if (EVAL.debug && SCHED.requested) {
+    flag_error("-D prints the CPU's steps; it cannot be combined with --gpu");
+  }
+  // --gpu alone: the pool takes every core for what ends before the
+  // device pays; -T N says otherwise.
+  if (!CLI.threads_set && !EVAL.debug) {
+    u32 n = sched_pool_threads(CLI.collapse);
+    if (n > 1) EVAL.threads = n;
+  }
+  if (EVAL.debug && EVAL.threads > 1) {
+    fprintf(stderr, "hvm4g: -D forces one thread\n");
+    EVAL.threads = 1;
+  }
+}

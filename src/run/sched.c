@@ -1,0 +1,298 @@
+// sched.c: the scheduler (sched.h). Every choice of who normalizes what
+// is made here; the CPU runtime (cpu/) and the device (dev/) only do what
+// they are asked, and never call each other.
+//
+// --gpu is a hybrid. The run starts on the CPU pool while the device's
+// context is made; the device takes the normal form over once the pool
+// has made --cpu-first tasks (a normal form that wide pays the copies),
+// copying in only what the slots the pool left reach; a run whose
+// frontier stays narrow on the device comes back to the pool (STOP_NARROW),
+// up to MAX_TURNS turns. One thread, or --cpu-first=0, puts the run on
+// the device from the start.
+//
+// The context is deferred (the ski-rental rule): under a pool it is made
+// only once the CPU has worked --warm-after ms on a run the device could
+// take over, about what the context costs, so a run the pool ends sooner
+// never pays for a device it would not use (a context being made delays
+// the process's exit).
+//
+// Starting over: the device heap shadows all the pool allocated, and on a
+// tree shared through DUPs the slots the pool left reach most of it, so
+// past --take-max the run is started over on the device from the program
+// (a copy of the heap kept before the pool began) and the pool's work is
+// dropped. Only on the first turn, and only for a program without %log,
+// whose output the pool may have printed already.
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "run/sched.h"
+#include "run/prim.h"
+#include "core/kern.h"
+#include "heap/heap.h"
+#include "lang/parse.h"
+#include "cpu/eval.h"
+#include "cpu/snf.h"
+#include "cpu/pool.h"
+#include "collapse/collapse.h"
+#include "dev/gpu.h"
+#include "dev/dev.h"
+
+SchedConf SCHED = {
+  .requested  = 0,
+  .cpu_first  = 1u << 16,
+  .warm_after = 200,
+  .take_max   = 64ull << 20,
+  .restart    = 1,
+};
+
+// Turns the CPU and the device take on one normal form; value chosen by
+// tests (a program that needs more alternates between narrow and wide
+// phases, and the CPU finishes it).
+#define MAX_TURNS 4
+
+// What -s reports of the hybrid.
+static struct {
+  double warm_at;    // when the context was started, after sched_start (-1: never)
+  u64    taken;      // runs the device took over from the CPU
+  u64    left;       // the slots the pool left them (their roots)
+  int    too_big;    // a take-over was refused: the heap passed --take-max
+  u64    restarts;   // runs the device started over from the program
+  u64    dropped;    // the pool's interactions those dropped
+  u64    dropped_w;  // and the heap words they had allocated
+} ST = { .warm_at = -1 };
+
+static int    warm_due = 0;   // the context is deferred until the CPU has run
+static double warm_t0  = 0;   // when it was deferred
+static int    restart_armed = 0;   // the caller holds a copy of the heap
+static int    restart_due   = 0;   // the pool stopped for a start over
+
+void sched_init(void) {
+  eval_set_host(prim_host);
+}
+
+u32 sched_pool_threads(int collapse) {
+  if (!SCHED.requested || collapse || SCHED.cpu_first == 0) return 0;
+  if (!gpu_cuda_likely()) return 0;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 2 ? 0 : n > 64 ? 64 : (u32)n;
+}
+
+static void context_ready(void) {
+  pool_park(0);
+}
+
+// A pool on every core slows the context about 2x: one of its threads
+// waits while the context is made.
+static void warm_start(void) {
+  warm_due   = 0;
+  ST.warm_at = gpu_now() - warm_t0;
+  pool_park(1);
+  if (!gpu_context_start(context_ready)) pool_park(0);
+}
+
+static void prepare(void) {
+  if (!gpu_cuda_compiled() || gpu_context_live() || warm_due) return;
+  if (GPU.device == DEV_SIM) return;
+  warm_t0 = gpu_now();
+  if (gpu_cuda_likely() && EVAL.threads > 1 && SCHED.cpu_first > 0 &&
+      SCHED.warm_after > 0) {
+    warm_due = 1;   // sched_take_over starts it (or the first device run)
+    return;
+  }
+  warm_start();
+}
+
+void sched_start(void) {
+  if (SCHED.requested) prepare();
+}
+
+void sched_loaded(void) {
+  if (!SCHED.requested && parse_used(PRIM_GNF)) prepare();
+}
+
+// Whoever needs the device now makes its context itself.
+static u32 device_at(u32 loc) {
+  warm_due = 0;
+  return gpu_snf_at(loc);
+}
+
+// A run starts on the CPU pool when the context is still to be made or
+// being made, or when --cpu-first=N was given (any device: the tests
+// drive the hand-off on the simulator with it). One CPU thread has no
+// pool to stop at a task boundary: it waits for the device.
+static int cpu_first(void) {
+  if (EVAL.threads <= 1 || SCHED.cpu_first == 0) return 0;
+  return SCHED.cpu_first_set || warm_due || gpu_context_making();
+}
+
+// The pool's yield (snf_at_until), polled every 8 tasks. The cheap tests
+// come first: the pool's task count reads a cache line per thread, which
+// its threads keep writing.
+static int take_over(void) {
+  if (warm_due && gpu_now() - warm_t0 < SCHED.warm_after / 1e3) return 0;
+  if (gpu_context_making()) return 0;
+  if (snf_made() < SCHED.cpu_first) return 0;   // not wide enough yet
+  int big = heap_used() > SCHED.take_max;
+  if (big && !restart_armed) {
+    ST.too_big = 1;   // the CPU keeps the run
+    return 0;
+  }
+  // The context is made only for a run the device could take.
+  if (warm_due) warm_start();
+  int ready = !warm_due && !gpu_context_making();
+  if (ready) restart_due = big;
+  return ready;
+}
+
+static int may_return(u32 stop) {
+  return stop == STOP_NARROW && SCHED.cpu_first > 0 && EVAL.threads > 1;
+}
+
+static int restart_arm(int on) {
+  restart_armed = on && SCHED.restart && !parse_used(PRIM_LOG);
+  return restart_armed;
+}
+
+// After the pool stopped: whether it stopped so that the device starts
+// over (none left: the pool had ended, nothing to start over).
+static int restart_now(void) {
+  int due = restart_due;
+  restart_due = 0;
+  if (!due) return 0;
+  u32 n;
+  int dups;
+  snf_left(&n, &dups);
+  return n > 0;
+}
+
+// The heap goes back to the program, and what the pool did is dropped
+// (its threads' arenas and counts, the sparks still queued).
+static u32 restart_on_device(u32 root, const HeapSnap *snap) {
+  u64 words = heap_used() - snap->top;
+  u64 itrs  = eval_rewind();
+  pool_drop();
+  heap_rewind(snap);
+  ST.restarts++;
+  ST.dropped   += itrs;
+  ST.dropped_w += words;
+  return device_at(root);
+}
+
+// The device takes the slots the pool left, not the root: what the pool
+// made normal is neither copied in nor walked again. What it leaves is its
+// stop, and, when *dups, the stuck DUPs the pool met (a later snf_at of the
+// root finishes them).
+static u32 device_from_pool(int *dups) {
+  u32        n;
+  const u32 *left = snf_left(&n, dups);
+  if (n == 0) return 0;   // the pool had just ended
+  ST.taken++;
+  ST.left += n;
+  warm_due = 0;
+  return gpu_snf_roots(left, n);
+}
+
+static void normalize_hybrid(u32 root) {
+  u32 stop = 0;
+  int cpu  = cpu_first();
+  if (!cpu) {
+    stop = device_at(root);
+    cpu  = may_return(stop);
+  }
+  HeapSnap snap = { NULL, 0 };
+  if (cpu && restart_arm(1) && heap_snap(&snap) != 0) restart_arm(0);
+  int dups = 0;
+  for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
+    int left = snf_at_until(root, take_over);
+    restart_arm(0);   // later turns: the copy is no longer the program
+    if (!left) {      // the CPU finished
+      stop = 0;
+      dups = 0;
+      break;
+    }
+    if (restart_now()) {
+      dups = 0;
+      stop = restart_on_device(root, &snap);
+    } else {
+      stop = device_from_pool(&dups);
+    }
+    cpu = may_return(stop);
+  }
+  heap_snap_free(&snap);
+  // The CPU finishes what the device left, and the stuck DUPs the pool met.
+  if (stop || dups) snf_at(root);
+}
+
+void sched_normalize(u32 root) {
+  if (SCHED.requested) {
+    normalize_hybrid(root);
+  } else {
+    snf_at(root);
+  }
+}
+
+void sched_collapse(u32 root, long long limit) {
+  if (SCHED.requested) {
+    warm_due = 0;
+    gpu_snf_bounded(root);   // the collapser goes on either way
+  }
+  collapse_print(root, limit);
+}
+
+// The device needs the heap to itself (a device run copies the heap back
+// when it ends), so a %gnf met while the -T pool is reducing is normalized
+// by the pool instead: the same result, on the CPU.
+void sched_gnf(u32 slot) {
+  if (pool_busy() || device_at(slot)) snf_at(slot);
+}
+
+void sched_print_stats(FILE *out) {
+  if (!GPU_STATS.runs) {
+    // --gpu -T N: the pool may end a run before the device is worth it
+    if (!SCHED.requested) return;
+    if (GPU_STATS.stop == STOP_UNSCOPED) {
+      fprintf(out, "- Device: not used (the program has an unscoped binder: "
+              "the CPU normalizes it in one thread's order)\n");
+      return;
+    }
+    const char *why =
+        ST.too_big     ? "the CPU's heap passed --take-max before the device "
+                         "could take over"
+      : ST.warm_at < 0 ? "the CPU finished before the device could pay: "
+                         "--warm-after, --cpu-first"
+      :                  "the CPU finished first";
+    if (ST.warm_at >= 0) {
+      fprintf(out, "- Device: not used (%s; context started %.3f s in)\n",
+              why, ST.warm_at);
+    } else {
+      fprintf(out, "- Device: not used (%s; no context made)\n", why);
+    }
+    return;
+  }
+  gpu_print_stats(out);
+  if (ST.warm_at >= 0) {
+    fprintf(out, "- Device context: started %.3f s in\n", ST.warm_at);
+  }
+  fprintf(out, "- Device took over from the CPU: %llu run(s) (--cpu-first); "
+          "the CPU ran %llu interactions; the pool left %llu slots "
+          "unvisited (the runs' roots)\n", (unsigned long long)ST.taken,
+          (unsigned long long)eval_itrs(), (unsigned long long)ST.left);
+  if (ST.restarts) {
+    fprintf(out, "- Device started over from the program: %llu run(s) (the "
+            "CPU's heap passed --take-max; --restart): the pool's %llu "
+            "interactions and %llu heap words dropped\n",
+            (unsigned long long)ST.restarts, (unsigned long long)ST.dropped,
+            (unsigned long long)ST.dropped_w);
+  }
+}
+
+void sched_exit(int rc) {
+  if (gpu_context_live()) {
+    // The output is written: ending the process now skips the driver's
+    // teardown, or its setup still under way (the CPU finished first);
+    // the kernel releases the device either way.
+    fflush(NULL);
+    _exit(rc);
+  }
+}

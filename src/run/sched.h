@@ -1,0 +1,57 @@
+// sched.h: the scheduler, the one owner of every CPU/device decision: when
+// the device's context is made, which side normalizes @main and each
+// %gnf, when the device takes a run over from the CPU pool, starts it
+// over, or hands it back (run/sched.c; docs/gpu.md, "CPU first").
+
+#ifndef HVM4G_SCHED_H
+#define HVM4G_SCHED_H
+
+#include <stdio.h>
+#include "core/term.h"
+
+typedef struct {
+  int requested;     // --gpu: @main's normal form on the device
+  u32 cpu_first;     // --cpu-first=N: pool tasks before the device takes
+                     // over a run that started on the CPU (0: never start
+                     // there)
+  int cpu_first_set; // given on the command line
+  u32 warm_after;    // --warm-after=MS: CPU work before the context is made
+  u64 take_max;      // --take-max=SIZE: the device takes over only while
+                     // the host heap holds at most this many words
+  u32 restart;       // --restart=0|1: a run past --take-max starts over on
+                     // the device (1) or stays on the CPU (0)
+} SchedConf;
+
+extern SchedConf SCHED;
+
+// Installs the hooks the lower layers call up through (the host
+// primitives of the CPU evaluator). Once, before any evaluation.
+void sched_init(void);
+
+// Threads for --gpu without -T: every core when the run may use CUDA, so
+// the pool runs what ends before the context pays (-C excluded: its order
+// is one thread's); 0: leave -T's default.
+u32  sched_pool_threads(int collapse);
+
+// The heap exists, the program is not read yet: with --gpu the context is
+// made meanwhile (or deferred, see sched.c).
+void sched_start(void);
+// The program is read: one that calls %gnf gets its context made too.
+void sched_loaded(void);
+
+// Strong normal form of HEAP[root] in place: on the CPU, or with --gpu on
+// the device and the CPU pool in turns.
+void sched_normalize(u32 root);
+// -C: the collapse of HEAP[root], at most `limit` lines (-1: all); with
+// --gpu the device goes first within a bound.
+void sched_collapse(u32 root, long long limit);
+// %gnf's strong normal form of HEAP[slot], on the device when it may run.
+void sched_gnf(u32 slot);
+
+void sched_print_stats(FILE *out);   // -s: which side ran what, and why
+// The output is written: ends the process at once with status rc if a
+// device context exists or is being made (its teardown is the kernel's);
+// else returns.
+void sched_exit(int rc);
+
+#endif
