@@ -81,8 +81,7 @@ par() { xargs -d '\n' -r -P "$P" -I{} bash "$ROOT/tests/lib.sh" "$@"; }
 # most an eighth of the free memory; the default heap, the host's 2^32
 # words, would take 36 GB more): more runs at once than the GPU holds
 # leave one without a heap, and it falls back to the CPU with a message,
-# which the equality check counts as a failure (12 at once on the H200:
-# collapse_pair, logs/h200-2026-12-01/run24). So the CUDA phases run at
+# which the equality check counts as a failure. So the CUDA phases run at
 # most that many, each with a heap of DH words (the programs here need
 # far less; a run that fills a given heap stops and the CPU finishes).
 DH=--dev-heap=1G

@@ -3,8 +3,8 @@
 
     python3 scripts/ncu_summary.py ncu_src_P_sass.csv[.gz] [TOP [LINES]]
 
-Reads the per-SASS-instruction page that `scripts/h200_check.sh ncusrc`
-exports (`ncu -i REPORT --page source --csv --print-source sass`) and
+Reads the per-SASS-instruction page of an ncu report
+(`ncu -i REPORT --page source --csv --print-source sass`) and
 prints: warp and thread instructions executed and their ratio (active
 threads a warp instruction), the stall samples by reason, global and
 local (spill, stack frame) L2 sectors, the TOP instructions by samples,

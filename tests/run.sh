@@ -238,22 +238,28 @@ if make -s -n -B CFLAGS=-O0 build/src/heap/heap.o 2>&1 | grep -q -- '-std=gnu11.
 else
   record build make-cflags 0 "make CFLAGS=-O0 drops the required flags"
 fi
-# The diagnostic and experimental builds still compile (otherwise only the
-# device machine builds them, in scripts/h200_check.sh): the simulator's
-# -DLANE_BALANCE, and where nvcc exists the CUDA backend's (PTX only).
+# Builds with other tunables (src/core/tune.h) still compile: one with
+# tests/tune_user.h as HVM4G_USER_H, which overrides each of them and turns
+# the diagnostics on (the simulator and the pass loop; where nvcc exists,
+# the CUDA backend, PTX only). tune-user checks that the override applies.
 if [ "$QUICK" != 1 ]; then
 variant_check() {   # name, compiler command...
   local name=$1; shift
   if "$@" > "$TMP/variant-$name.log" 2>&1; then record build "$name" 1
   else record build "$name" 0 "$(grep -m1 -iE 'error' "$TMP/variant-$name.log")"; fi
 }
-variant_check sim-lane-balance "$CC" -std=gnu11 -Isrc -DLANE_BALANCE -fsyntax-only src/dev/sim.c
+USER_H=(-Isrc -Itests '-DHVM4G_USER_H="tune_user.h"')
+printf '#include "core/tune.h"\n_Static_assert(NARROW_BUDGET == 128u && LANE_CLOCK, "");\n' \
+  > "$TMP/tune_user.c"
+variant_check tune-user "$CC" -std=gnu11 "${USER_H[@]}" -fsyntax-only "$TMP/tune_user.c"
+for f in src/dev/sim.c src/dev/pass.c; do
+  n=$(basename "$f" .c)
+  variant_check "tune-$n" "$CC" -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+    -Wno-unused-function -Werror "${USER_H[@]}" -fsyntax-only "$f"
+done
 NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 if [ -n "$NVCC_BIN" ]; then
-  for v in LANE_BALANCE LANE_CLOCK HVM4G_BOOK_VOLATILE HVM4G_SUB_IMM_RELAXED \
-           HVM4G_TAKE_ACQUIRE HVM4G_NO_SORT_TAGS; do
-    variant_check "cuda-${v,,}" "$NVCC_BIN" -arch=sm_90 -Isrc "-D$v" -ptx -o /dev/null src/dev/cuda/cuda.cu
-  done
+  variant_check tune-cuda "$NVCC_BIN" -arch=sm_90 "${USER_H[@]}" -ptx -o /dev/null src/dev/cuda/cuda.cu
 fi
 fi
 BIN=${HVM4G_BIN:-$ROOT/hvm4g}

@@ -68,8 +68,8 @@ typedef struct {
 // fills: FWD) and once by the stack of kids to run, until popped; the last
 // of the two to let go frees it. Handles are 1-based indices.
 
-#define KID_DEPTH 4    // kids of kids, at most (gen_easy -C1 -T16: 8 ran
-                       // 37K kids, 27K used; 4 ran 21K, 18K used, and was 17% faster)
+#define KID_DEPTH 4    // kids of kids, at most (deeper ran more kids than
+                       // were used, and was slower)
 
 #define KID_FREE  0u   // not started
 #define KID_RUN   1u
@@ -435,15 +435,12 @@ static void level_splice(u32 k, Chunk *c) {
 // Claims a share of the lowest open level and collapses it; 0 if there was
 // nothing to claim. Shares are up to `max` entries of consecutive pairs in
 // one chunk, at most the whole chunk: neighbouring branches share DUPs and
-// data, which stay in one thread's cache (measured before chunks,
-// gen_subset_sum -C1 -T2: 0.22 s with 256-entry shares, 0.27 s with 64,
-// 0.41 s with 16).
+// data, which stay in one thread's cache (smaller shares were slower).
 #define SPEC_BATCH CHUNK
 
 // With more than one pool thread, the consumer helps in small shares: it
 // must be back soon, as consuming in order is then the bottleneck (with
-// one, it is half the workforce: 0.22 s against 0.26 s on gen_subset_sum
-// -C1 -T2).
+// one, it is half the workforce, and takes whole shares).
 #define CONSUMER_BATCH(threads) ((threads) > 2 ? 8 : SPEC_BATCH)
 
 // Pops a kid and collapses it; 0 if there was none to start.

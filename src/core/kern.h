@@ -40,14 +40,11 @@
 // atomically on its next try. Nested DUPs whose slots live in different
 // regions need both owners at once; without this they would bounce
 // between the two owners forever. Once is enough: an entry that its
-// owner must defer again is one such bounce, and each waits a pass (4 made
-// owner mode 1.6x slower than atomic on a SUP search: 105 passes against
-// 44; logs/h200-2026-12-01/run14_escalate.txt). The children an entry
-// walks or pushes keep its tries: below a node that was contended once
-// (a tree another consumer copies through DUPs), each level would
-// otherwise defer again and wait a pass (the shared wide tree: 40 passes
-// against 25, 1.34x slower than atomic mode before, 1.01x after;
-// logs/h200-2026-12-02/run56_ab.txt).
+// owner must defer again is one such bounce, and each waits a pass (more
+// tries made owner mode much slower than atomic on a SUP search). The
+// children an entry walks or pushes keep its tries: below a node that was
+// contended once (a tree another consumer copies through DUPs), each level
+// would otherwise defer again and wait a pass.
 #define ENT_ESCALATE    1u
 
 // Most children one WNF can have (C16), plus the entry itself.

@@ -145,8 +145,8 @@ FN int lane_leaf(Term t) {
 // lane claimed a slot in this run. Until one has, a lane gives its core no
 // bitmap (w->stuck), and a DP0/DP1 that finds an application or a copy in
 // its slot does not read the bitmap: on the wide programs that read was a
-// DRAM round trip on every take, 9-14% of the step kernel's stall samples
-// (run104). A lane that reads the bit before another's claim is visible
+// DRAM round trip on every take, a large share of the step kernel's
+// stalls. A lane that reads the bit before another's claim is visible
 // treats that slot as not stuck, which is what it did before the claim.
 #define SEEN_ANY 1u
 
@@ -229,11 +229,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
   u64 start = w->itrs;
   u64 slots = 0;   // slots visited: a walk that needs no interaction (a
                    // book reference unfolding) still spends budget
-#ifdef LANE_STUCK_ALWAYS   // measurement only: the bitmap read at every take
-  w->stuck  = seen;
-#else
   w->stuck  = (seen[0] & SEEN_ANY) ? seen : 0;
-#endif
   for (;;) {
     u64 dflag = dpx ? ENT_DPX : (u64)0;
     u32 left  = a->cap - L->cnt;

@@ -40,9 +40,8 @@ typedef u64 Term;
 // FN for the core's cold rules (equality, RED, sparks, rebuild;
 // take32.h's 32-bit take, a cross-check on CUDA): out of line on CUDA, so
 // that the hot loop they would join holds fewer registers (more lanes
-// resident; `make cuda-regs`). Inline on the CPU (measured: bench/
-// RESULTS.md, "Registers of the step kernel") and on Metal (MSL documents
-// no way to ask for it).
+// resident; `make cuda-regs`). Inline on the CPU (out of line there was
+// no better) and on Metal (MSL documents no way to ask for it).
 #ifndef FN_COLD
 #if defined(__CUDACC__)
 #define FN_COLD static __device__ __noinline__

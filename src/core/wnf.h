@@ -290,14 +290,11 @@ FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
 
 // A call to a definition that is a match reduces its argument before
 // copying the definition, then copies only the case the argument takes
-// (F_MREF). -D copies it whole, as HVM4 shows it; -DWNF_CASE_COPY=0 does
-// too (a build that measures the case copy against the same code).
-#ifndef WNF_CASE_COPY
+// (F_MREF). -D copies it whole, as HVM4 shows it.
 #ifdef WNF_RULES
 #define WNF_CASE_COPY 0
 #else
 #define WNF_CASE_COPY 1
-#endif
 #endif
 
 // &L{x0,x1} <op> b, for the binary eliminators OP2/EQL/AND/OR with the SUP

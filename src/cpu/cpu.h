@@ -4,7 +4,7 @@
 // the one WNF core. Loads acquire and stores release: under -T a thread may
 // reach a node through a word another thread stored (a DUP slot's SUB, a
 // collapsed branch), and must then see the node's words too. On x86 these
-// are plain moves, as relaxed ones would be (measured: same time). DUP
+// are plain moves, as relaxed ones would be (no slower). DUP
 // slots are taken with an exchange and handed back with a release store
 // (HEAP_PUT_HELD, wnf.h).
 #ifndef HVM4G_CPU_H
@@ -19,9 +19,8 @@
 
 // Words a worker takes from the heap per refill of its arena: 2 MiB, the
 // span of one page-table page, so that threads faulting in fresh memory do
-// not contend on the same page-table lock (H200 host, -T16, 512 KiB -> 2 MiB:
-// gen_easy -C1 0.10 -> 0.09 s, system time 0.5 -> 0.25 s; gen_subset_sum
-// -C1 0.056 -> 0.049 s; sup_tree 0.89 -> 0.83 s).
+// not contend on the same page-table lock (smaller arenas cost system time
+// under -T).
 #define CPU_ARENA (1u << 18)
 
 #define HEAP_LD(w, loc)      __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE)

@@ -249,8 +249,8 @@ static void chain_visit(Wnf *w, Term t, u16 m) {
   // or a DUP this normalization visited and found stuck (one hop). Two hops
   // also take a DUP of a stuck application never visited, whose arguments
   // are still to normalize: marking the links above it seen left them
-  // unreduced (a redex printed, a runtime error missed: logs/cpu-2026-12-02/
-  // fuzz_393238833, tests/golden/dup_chain_stuck_app.hvm4).
+  // unreduced (a redex printed, a runtime error missed:
+  // tests/golden/dup_chain_stuck_app.hvm4).
   if (n == 0 || !stuck_within(t, m, 1)) return;
   SNF_STUCK_EP = m;
   while (n > 0) {

@@ -10,6 +10,7 @@
 #include "core/term.h"
 #include "core/core.h"
 #include "core/kern.h"
+#include "core/tune.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,14 +114,13 @@ typedef struct {
 extern GpuStats GPU_STATS;
 
 // A device pass slower than this (million interactions a second) does
-// less than a quarter of one CPU core's work in its time (50-80 M/s).
+// less than a quarter of one CPU core's work in its time.
 #define NARROW_RATE_DEVICE 16u
 
 // Polls of a held DUP slot before a CUDA lane defers in a wide pass
-// (--dup-wait; H200 measurements in docs/gpu.md, "Waiting for a held DUP
-// slot"): 2048, about half a millisecond, since numbers are cloned at once
-// (run122: wide map +13% owner, +23% atomic against 32; the others within
-// 4% either way).
+// (--dup-wait; docs/gpu.md, "Waiting for a held DUP slot"): 2048, about
+// half a millisecond, since numbers are cloned at once; value chosen by
+// measurement.
 #define DUP_WAIT_DEVICE 2048u
 
 // A backend. The frontier lives in the backend's memory; the host loop

@@ -19,32 +19,26 @@
 // run is declared stalled (owner deferrals that chase each other).
 #define STALL_PASSES 8
 
-// Narrow phases go to the CPU. One lane reduces at about 0.5 M
-// interactions/s on the H200 against 50-80 M for a CPU core (docs/gpu.md),
-// so a frontier of fewer than about 2048 entries leaves the device behind
-// the host's 16 threads; on few lanes (the simulator) the bar is a
-// sixteenth of them. A tree widens past it within a few passes, so only
-// GPU.handoff (--handoff) narrow passes in a row end the run: the CPU
-// finishes (its -T pool, if any). So do NARROW_TIME seconds of passes in
-// a row that are narrow or slow (under the backend's narrow_rate): a
-// frontier whose entries each walk far before they defer (1,000 DP0/DP1
-// of a 100,000-level stuck DUP chain waiting on one slot, in atomic mode
-// on CUDA) made passes of 0.1-0.5 s, and 64 of them took 5 s where the
-// CPU needs 0.1 s; on 256 lanes, 300 such entries (over that bar) made
-// passes of 10-20 ms at 330 interactions each, for thousands of passes.
+// Narrow phases go to the CPU. One device lane reduces far slower than a
+// CPU core (docs/gpu.md), so a frontier of fewer than about NARROW_WIDTH
+// entries leaves the device behind the host's threads; on few lanes (the
+// simulator) the bar is a sixteenth of them. A tree widens past it within
+// a few passes, so only GPU.handoff (--handoff) narrow passes in a row end
+// the run: the CPU finishes (its -T pool, if any). So do NARROW_TIME
+// seconds of passes in a row that are narrow or slow (under the backend's
+// narrow_rate): a frontier whose entries each walk far before they defer
+// (a long stuck DUP chain waiting on one slot) makes long passes that do
+// little, wider than the bar, for thousands of passes.
 #define NARROW_SHARE 16u
 #define NARROW_WIDTH 2048u
 #define NARROW_TIME  0.1
 
 // A pass is narrow by its frontier or by its work: fewer than NARROW_ITRS
 // interactions for each lane of the bar is narrow however many entries ran
-// (on the H200 a pass costs 1-1.5 ms when narrow, so 32K interactions in
-// it is half a CPU core's rate). A stuck DUP chain built while reducing
-// (tests/golden/dup_chain_built, 256 lanes) swung between 2 entries and
-// 44 that deferred at once, or kept 44 entries of 5 interactions each:
-// the frontier alone never stayed under the bar, and the run crawled on
-// the device for thousands of passes (cuda_check killed it at 30 s; the
-// CPU needs 0.1 s).
+// (less than a CPU core would do in a narrow pass's time). A stuck DUP
+// chain built while reducing (tests/golden/dup_chain_built) swings between
+// a few entries and a few dozen that defer at once: the frontier alone
+// never stays under the bar, and the run would crawl on the device.
 #define NARROW_ITRS 16u
 
 static int narrow(u32 n, u64 itrs, u32 lanes) {
@@ -69,8 +63,8 @@ u32 gpu_out_cap(u32 n, u32 lanes) {
 // it has not scanned yet, and a spine with side branches (a comb, such as
 // a DUP chain's levels) leaves one per level. So a narrow pass's lanes get
 // room for their budget, within MARK_ROOM entries in all: with the normal
-// form's segments a 100,000-level chain's walk stopped every 66 levels,
-// for 1,539 passes.
+// form's segments a long chain's walk stopped every few dozen levels, for
+// a pass each.
 #define MARK_ROOM (1u << 22)
 
 u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
@@ -81,46 +75,17 @@ u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
   return c > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)c;
 }
 
-// A frontier narrower than the lanes leaves lanes idle: such a pass uses a
-// short budget, so the frontier widens (walking lanes push siblings) as
-// fast as it can instead of one lane finishing a big entry alone. A wide
-// frontier gets the full budget. A narrow pass lasts about as long as one
-// lane spending the budget (1.3-4 ms at 256 on the H200), yet 32, 64 and
-// 1024 were each slower on most of the seven benchmark programs: a
-// shorter budget widens the frontier less per pass (tree map: 21 passes
-// at 256, 53 at 64, 96 at 32; logs/h200-2026-12-01/run22_narrow.txt).
-// -DNARROW_BUDGET=N tries another.
-//
-// Narrow here means fewer entries than half the lanes (--narrow-share=2):
-// with every lane (8 waves, more than the frontiers of the wide programs)
-// as the bar, the wide programs never had the full budget. H200, run71,
-// device M itrs/s owner / atomic, share 1 -> 2: SUP search 2426 -> 2925 /
-// 2565 -> 2770, shared wide 3493 -> 3732 / 3566 -> 3796, wide map 3922 ->
-// 3910 / 3566 -> 3928, tree map and spin tree within 2%. Share 8 (the
-// full budget from one wave up) gained more on the SUP search (3246 /
-// 2992) but lost 6-18% on the maps: long entries split a warp's lanes
-// further (2.5 active threads a warp instruction, against 4.0).
-//
-// Sparks (docs/gpu.md, "Sparks on the device") widen a frontier that
-// leaves lanes idle, so only narrow passes offer: in a wide one every lane
-// has an entry already, and offers cost the offering lane a deferral when
-// its operand was claimed. H200, run92, device M itrs/s owner / atomic,
-// offers in every pass -> narrow passes only: wide map 4565-4613 ->
-// 4728-4736 / 4036-4064 -> 4168-4206, SUP search 3019-3037 -> 3199-3225 /
-// 2898-3043 -> 2978-2998, shared wide 3764-3790 -> 3870-3877 / 3804-3807
-// -> 3984-3988, tree map and spin tree within noise, fib_tree (width from
-// sparks alone) 1040-1064 -> 1054-1075 / 1410-1469 -> 1380-1468. Offering
-// only under lanes/16 gained 2-5% more on the wide programs and lost 16%
-// on fib_tree; a gap of 1024 offers nothing in a narrow pass (its budget
-// is shorter) and ran fib_tree at 25 M itrs/s.
-//
-// A lane waits for a held DUP slot (wnf.h, HEAP_WAIT_POLLS) in wide passes
-// only: in narrow ones the waits made every map slower (run89: wide map
-// owner 4640 -> 4230 at 1024 polls), the holder there being most often
-// a lane that defers itself.
-#ifndef NARROW_BUDGET
-#define NARROW_BUDGET 256u
-#endif
+// A pass is narrow when its frontier has fewer entries than lanes /
+// --narrow-share (default 2: with every lane as the bar, wide programs
+// never got the full budget). A narrow pass leaves lanes idle, so:
+// - its budget is NARROW_BUDGET (tune.h): walking lanes push siblings and
+//   widen the frontier fast, instead of one lane finishing a big entry
+//   alone; a wide pass gets the full budget;
+// - only it offers sparks (docs/gpu.md, "Sparks on the device"): in a wide
+//   pass every lane has an entry, and an offer costs a deferral when its
+//   operand was claimed;
+// - its lanes never wait for a held DUP slot (wnf.h, HEAP_WAIT_POLLS): the
+//   holder is most often a lane that defers itself.
 
 u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait) {
   u32 thin     = (u64)n * GPU.narrow_share < lanes;
@@ -135,13 +100,11 @@ u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait) {
 
 // Default lanes: LANE_WAVES times what the multiprocessors hold at once
 // (`wave`, registers limiting it), so that lanes that finish early are
-// replaced and a pass's long entries overlap (H200, tree map: 0.83 G
-// itrs/s at 32K lanes, 1.48 G at 262K; bench/RESULTS.md). 8 waves
-// (1,081,344 lanes on the H200) against 4: wide map owner +17-20%, shared
-// wide +12-17%, sup_tree +7-12%, SUP search -6/-10% (run36, run37a). The
-// stacks stay within 1/STACK_SHARE of the free device memory (free: 0 when
-// unknown), one wave at least, so that a GPU shared with other processes
-// gets fewer lanes instead of a failed run; whole blocks of whole warps.
+// replaced and a pass's long entries overlap (8 waves: more lanes help the
+// wide programs more than they cost the SUP search). The stacks stay
+// within 1/STACK_SHARE of the free device memory (free: 0 when unknown),
+// one wave at least, so that a GPU shared with other processes gets fewer
+// lanes instead of a failed run; whole blocks of whole warps.
 #define LANE_WAVES  8
 #define STACK_SHARE 8
 #define LANES_MAX   (1u << 21)
@@ -233,17 +196,14 @@ static void trace_close(FILE *tr) {
 // last pass left (`cut`: lanes it stopped with words still to scan):
 // - a few cut walks (MARK_SPINES at most): spines, such as a list, a DUP
 //   chain, or a comb of small side branches on one spine. Their budget
-//   doubles each pass, so a long spine is walked in few passes (a
-//   100,000-level DUP chain took 2,086 passes when this was read from the
-//   frontier's size, which a comb's side branches inflate);
+//   doubles each pass, so a long spine is walked in few passes (not
+//   read from the frontier's size, which a comb's side branches inflate);
 // - many, and the frontier widening: a tree fanning out gets short passes,
 //   so it spreads over the lanes within a few;
 // - many, the frontier not widening (a tree's last subtrees): the budget
 //   doubles only up to MARK_DRAIN_MAX. A pass lasts as long as its longest
-//   walk (about 1 us a word), and doubling here made the last passes of
-//   the H200's packings 1-2.7 ms each: keeping them short cut marking 2-4x
-//   (sup_tree 8.6 -> 3.2 ms, shared tree 7.1 -> 3.1, tree map 3.8 -> 2.1;
-//   logs/h200-2026-12-01/run10_packing.txt, run11_pin.txt).
+//   walk, and doubling here made the last passes of a packing long ones
+//   with few lanes busy.
 #define MARK_BUDGET      4096u
 #define MARK_NARROW_MIN  32u
 #define MARK_DRAIN_MAX   128u

@@ -31,16 +31,15 @@ typedef struct {
   u64   cap;     // their room
 } Reach;
 
-// The cost rule (measured, docs/gpu.md "Copying the heap in"). The copy
-// in of the used range runs at 0.84 ns a word (pageable H2D on the H200,
-// 9.5 GB/s). The walk takes 2.7 ns a word on a heap in allocation order
-// (what bump allocation leaves), 10 ns shuffled within the caches, 97 ns
-// shuffled across 128 MB (one DRAM miss a word); packing and copying the
-// reached words add 0.5 ns. So it pays below top/4 words reached in the
-// first case, top/12 in the second: it gives up past top / REACH_RATIO,
-// or once it has taken as long as the copy it would save (the third
-// case), so that a walk that does not pay costs at most about one copy.
-// Under REACH_MIN words in use nothing pays: one copy takes microseconds.
+// The cost rule (docs/gpu.md, "Copying the heap in"). A reached word costs
+// the walk several times what copying a word of the used range costs: a
+// few times on a heap in allocation order (what bump allocation leaves),
+// more when shuffled within the caches, a DRAM miss a word beyond them. So
+// it pays only when few words are reached: it gives up past
+// top / REACH_RATIO, or once it has taken as long as the copy it would
+// save (the DRAM case), so that a walk that does not pay costs at most
+// about one copy. Under REACH_MIN words in use nothing pays: one copy is
+// short.
 #define REACH_MIN     (1ull << 16)
 #define REACH_RATIO   16u
 #define REACH_COPY_NS 0.84

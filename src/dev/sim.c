@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include "core/tune.h"
 #include "heap/heap.h"
 #include "dev/dev.h"
 #include "dev/reach.h"
@@ -324,8 +325,8 @@ typedef struct {
   u32 tid;
 } SimArg;
 
-#ifdef LANE_BALANCE
-// -DLANE_BALANCE: as CUDA's (cuda.cu), a warp being 32 consecutive lanes.
+#if LANE_BALANCE
+// LANE_BALANCE (tune.h): as cuda.cu's, a warp being 32 consecutive lanes.
 static u64 SIM_BAL[2];
 static void sim_balance(const Lane *L, u32 nl) {
   for (u32 w0 = 0; w0 < nl; w0 += 32) {
@@ -373,7 +374,7 @@ static void *sim_worker(void *arg) {
       }
       if (!any) break;
     }
-#ifdef LANE_BALANCE
+#if LANE_BALANCE
     if (!mark) sim_balance(L, nl);
 #endif
     for (u32 j = 0; j < nl; j++) {
@@ -580,7 +581,7 @@ static void clear_words(u64 lo, u64 hi) {
 // Packs the live words, then writes them down at top0: the words the run
 // left above the new top are cleared, as fresh heap words are.
 static int sim_close(char *err, unsigned errlen) {
-#ifdef LANE_BALANCE
+#if LANE_BALANCE
   gpu_balance_print(SIM_BAL[0], SIM_BAL[1]);
 #endif
   double t0     = gpu_now();

@@ -73,8 +73,8 @@ static u64 mem_limit(void) {
 // (heap and seen set, 10 bytes a word) in the address space left by
 // RLIMIT_AS after `other` bytes of other reservations (stacks, book). A
 // runaway program then ends with "heap exhausted", not with the system's
-// out-of-memory killer (a 24 GiB machine reached 23 GB with 3/4 of memory
-// as heap alone).
+// out-of-memory killer (3/4 of memory as heap alone, the rest sized from
+// it added, nearly filled memory).
 u64 heap_default_words(u64 other) {
   u64 words = 1ull << 32;
   u64 mem   = mem_limit();

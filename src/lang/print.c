@@ -32,7 +32,7 @@ typedef struct { u32 loc, lab, name; } Dup;
 
 // Output. run() holds the stream's lock for a whole term and writes with
 // putc_unlocked: stdio's own calls lock the stream each time once the pool's
-// threads exist (sup_tree -T2: printing took 3.3 s of 4.9 s).
+// threads exist, which made printing most of a large result's time.
 static void out_c(int c, FILE *f) {
   putc_unlocked(c, f);
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #define FN static __device__ inline
+#include "core/tune.h"
 #include "dev/dev.h"
 #include "dev/reach.h"
 
@@ -44,27 +45,14 @@
 // that L1 never serves (L1 is not coherent across SMs): each is issued
 // after the word it depends on has come back, and L2 serves it. So
 // compare-and-swaps are acq_rel at GPU scope, takes relaxed, a SUB is
-// stored with release, loads are volatile. A build with -DHVM4G_NOFENCE
-// drops the orderings (relaxed atomics, plain stores): a ceiling for
-// measurements, never a shipped mode.
+// stored with release, loads are volatile.
 __device__ unsigned long long D_TOP;   // global heap top (words)
 __device__ unsigned long long D_CAP;   // heap capacity (words)
 __device__ unsigned int       D_ARENA; // words per refill
 
-#ifdef HVM4G_NOFENCE
-#define CU_ORD  "relaxed"
-#define CU_TAKE "relaxed"
-#elif defined(HVM4G_TAKE_ACQUIRE)
-#define CU_ORD  "acq_rel"
-#define CU_TAKE "acquire"   // measurements only: takes as they were
-#else
-#define CU_ORD  "acq_rel"
-#define CU_TAKE "relaxed"
-#endif
-
 __device__ inline Term cu_xchg(Term *p, Term t) {
   unsigned long long r;
-  asm volatile("atom." CU_ORD ".gpu.global.exch.b64 %0, [%1], %2;"
+  asm volatile("atom.acq_rel.gpu.global.exch.b64 %0, [%1], %2;"
                : "=l"(r) : "l"(p), "l"((unsigned long long)t) : "memory");
   return (Term)r;
 }
@@ -73,14 +61,11 @@ __device__ inline Term cu_xchg(Term *p, Term t) {
 // nothing (no release), and what the slot's last holder published is read
 // as every SUB a VAR finds is: by volatile loads, which L1 never serves,
 // of locations computed from the word taken (docs/gpu.md, "Memory
-// ordering"). An acquire there only invalidated the multiprocessor's L1
-// (CCTL.IVALL) under every lane's stack. H200, run71, device M itrs/s
-// owner / atomic, acquire -> relaxed: wide map 3585-3605 -> 3939-3951 /
-// 3300 -> 3552-3584, tree map +8-10%, SUP search +7%, shared wide +7-8%,
-// spin tree +1%. -DHVM4G_TAKE_ACQUIRE restores the acquire.
+// ordering"). An acquire there would only invalidate the multiprocessor's
+// L1 (CCTL.IVALL) under every lane's stack, which made every program slower.
 __device__ inline Term cu_take(Term *p) {
   unsigned long long r;
-  asm volatile("atom." CU_TAKE ".gpu.global.exch.b64 %0, [%1], %2;"
+  asm volatile("atom.relaxed.gpu.global.exch.b64 %0, [%1], %2;"
                : "=l"(r) : "l"(p), "l"((unsigned long long)BUSY) : "memory");
   return (Term)r;
 }
@@ -91,30 +76,20 @@ __device__ inline Term cu_take(Term *p) {
 // But the SUB of a word with no location (a number, an eraser, a name)
 // points nowhere: its reader reads nothing through it, so nothing needs
 // publishing, and it is a relaxed store, without the fence. That covers a
-// DUP-NOD's give and, through cu_st, APP-LAM's substitution of a number.
-// H200, run98-run99, device M itrs/s owner / atomic, release -> relaxed:
-// wide map 4707-4731 -> 5310-5421 / 4120-4175 -> 4530-4572, tree map
-// +12-19% / +8-10%, SUP search +12-15% / +10-15%, shared wide +4-6%, spin
-// tree +7-9% / 0-9%. -DHVM4G_GIVE_RELEASE puts the release back
-// (measurements only).
+// DUP-NOD's give and, through cu_st, APP-LAM's substitution of a number
+// (the fence it saves is a large share of a lane's time).
 __device__ inline void cu_give(Term *p, Term t) {
-#ifdef HVM4G_NOFENCE
-  *(volatile Term *)p = t;
-#else
-#ifndef HVM4G_GIVE_RELEASE
   if (IS_SUB(t) && !HAS_LOC(TAG(t))) {
     *(volatile Term *)p = t;
     return;
   }
-#endif
   asm volatile("st.release.gpu.global.b64 [%0], %1;"
                :: "l"(p), "l"((unsigned long long)t) : "memory");
-#endif
 }
 
 __device__ inline Term cu_cas(Term *p, Term o, Term n) {
   unsigned long long r;
-  asm volatile("atom." CU_ORD ".gpu.global.cas.b64 %0, [%1], %2, %3;"
+  asm volatile("atom.acq_rel.gpu.global.cas.b64 %0, [%1], %2, %3;"
                : "=l"(r) : "l"(p), "l"((unsigned long long)o),
                  "l"((unsigned long long)n) : "memory");
   return (Term)r;
@@ -154,9 +129,9 @@ __device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
 // --take=32: Apple's scheme, every word as two 32-bit halves and DUP
 // slots taken on the high half (take32.h), as a cross-check of it on real
 // hardware. The WNF core is compiled twice below, D_TAKE32 a constant in
-// each: t64::k_step for the 64-bit take, t32::k_step for this one. Testing a
-// runtime flag at every heap access instead made k_step 5x larger (cubin
-// 1.37 MB against 285 KB) with more spills (100/116 against 80/88 B).
+// each: t64::k_step for the 64-bit take, t32::k_step for this one. A
+// runtime flag tested at every heap access instead made k_step several
+// times larger, with more spills.
 
 #define T32              unsigned int
 #define T32_LD(p)        (*(volatile unsigned int *)(p))
@@ -172,12 +147,10 @@ __device__ __noinline__ int cu_refill(Wnf *w, u32 n) {
 // lane's frame before every heap access: the frame's address goes to the
 // rules kept out of line, so each heap store (through a pointer that might
 // reach the frame) and each "memory" clobber made the compiler read it
-// again (51 of k_step's 137 local loads in the PTX). As one asm that loads
-// the constant and computes the address, a pure function of loc, nothing
-// invalidates it. H200, run85, device M itrs/s against reading the Wnf:
-// SUP search +6-8%, tree map +1-6%, shared wide +2-3%, spin tree +3%,
-// wide map +1-2%. (A __constant__ base the compiler kept in registers, or
-// read with a volatile asm at each use, was slower: run47.)
+// again (a third of k_step's local loads). As one asm that loads the
+// constant and computes the address, a pure function of loc, nothing
+// invalidates it. (A __constant__ base the compiler kept in registers, or
+// read with a volatile asm at each use, was slower.)
 #define HEAP_BASE(w)           ((w)->heap)
 __constant__ Term *D_HEAP;
 __device__ inline Term *cu_heap_at(u32 loc) {
@@ -205,20 +178,13 @@ __device__ inline Term *cu_heap_at(u32 loc) {
 // four of wnf_instance are in flight together). A fresh node's words are
 // the lane's own until a release publishes them: plain stores, without
 // cu_st's test for a SUB (a predicated fence in front of each).
-// -DHVM4G_BOOK_VOLATILE keeps HEAP_LD and HEAP_ST there instead, for
-// measurements only (h200_check.sh book: about 1.5x slower on gpu_spin_tree).
-#ifndef HVM4G_BOOK_VOLATILE
 #define HEAP_LD_BOOK(w, loc)   (D_TAKE32 ? t32_ld(HEAP_BASE(w), (loc)) : \
   (Term)__ldg((const unsigned long long *)HEAP_AT(w, loc)))
 #define HEAP_ST_NEW(w, loc, t) (D_TAKE32 ? t32_st(HEAP_BASE(w), (loc), (t)) : \
   (void)(*HEAP_AT(w, loc) = (t)))
-#endif
 
 // --dup-wait=N (wnf.h, HEAP_WAIT_POLLS): a lane that finds a DUP slot held
-// polls it up to N times, about WAIT_NS apart, before it defers.
-#ifndef WAIT_NS
-#define WAIT_NS 256
-#endif
+// polls it up to N times, about WAIT_NS (tune.h) apart, before it defers.
 __constant__ u32 D_WAIT;
 #define HEAP_WAIT_POLLS(w)  D_WAIT
 #define HEAP_PAUSE(w, loc)  __nanosleep(WAIT_NS)
@@ -263,27 +229,16 @@ struct PassRes {
   u32     side;    // mark levels: which buffer holds the frontier left
 };
 
-// Threads per block of the step kernel, and the blocks of them a
-// multiprocessor must hold at once: ptxas fits the registers to that
-// (`make cuda-regs`; bench/RESULTS.md, "Registers of the step kernel").
-// 64 registers (68-100 B of spills), which the extra warps pay for (H200:
-// wide map +5-10%, shared wide +7-9%, SUP search even against 70
-// registers without spills; logs/h200-2026-12-01/run21). One warp a
-// block: a block holds its multiprocessor's slots until its slowest lane
-// ends, so the smallest block frees them soonest (run37a: +1-4% on the
-// wide programs against 128 threads, sup_tree within 3%).
-// -DLANE_TPB=N -DK_STEP_BLOCKS=M in NVFLAGS tries another shape.
-#ifndef LANE_TPB
-#define LANE_TPB 32
-#endif
+// The step kernel's shape: LANE_TPB threads a block, K_STEP_BLOCKS blocks a
+// multiprocessor holds at once (tune.h); ptxas fits the registers to that
+// (`make cuda-regs`), trading a few spills for more warps.
 
-// -DLANE_BALANCE (a diagnostic): how evenly a warp's lanes share a pass's
-// interactions: their sum against 32 times the busiest lane's, over every
-// warp of every pass, printed when the run closes. The warp's lanes meet
-// at __syncwarp first: __activemask() alone, where lanes arrive at
-// different times, named each lane alone (its first version read 3.6%,
-// that is 1/32, on every wide program).
-#ifdef LANE_BALANCE
+// LANE_BALANCE (tune.h, a diagnostic): how evenly a warp's lanes share a
+// pass's interactions: their sum against 32 times the busiest lane's, over
+// every warp of every pass, printed when the run closes. The warp's lanes
+// meet at __syncwarp first: __activemask() alone, where lanes arrive at
+// different times, would name each lane alone.
+#if LANE_BALANCE
 __device__ unsigned long long D_BAL[2];
 static __device__ void lane_balance(u32 m, u64 itrs) {
   __syncwarp(m);
@@ -303,12 +258,12 @@ static void balance_report(void) {
   }
 }
 #endif
-// -DLANE_CLOCK (a diagnostic): each pass's lanes timed with the global
+// LANE_CLOCK (tune.h, a diagnostic): each pass's lanes timed with the global
 // timer, printed per pass: when the first and last lanes started, when
 // the last ended, the longest lane, the mean of lanes with work, and lane
 // time per interaction. Whether a pass lasts as long as its longest lane
 // (a serial tail) or as its work over the machine's throughput.
-#ifdef LANE_CLOCK
+#if LANE_CLOCK
 __device__ unsigned long long D_CLK[7];  // min start, max start, max end,
                                          // longest, sum, itrs, lanes
 static __device__ u64 clk_now(void) {
@@ -362,10 +317,6 @@ static void clock_print(u32 n) {
           c[4] / 1e3 / c[6], c[5] ? (double)c[4] / c[5] : 0.0);
 }
 #endif
-#ifndef K_STEP_BLOCKS
-#define K_STEP_BLOCKS (1024 / LANE_TPB)   // 64 registers
-#endif
-
 namespace t64 {
 #include "dev/cuda/cuda_step.cuh"
 }
@@ -430,8 +381,7 @@ __global__ void k_roots(const Term *heap, const u32 *roots, u32 n, u64 *in) {
 
 // Count and rank a warp at a time (compact.h's compact_count and
 // compact_rank, one thread a chunk, left each lane's loads and stores 1 KB
-// from its neighbours': k_rank took 3.5 ms on the spin tree in atomic
-// mode, 0.18 ms this way). A warp's lanes take 32 consecutive bitmap
+// from its neighbours', uncoalesced). A warp's lanes take 32 consecutive bitmap
 // words; grid-stride by warps, so every lane of a warp runs the same
 // iterations and the full-mask shuffles are safe.
 #define WARP_ID    ((blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5)
@@ -471,7 +421,7 @@ __global__ void k_rank(CompactArgs c, u64 chunks, u64 words,
 
 // Bitmap words [lo, hi): one piece of the copy out (cu_close). A lane a
 // bitmap word: a warp a bitmap word, a lane a live word, was coalesced but
-// 2.2x slower on sup_tree's dense result (764 against 340 us).
+// slower on dense results.
 __global__ void k_copy(CompactArgs c, u64 lo, u64 hi, Term *dst) {
   u64 step = (u64)gridDim.x * blockDim.x;
   for (u64 i = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; i < hi;
@@ -498,10 +448,7 @@ __global__ void k_total(const u32 *cnt, const u32 *off, u64 n, u32 *total,
 
 // The copy out's pieces (cu_close): piece p's live words start at
 // at[p], the rank of rank chunk p * n / PIECES; at[PIECES] is the total.
-#ifndef PIECES
-#define PIECES    8u
-#define PIECE_MIN (8ull << 20)   // bytes
-#endif
+// PIECES and PIECE_MIN (bytes): tune.h.
 
 __global__ void k_pieces(const u32 *base, u64 n, const PassRes *res,
                          u32 *at) {
@@ -516,8 +463,8 @@ __global__ void k_pieces(const u32 *base, u64 n, const PassRes *res,
 // warp took one segment. Each warp here takes 32 segments and lays them
 // out push by push (every segment's first entry, then every second...),
 // in their same range of the frontier, so that a warp of the next pass
-// gets entries pushed at the same depth. Measured 0-10% faster
-// (bench/RESULTS.md, "Gather by push").
+// gets entries pushed at the same depth (less divergence than segment
+// order).
 __global__ void k_gather(const u64 *outs, u32 cap, const u32 *cnt,
                          const u32 *off, u32 lanes, u64 *next) {
   u32 warp  = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -671,12 +618,12 @@ static u32 default_lanes(u32 stack) {
 
 // Lane buffers sized by lanes and stack: made again when those change.
 static int lane_buffers(char *err, unsigned errlen) {
-  // 2048 words a lane by default (16 KiB: 17.7 GB for the H200's 1.08M
-  // lanes); a deeper WNF stops the lane (WNF_STACK) and the CPU finishes.
+  // 2048 words a lane by default (16 KiB); a deeper WNF stops the lane
+  // (WNF_STACK) and the CPU finishes.
   u32 stack = GPU.stack ? GPU.stack : 2048;
   // The default is sized once, from the memory free at the first setup:
   // sized again at a later one (the heap and the stacks then taken), it
-  // came out smaller and remade the stacks, 4-7 ms a run (run38, run39).
+  // came out smaller and remade the stacks at every run.
   if (!GPU.lanes && !C.dflt_lanes) C.dflt_lanes = default_lanes(stack);
   u32 lanes = GPU.lanes ? GPU.lanes : C.dflt_lanes;
   if (lanes == C.req_lanes && stack == C.stack_cap) return 0;
@@ -713,11 +660,10 @@ static int lane_buffers(char *err, unsigned errlen) {
 // capacity, within 60% of free device memory; when that fails (other
 // processes on the GPU), half as much, down to `min`. A run that fills it
 // asks for twice as much (cu_grow_heap) and goes on from what it packed,
-// up to the host's capacity. The default was 2^30 words, so that parallel
-// runs (scripts/cuda_check.sh) would not starve each other: a wide
-// program then filled it, and `--gpu` alone took 13-16 s on the wide map
-// against 0.7 s with the whole heap (run41); parallel runs pass a
-// --dev-heap of their own instead.
+// up to the host's capacity. A smaller default, so that parallel runs
+// would not starve each other, made a wide program fill it and run many
+// times slower; parallel runs (scripts/cuda_check.sh) pass a --dev-heap
+// of their own instead.
 static int heap_buffers(u64 min, char *err, unsigned errlen) {
   u64 words = gpu_heap_words();
   if (C.want > min) min = C.want;
@@ -730,8 +676,8 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
   CK(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
   u64 cap = GPU.dev_heap ? GPU.dev_heap : words;
   // A small first heap that still grows (HVM4G_DEV_HEAP_START), so that
-  // scripts/cuda_check.sh runs the growth on a small program: a grown
-  // run's copy in once failed (run41b).
+  // scripts/cuda_check.sh runs the growth on a small program (a grown
+  // run's copy in is a path of its own).
   u64 start = GPU.dev_heap || C.want ? 0 : gpu_heap_start();
   if (start) cap = start;
   u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 3 * sizeof(u32) / 32.0 + 1);
@@ -781,8 +727,8 @@ static int cu_setup(u64 min, char *err, unsigned errlen) {
     }
   }
   // The staging buffer of small copies out, made here (on the warm-up
-  // thread when there is one): made at the first copy out, it cost that
-  // copy out its 0.5-1 ms.
+  // thread when there is one), not at the first copy out, which would
+  // wait for it.
   if (!C.stage) {
     CK(cudaMallocHost((void **)&C.stage, PIN_MIN), "pinned staging buffer");
     C.stage_cap = PIN_MIN;
@@ -801,13 +747,13 @@ static void cu_warm(void) {
 }
 
 // Copies n bytes from the device to host memory `to`. Large copies pin
-// the destination pages for the copy (cudaHostRegister: about 0.07 s per
-// GiB, then the copy runs at full speed) instead of copying into pageable
-// memory never touched (about 1 GB/s on the H200 host); small ones, or
-// when pinning fails, go through the pinned staging buffer.
+// the destination pages for the copy (cudaHostRegister; then the copy
+// runs at full speed) instead of copying into pageable memory never
+// touched, which is much slower; small ones, or when pinning fails, go
+// through the pinned staging buffer.
 
-// Faulting in fresh pages is what pinning them costs (about 1 s for 4 GB
-// on one thread); threads fault disjoint chunks in parallel first.
+// Faulting in fresh pages is most of what pinning them costs; threads
+// fault disjoint chunks in parallel first.
 // MADV_POPULATE_WRITE (Linux 5.14) maps them without touching their bytes
 // (the range's first page may hold live host words).
 #ifndef MADV_POPULATE_WRITE
@@ -893,13 +839,10 @@ static int stage_out(void *to, const void *from, u64 n, char *err,
 // Pin ahead. While a pass runs, the host only waits on the device; after
 // launching one, it faults in and pins the next 4 MB of the host heap above
 // the run's top, where the packed result lands, so that the copy out is one
-// DMA at full speed. On the H200 host a fresh page costs more to fault and
-// to pin than to copy: sup_tree's 67 MB result took 10-12 ms to fault, 4-8
-// ms to pin and 1.2 ms to copy (logs/h200-2026-12-01/run9_warm_after.txt).
-// At most --pin-ahead words (8M: 64 MB of resident memory). The same
-// thread does it, between launch and wait: a second thread pinning 16 MB
-// at a time held the driver while passes waited (+7% device time on the
-// tree map, run11).
+// DMA at full speed: a fresh page costs more to fault and to pin than to
+// copy. At most --pin-ahead words (8M: 64 MB of resident memory). The same
+// thread does it, between launch and wait: a second thread pinning
+// larger chunks held the driver's lock while passes waited.
 #define PIN_CHUNK  (4ull << 20)   // bytes per pass
 #define PIN_CHUNKS 1024u
 
@@ -914,7 +857,7 @@ static struct {
 static char *TAIL;
 
 // The chunks stay pinned after the copy out (the process usually ends
-// soon after, and unpinning 64 MB cost 1-2 ms of every run's copy out);
+// soon after, and unpinning would add to every run's copy out);
 // the next run unpins them first, as its own range overlaps them. So does
 // the tail.
 static void pin_release(void) {
@@ -952,14 +895,12 @@ static void pin_step(void) {
   P.done = P.n >= PIN_CHUNKS || (u64)(P.n + 1) * PIN_CHUNK > P.want;
 }
 
-// The tail of a result larger than the pages pinned ahead (shared wide's
-// 201 MB against 64 MB): faulted in and pinned on a thread of its own
-// while the copy kernels run, instead of after them (stage_out). The copy
-// kernels are all queued by then, so the driver's lock that pinning takes
-// delays no launch. Shared wide's copy out, median of every run on the
-// H200: 30.4 ms (31 runs before) -> 23.0 ms (22 runs after; run44,
-// run45): faulting and pinning 134 MB of fresh pages is most of it, and
-// now overlaps the packing's 10 ms.
+// The tail of a result larger than the pages pinned ahead: faulted in and
+// pinned on a thread of its own while the copy kernels run, instead of
+// after them (stage_out), so that faulting and pinning fresh pages (most
+// of a large copy out) overlap the packing. The copy kernels are all
+// queued by then, so the driver's lock that pinning takes delays no
+// launch.
 typedef struct {
   char     *to;        // the tail
   u64       n;         // its bytes
@@ -994,8 +935,8 @@ static int tail_wait(TailPin *t) {
 // Queues on stream `s` the copy of what of [to, to + n) the pinned chunks
 // cover; returns its bytes (a prefix of the range). One asynchronous copy
 // a chunk (a copy may not span two registrations), one wait for all
-// (cu_close): a synchronous call a chunk ran at about 25-36 GB/s (run21,
-// run34). *e keeps the first error.
+// (cu_close), since a synchronous call a chunk ran well under the link's
+// speed. *e keeps the first error.
 static u64 pin_queue(char *to, const char *from, u64 n, cudaStream_t s,
                      cudaError_t *e) {
   u64 done = 0;
@@ -1058,7 +999,7 @@ static int scatter(Term *scr, u64 wcap, u32 nw, u32 nr, char *err,
 }
 
 // [0, top) of the host heap into the device heap: the reached words, or
-// all of them (pageable: 9.5 GB/s on the H200).
+// all of them (pageable memory).
 static int copy_in(const u32 *roots, u32 nroot, u64 top, char *err,
                    unsigned errlen) {
   Term *host  = gpu_heap();
@@ -1136,9 +1077,8 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   // run's allocations stay below. The last run's pinned chunks go first:
   // they lie in [0, top) now, and one copy from host memory that starts in
   // a registration and runs past it fails ("invalid argument": the grown
-  // run after a full heap, whose copy in took the whole range over the
-  // first run's chunks from the heap's first page, run41b; cuda_check's
-  // grown_heap check).
+  // run after a full heap copies the whole range in over the first run's
+  // chunks; cuda_check's grown_heap check).
   pin_release();
   C.dcap = C.cap - top;
   if (copy_in(roots, nroot, top, err, errlen) != 0) return -1;
@@ -1198,7 +1138,7 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
 }
 
 // Exclusive scan of n counts into off (CUB's single-pass scan: a pass's
-// one-block scan of 473K lane counts took about 0.1 ms), then k_total. The
+// one-block scan of the lane counts was slow), then k_total. The
 // counts' sum must fit 32 bits: the callers' buffers bound it.
 static int cu_scan(const u32 *cnt, u32 *off, u64 n, char *err,
                    unsigned errlen) {
@@ -1218,13 +1158,8 @@ static int cu_scan(const u32 *cnt, u32 *off, u64 n, char *err,
 // Entries grouped by kind: the next frontier stably sorted by the tag of
 // the term at each entry (sparks and stuck DUPs' slots apart), so that a
 // warp's lanes start in the same rule; within a tag the gather's order
-// (by push depth) stays. H200, run71, device M itrs/s owner / atomic,
-// unsorted -> sorted: wide map 3939-3951 -> 4358-4398 / 3552-3584 ->
-// 3887-3920, shared wide +3-5%, tree map +1-3% / +7%, SUP search -3..+1%,
-// spin tree -2..-3% (its entries share one tag already); the sort's own
-// time is inside those device times. -DHVM4G_NO_SORT_TAGS leaves the
-// gather's order, for measurements.
-#ifndef HVM4G_NO_SORT_TAGS
+// (by push depth) stays. Less divergence pays for the sort's own time on
+// the wide programs.
 __global__ void k_tag_keys(const Term *heap, const u64 *in, u32 n,
                            unsigned char *key) {
   u32 i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -1258,7 +1193,6 @@ static int cu_sort_tags(u32 n, char *err, unsigned errlen) {
   }
   return 0;
 }
-#endif
 
 // After a kernel that filled lane segments of `cap` (counts in out_n):
 // scans them, reads the counters back, gathers the next frontier (sorted
@@ -1281,9 +1215,7 @@ static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, u32 *cut,
   if (blocks > 65535u) blocks = 65535u;
   k_gather<<<blocks, 256>>>(C.outs, cap, C.out_n, C.off, lanes, C.in);
   CK(cudaGetLastError(), "gather kernel launch");
-#ifndef HVM4G_NO_SORT_TAGS
   if (ctl && cu_sort_tags(r.total, err, errlen)) return -1;   // step passes
-#endif
   return (long long)r.total;
 }
 
@@ -1310,7 +1242,7 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   u32 tpb = LANE_TPB;
   // the kernel of the run's DUP take (--take=32: Apple's, as a cross-check)
   auto step = GPU.take == 32 ? t32::k_step : t64::k_step;
-#ifdef LANE_CLOCK
+#if LANE_CLOCK
   clock_begin();
 #endif
   step<<<(lanes + tpb - 1) / tpb, tpb>>>(C.a, C.in, n, lanes, C.outs,
@@ -1318,7 +1250,7 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   CK(cudaGetLastError(), "step kernel launch");
   pin_step();
   long long next = cu_next(lanes, C.a.cap, ctl, NULL, err, errlen);
-#ifdef LANE_CLOCK
+#if LANE_CLOCK
   clock_print(n);
 #endif
   return next;
@@ -1435,7 +1367,7 @@ static void cu_abandon(void) {
 // host heap is then still the one the run began with (a valid term
 // graph), and the CPU normalizes from there.
 static int cu_close(char *err, unsigned errlen) {
-#ifdef LANE_BALANCE
+#if LANE_BALANCE
   balance_report();
 #endif
   double t0     = gpu_now();
@@ -1562,10 +1494,8 @@ static int cu_close(char *err, unsigned errlen) {
 // the host's heap and the device's memory allow; else the same heap, when
 // the packed result took at most a quarter of it (the next run's copy in
 // and its shadow then leave it half free). -1 when neither: the CPU
-// finishes. The wide map with a leaf loop of 72 (3.23G interactions)
-// filled the 2^32-word heap in 0.64 s with 530M words live, and the CPU
-// went on for 27 s (run65; -T16 alone ran out of heap); with this, 11 s
-// (run66).
+// finishes. A device run that fills the heap early would otherwise leave
+// most of a large program to the CPU.
 static int cu_grow_heap(void) {
   u64 words = gpu_heap_words();
   if (GPU.dev_heap || C.cap >= words) return 4 * gpu_top() <= C.cap ? 0 : -1;

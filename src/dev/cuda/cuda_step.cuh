@@ -6,11 +6,11 @@ __global__ void __launch_bounds__(LANE_TPB, K_STEP_BLOCKS)
 k_step(PassArgs a, const u64 *in, u32 n, u32 lanes, u64 *outs, u32 *out_n,
        u32 *arena, Term *stacks, u32 *seen, PassCtl *ctl) {
   u32 lane = blockIdx.x * blockDim.x + threadIdx.x;
-#if defined(LANE_BALANCE) || defined(LANE_CLOCK)
+#if LANE_BALANCE || LANE_CLOCK
   u32 valid = __ballot_sync(0xFFFFFFFFu, lane < lanes);
 #endif
   if (lane >= lanes) return;
-#ifdef LANE_CLOCK
+#if LANE_CLOCK
   u64 clk0 = clk_now();
 #endif
   Lane L;
@@ -19,10 +19,10 @@ k_step(PassArgs a, const u64 *in, u32 n, u32 lanes, u64 *outs, u32 *out_n,
     u32 rem = (u32)((n - 1 - i) / lanes);
     lane_entry(&L, &a, seen, ctl, in[i], rem);
   }
-#ifdef LANE_BALANCE
+#if LANE_BALANCE
   lane_balance(valid, L.w.itrs);
 #endif
-#ifdef LANE_CLOCK
+#if LANE_CLOCK
   lane_clock(valid, clk0, L.w.itrs);
 #endif
   lane_end(&L, arena, lane, out_n, ctl);
