@@ -14,12 +14,50 @@ SRCS    := $(wildcard src/*.c src/*/*.c src/*/*/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
 HDRS    := $(wildcard src/*/*.h src/*/*/*.h src/*/*/*.cuh)
 
-# The CUDA backend is compiled wherever nvcc exists; the binary still runs
-# (on the simulated device) where no GPU is present.
+# The CUDA backend is compiled wherever nvcc exists, for every NVIDIA GPU
+# from Turing (compute capability 7.5) on; the binary still runs where no
+# GPU is present (--gpu then says so and runs on the CPU).
+#
+# CUDA_ARCHS: sm_XX embeds code for that GPU, compute_XX PTX that a later
+# GPU compiles when the program loads, native the GPUs this machine shows.
+# Default: native where a GPU is visible, else every architecture below
+# that this nvcc builds; either way PTX of the newest, for GPUs after it.
+# An architecture nvcc cannot build is dropped with a note; an nvcc that
+# builds none of them gives a build without CUDA.
 CUSRCS  := $(wildcard src/dev/cuda/*.cu)
+CUDA_ALL := sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120
 ifneq ($(NVCC),)
 ifneq ($(CUSRCS),)
-HVM4G_CFLAGS += -DHVM4G_CUDA
+NV_CODES := $(shell $(NVCC) --list-gpu-code 2>/dev/null)
+NV_VIRT  := $(shell $(NVCC) --list-gpu-arch 2>/dev/null)
+GPU_SEEN := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | \
+              tr -d '. ' | grep -E '^[0-9]+$$' | sort -u | sed 's/^/sm_/')
+NV_PTX   := $(lastword $(filter $(patsubst sm_%,compute_%,$(CUDA_ALL)),$(NV_VIRT)))
+ifeq ($(origin CUDA_ARCHS),undefined)
+CUDA_ARCHS := $(if $(GPU_SEEN),native,$(CUDA_ALL)) $(NV_PTX)
+endif
+# 90 -> sm_90, native -> the GPUs seen; then only what this nvcc builds
+CUDA_WANT := $(foreach a,$(CUDA_ARCHS),$(if $(filter native,$(a)),$(GPU_SEEN),$(if \
+               $(filter sm_% compute_%,$(a)),$(a),sm_$(a))))
+uniq = $(if $1,$(firstword $1) $(call uniq,$(filter-out $(firstword $1),$1)))
+CUDA_USED := $(strip $(call uniq,$(filter $(NV_CODES) $(NV_VIRT),$(CUDA_WANT))))
+CUDA_DROP := $(filter-out $(CUDA_USED),$(CUDA_WANT))
+ifneq ($(CUDA_DROP),)
+$(info hvm4g: $(NVCC) cannot build $(CUDA_DROP): dropped)
+endif
+ifeq ($(CUDA_USED),)
+$(info hvm4g: $(NVCC) builds none of the GPU architectures asked for ($(CUDA_ARCHS)): building without CUDA)
+NVCC :=
+endif
+endif
+endif
+comma := ,
+# -gencode of sm_XX (code for that GPU) and compute_XX (PTX)
+NVARCH := $(foreach a,$(CUDA_USED),-gencode arch=compute_$(patsubst sm_%,%,$(patsubst \
+            compute_%,%,$(a)))$(comma)code=$(a))
+ifneq ($(NVCC),)
+ifneq ($(CUSRCS),)
+HVM4G_CFLAGS += -DHVM4G_CUDA -DHVM4G_CUDA_ARCHS='"$(CUDA_USED)"'
 OBJS    += $(CUSRCS:%.cu=$(BUILD)/%.o)
 # nvcc may be a wrapper script (CI has /usr/local/bin/nvcc), so ask nvcc
 # itself where its toolkit lives rather than trusting its own directory.
@@ -32,9 +70,11 @@ ifeq ($(CUDA_LIB),)
 $(error nvcc found at $(NVCC) but not libcudart_static.a; set CUDA_LIB=dir or NVCC= to build without CUDA)
 endif
 LDLIBS  += -L$(CUDA_LIB) -lcudart_static -ldl -lrt -lstdc++
+# the architectures compile in parallel, one nvcc thread each
+NV_THREADS := $(if $(shell $(NVCC) --help 2>/dev/null | grep -e '--threads'),--threads 0)
 endif
 endif
-NVFLAGS ?= -O3 -arch=sm_90 -Isrc -lineinfo
+NVFLAGS ?= -O3 -Isrc -lineinfo
 
 # The Metal backend is compiled on macOS wherever `xcrun metal` exists
 # (Xcode's Metal toolchain): the kernels become a metallib embedded in the
@@ -55,14 +95,23 @@ $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.o: %.cu $(HDRS)
+# The architectures built, remembered so that changing them rebuilds what
+# depends on them (the CUDA objects, and gpu.o, which --version reads them in).
+$(BUILD)/cuda-archs: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CUDA_USED)' | cmp -s - $@ || echo '$(CUDA_USED)' > $@
+$(BUILD)/src/dev/gpu.o: $(BUILD)/cuda-archs
+FORCE:
+.PHONY: FORCE
+
+$(BUILD)/%.o: %.cu $(HDRS) $(BUILD)/cuda-archs
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c -o $@ $<
+	$(NVCC) $(NVFLAGS) $(NV_THREADS) $(NVARCH) -c -o $@ $<
 
 # Registers, stack frame and spills of each CUDA kernel (nvcc -Xptxas -v).
 cuda-regs:
 	@test -n "$(NVCC)" || { echo "cuda-regs: no nvcc"; exit 1; }
-	@scripts/cuda_regs.sh $(NVCC) $(NVFLAGS)
+	@scripts/cuda_regs.sh $(NVCC) $(NVFLAGS) $(NVARCH)
 
 .PHONY: cuda-regs
 
@@ -114,7 +163,7 @@ $(BUILD)/hvm4g: $(OBJS) $(MTL_EXTRA)
 	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(MTL_EXTRA) $(LDLIBS)
 
 asan:
-	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan build-asan/hvm4g
+	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan CUDA_ARCHS=sm_90 build-asan/hvm4g
 
 # Thread-sanitizer build of the CPU runtime (no CUDA): ./build-tsan/hvm4g.
 TSAN_CFLAGS := -O1 -g -fsanitize=thread

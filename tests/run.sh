@@ -258,6 +258,15 @@ for f in src/dev/sim.c src/dev/pass.c; do
     -Wno-unused-function -Werror "${USER_H[@]}" -fsyntax-only "$f"
 done
 NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+# Built where no GPU is visible, the binary holds code for every GPU
+# architecture from 7.5 on that nvcc has (at least five), and PTX.
+if [ -n "$NVCC_BIN" ] && ./hvm4g --version | grep -q '^cuda:' && ! nvidia-smi -L > /dev/null 2>&1; then
+  codes=$(python3 tests/fatbin_archs.py ./hvm4g)
+  sass=$(printf '%s\n' "$codes" | grep -c '^sm_')
+  ptx=$(printf '%s\n' "$codes" | grep -c '^compute_')
+  if [ "$sass" -ge 5 ] && [ "$ptx" -ge 1 ]; then record build cuda-archs 1
+  else record build cuda-archs 0 "./hvm4g holds code for $sass GPU architectures and $ptx PTX (want >= 5, >= 1): $(echo $codes)"; fi
+fi
 if [ -n "$NVCC_BIN" ]; then
   variant_check tune-cuda "$NVCC_BIN" -arch=sm_90 "${USER_H[@]}" -ptx -o /dev/null src/dev/cuda/cuda.cu
 fi
@@ -367,6 +376,17 @@ cli_check help        0 '^  -M, --heap SIZE'       "$BIN" --help
 cli_check help_tuning 0 '^  --lanes N'             "$BIN" --help=tuning
 # --help lists the user flags only: at most 20 (the rest: --help=tuning)
 cli_check help_short  0 '^ok$' sh -c 'n=$("$0" --help | grep -c "^  -"); [ "$n" -le 20 ] && echo ok' "$BIN"
+# Where no GPU can be used (no NVIDIA driver here), --gpu says so in one
+# line and the CPU gives the same output; --device=cuda is an error.
+if [ ! -e /dev/nvidiactl ]; then
+  cli_check gpu_absent_notice 0 '^hvm4g: --gpu: no usable GPU \((no NVIDIA driver|this binary was built without CUDA)' \
+    "$BIN" cli_list.hvm4 --gpu
+  cli_check gpu_absent_same 0 '^same$' sh -c 'a=$("$0" cli_list.hvm4 --gpu 2>/dev/null); b=$("$0" cli_list.hvm4)
+    [ "$a" = "$b" ] && echo same' "$BIN"
+  cli_check gpu_absent_stats 0 '^- Device: not used \(no usable GPU' "$BIN" cli_list.hvm4 --gpu -s
+  cli_check gpu_absent_cuda 1 '^hvm4g: --device=cuda: (no NVIDIA driver|this binary was built without CUDA)' \
+    "$BIN" cli_list.hvm4 --gpu --device=cuda
+fi
 cli_check flag_unknown 1 "^hvm4g: unknown flag '--frobnicate'" "$BIN" cli_list.hvm4 --frobnicate
 cli_check flag_long_aliases 0 '^- Itrs: ' "$BIN" cli_list.hvm4 --stats --threads 2 --collapse=3
 # The flag tables of README.md and docs/flags.md are the table's rows

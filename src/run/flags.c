@@ -67,16 +67,16 @@ static const Flag FLAGS[] = {
     "collapse: one line per superposition branch, at most N" },
   { "--threads", "-T", FL_COUNT, &EVAL.threads, 1, 1024, "N", NULL,
     &CLI.threads_set, NULL, 0,
-    "threads for the normal form and the collapse; the output is one thread's" },
+    "threads; the output is the one-thread output" },
   { "--step-by-step", "-D", FL_SWITCH, &EVAL.debug, 0, 0, NULL, NULL, NULL, NULL, 0,
     "print each reduction step (one thread; not with -C or --gpu)" },
   { "--heap", "-M", FL_SIZE, &CLI.heap, K(1), G4, "SIZE", NULL, NULL,
     "what fits in memory", 0, "heap capacity in 64-bit words, suffix K/M/G" },
   { "--gpu", "-G", FL_SWITCH, &SCHED.requested, 0, 0, NULL, NULL, NULL, NULL, 0,
-    "normal form on the device (with CUDA: the CPU's cores until it is ready)" },
+    "normal form on the GPU (the CPU's cores until it is ready)" },
   { "--device", NULL, FL_CHOICE, &GPU.device, 0, 0, "sim|cuda|metal|auto",
     DEVICES, NULL, NULL, 0,
-    "the device: auto is CUDA where a GPU is present, else the simulator" },
+    "the device: auto is a usable GPU (else the CPU); sim the simulated one" },
   { "--dup", NULL, FL_CHOICE, &GPU.dup_mode, 0, 0, "owner|atomic", DUPS, NULL,
     NULL, 0, "how a device lane takes a DUP node: its region's owner, or anyone" },
   { "--trace", NULL, FL_TEXT, &GPU.trace, 0, 0, "FILE", NULL, NULL, "none", 0,
@@ -225,39 +225,55 @@ static void spelling(const Flag *f, char *buf, size_t cap) {
            f->name, sep, meta);
 }
 
+// The rows of one kind (user or tuning), each as its spelling and its
+// default in words: what --help and the Markdown tables print.
+typedef struct {
+  char spelling[64];
+  char deflt[96];
+} RowText;
+
+static u32 rows_of(int tuning, const Flag **rows, RowText *text) {
+  u32 n = 0;
+  for (u32 i = 0; i < NFLAGS; i++) {
+    if (FLAGS[i].tuning != tuning) continue;
+    rows[n] = &FLAGS[i];
+    spelling(&FLAGS[i], text[n].spelling, sizeof text[n].spelling);
+    default_text(&FLAGS[i], text[n].deflt, sizeof text[n].deflt);
+    n++;
+  }
+  return n;
+}
+
 static void help(FILE *out, int tuning) {
+  const Flag *rows[NFLAGS];
+  RowText     text[NFLAGS];
+  u32         n = rows_of(tuning, rows, text);
   fputs(USAGE, out);
   fputs(tuning ? "\nTuning flags (the defaults are the chosen values):\n\n"
                : "\nRuns an HVM4 program: prints the normal form of @main.\n\n",
         out);
-  for (u32 i = 0; i < NFLAGS; i++) {
-    const Flag *f = &FLAGS[i];
-    if (f->tuning != tuning) continue;
-    char sp[64], d[96];
-    spelling(f, sp, sizeof sp);
-    default_text(f, d, sizeof d);
+  for (u32 i = 0; i < n; i++) {
+    const char *sp = text[i].spelling;
     // a long spelling gets a line of its own
-    if (strlen(sp) > 22) fprintf(out, "  %s\n  %-22s %s\n", sp, "", f->help);
-    else fprintf(out, "  %-22s %s\n", sp, f->help);
-    if (d[0]) fprintf(out, "  %-22s (default: %s)\n", "", d);
+    if (strlen(sp) > 22) fprintf(out, "  %s\n  %-22s %s\n", sp, "", rows[i]->help);
+    else fprintf(out, "  %-22s %s\n", sp, rows[i]->help);
+    if (text[i].deflt[0]) fprintf(out, "  %-22s (default: %s)\n", "", text[i].deflt);
   }
   if (!tuning) fputs("\nhvm4g --help=tuning lists the tuning flags.\n", out);
 }
 
 void flags_markdown(FILE *out, int tuning) {
+  const Flag *rows[NFLAGS];
+  RowText     text[NFLAGS];
+  u32         n = rows_of(tuning, rows, text);
   fprintf(out, "| flag | meaning | default |\n|------|---------|---------|\n");
-  for (u32 i = 0; i < NFLAGS; i++) {
-    const Flag *f = &FLAGS[i];
-    if (f->tuning != tuning) continue;
-    char sp[64], d[96];
-    spelling(f, sp, sizeof sp);
-    default_text(f, d, sizeof d);
+  for (u32 i = 0; i < n; i++) {
     fputs("| `", out);
-    for (const char *c = sp; *c; c++) {   // a | inside a cell ends it
+    for (const char *c = text[i].spelling; *c; c++) {   // a | inside a cell ends it
       if (*c == '|') fputc('\\', out);
       fputc(*c, out);
     }
-    fprintf(out, "` | %s | %s |\n", f->help, d);
+    fprintf(out, "` | %s | %s |\n", rows[i]->help, text[i].deflt);
   }
 }
 
@@ -371,6 +387,7 @@ void flags_parse(int argc, char **argv) {
         exit(0);
       case FL_VERSION:
         printf("hvm4g %s\n", VERSION);
+        if (gpu_cuda_archs()) printf("cuda: %s\n", gpu_cuda_archs());
         out_check(stdout);
         exit(0);
       case FL_SWITCH:

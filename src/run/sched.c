@@ -14,7 +14,13 @@
 // only once the CPU has worked --warm-after ms on a run the device could
 // take over, about what the context costs, so a run the pool ends sooner
 // never pays for a device it would not use (a context being made delays
-// the process's exit).
+// the process's exit). A device named with --device=cuda gets its context
+// at once, and a run fails with the reason if it cannot be used.
+//
+// No usable device (built without CUDA, no driver, no GPU, one too old):
+// --gpu says so in one line on stderr and the CPU normalizes, on every
+// core; a %gnf is normalized by the CPU. The simulator runs only when
+// asked for (--device=sim).
 //
 // Starting over: the device heap shadows all the pool allocated, and on a
 // tree shared through DUPs the slots the pool left reach most of it, so
@@ -62,6 +68,7 @@ static struct {
   u64    dropped_w;  // and the heap words they had allocated
 } ST = { .warm_at = -1 };
 
+static const char *NODEV = NULL;   // why no device is usable, once known
 static int    warm_due = 0;   // the context is deferred until the CPU has run
 static double warm_t0  = 0;   // when it was deferred
 static int    restart_armed = 0;   // the caller holds a copy of the heap
@@ -71,9 +78,21 @@ void sched_init(void) {
   eval_set_host(prim_host);
 }
 
+// --gpu where no device can run: the CPU normalizes, on every core.
+static void no_device(const char *why) {
+  if (NODEV) return;
+  NODEV = why;
+  if (SCHED.requested) {
+    fprintf(stderr, "hvm4g: --gpu: no usable GPU (%s); running on the CPU "
+            "with %u thread%s\n", why, EVAL.threads, EVAL.threads == 1 ? "" : "s");
+  }
+}
+
 u32 sched_pool_threads(int collapse) {
-  if (!SCHED.requested || collapse || SCHED.cpu_first == 0) return 0;
-  if (!gpu_cuda_likely()) return 0;
+  if (!SCHED.requested || collapse) return 0;
+  int pool = (GPU.device == DEV_AUTO && gpu_absent() != NULL) ||
+             (SCHED.cpu_first > 0 && gpu_cuda_likely());
+  if (!pool) return 0;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 2 ? 0 : n > 64 ? 64 : (u32)n;
 }
@@ -95,8 +114,8 @@ static void prepare(void) {
   if (!gpu_cuda_compiled() || gpu_context_live() || warm_due) return;
   if (GPU.device == DEV_SIM) return;
   warm_t0 = gpu_now();
-  if (gpu_cuda_likely() && EVAL.threads > 1 && SCHED.cpu_first > 0 &&
-      SCHED.warm_after > 0) {
+  if (GPU.device == DEV_AUTO && gpu_cuda_likely() && EVAL.threads > 1 &&
+      SCHED.cpu_first > 0 && SCHED.warm_after > 0) {
     warm_due = 1;   // sched_take_over starts it (or the first device run)
     return;
   }
@@ -104,17 +123,35 @@ static void prepare(void) {
 }
 
 void sched_start(void) {
-  if (SCHED.requested) prepare();
+  if (!SCHED.requested) return;
+  const char *why = gpu_absent();
+  if (why && GPU.device == DEV_CUDA) {
+    fprintf(stderr, "hvm4g: --device=cuda: %s; use --device=sim for the "
+            "simulated device\n", why);
+    exit(1);
+  }
+  if (why) {
+    no_device(why);
+  } else {
+    prepare();
+  }
 }
 
 void sched_loaded(void) {
   if (!SCHED.requested && parse_used(PRIM_GNF)) prepare();
 }
 
+// A device run's stop; STOP_NODEV also records why there is no device.
+static u32 device_stop(u32 stop) {
+  if (stop == STOP_NODEV) no_device(gpu_why_not());
+  return stop;
+}
+
 // Whoever needs the device now makes its context itself.
 static u32 device_at(u32 loc) {
+  if (NODEV) return STOP_NODEV;
   warm_due = 0;
-  return gpu_snf_at(loc);
+  return device_stop(gpu_snf_at(loc));
 }
 
 // A run starts on the CPU pool when the context is still to be made or
@@ -131,7 +168,7 @@ static int cpu_first(void) {
 // its threads keep writing.
 static int take_over(void) {
   if (warm_due && gpu_now() - warm_t0 < SCHED.warm_after / 1e3) return 0;
-  if (gpu_context_making()) return 0;
+  if (gpu_context_making() || NODEV) return 0;
   if (snf_made() < SCHED.cpu_first) return 0;   // not wide enough yet
   int big = heap_used() > SCHED.take_max;
   if (big && !restart_armed) {
@@ -141,6 +178,10 @@ static int take_over(void) {
   // The context is made only for a run the device could take.
   if (warm_due) warm_start();
   int ready = !warm_due && !gpu_context_making();
+  if (ready && !gpu_usable()) {   // the context found no device
+    no_device(gpu_why_not());
+    return 0;
+  }
   if (ready) restart_due = big;
   return ready;
 }
@@ -190,7 +231,7 @@ static u32 device_from_pool(int *dups) {
   ST.taken++;
   ST.left += n;
   warm_due = 0;
-  return gpu_snf_roots(left, n);
+  return device_stop(gpu_snf_roots(left, n));
 }
 
 static void normalize_hybrid(u32 root) {
@@ -225,7 +266,10 @@ static void normalize_hybrid(u32 root) {
 }
 
 void sched_normalize(u32 root) {
-  if (SCHED.requested) {
+  // A device asked for by name that cannot run ends the run, whichever
+  // side would have finished first.
+  if (SCHED.requested && GPU.device == DEV_CUDA) gpu_usable();
+  if (SCHED.requested && !NODEV) {
     normalize_hybrid(root);
   } else {
     snf_at(root);
@@ -233,9 +277,9 @@ void sched_normalize(u32 root) {
 }
 
 void sched_collapse(u32 root, long long limit) {
-  if (SCHED.requested) {
+  if (SCHED.requested && !NODEV) {
     warm_due = 0;
-    gpu_snf_bounded(root);   // the collapser goes on either way
+    device_stop(gpu_snf_bounded(root));   // the collapser goes on either way
   }
   collapse_print(root, limit);
 }
@@ -251,6 +295,10 @@ void sched_print_stats(FILE *out) {
   if (!GPU_STATS.runs) {
     // --gpu -T N: the pool may end a run before the device is worth it
     if (!SCHED.requested) return;
+    if (NODEV) {
+      fprintf(out, "- Device: not used (no usable GPU: %s; the CPU ran it)\n", NODEV);
+      return;
+    }
     if (GPU_STATS.stop == STOP_UNSCOPED) {
       fprintf(out, "- Device: not used (the program has an unscoped binder: "
               "the CPU normalizes it in one thread's order)\n");
