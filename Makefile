@@ -21,7 +21,7 @@ HDRS    := $(wildcard src/*/*.h src/*/*/*.h src/*/*/*.cuh)
 # CUDA_ARCHS: sm_XX embeds code for that GPU, compute_XX PTX that a later
 # GPU compiles when the program loads, native the GPUs this machine shows.
 # Default: native where a GPU is visible, else every architecture below
-# that this nvcc builds; either way PTX of the newest, for GPUs after it.
+# that this nvcc builds; either way PTX (compute_90) for GPUs after them.
 # An architecture nvcc cannot build is dropped with a note; an nvcc that
 # builds none of them gives a build without CUDA.
 CUSRCS  := $(wildcard src/dev/cuda/*.cu)
@@ -32,7 +32,8 @@ NV_CODES := $(shell $(NVCC) --list-gpu-code 2>/dev/null)
 NV_VIRT  := $(shell $(NVCC) --list-gpu-arch 2>/dev/null)
 GPU_SEEN := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | \
               tr -d '. ' | grep -E '^[0-9]+$$' | sort -u | sed 's/^/sm_/')
-NV_PTX   := $(lastword $(filter $(patsubst sm_%,compute_%,$(CUDA_ALL)),$(NV_VIRT)))
+NV_PTX   := $(firstword $(filter compute_90,$(NV_VIRT)) \
+              $(lastword $(filter $(patsubst sm_%,compute_%,$(CUDA_ALL)),$(NV_VIRT))))
 ifeq ($(origin CUDA_ARCHS),undefined)
 CUDA_ARCHS := $(if $(GPU_SEEN),native,$(CUDA_ALL)) $(NV_PTX)
 endif
@@ -51,10 +52,19 @@ NVCC :=
 endif
 endif
 endif
+# Code for each GPU is compiled from one of two PTX levels, compute_75
+# below 9.0 and compute_90 from 9.0 on, so NVVM runs twice and ptxas once a
+# GPU (what keeps the build time near one architecture's on two cores).
 comma := ,
-# -gencode of sm_XX (code for that GPU) and compute_XX (PTX)
-NVARCH := $(foreach a,$(CUDA_USED),-gencode arch=compute_$(patsubst sm_%,%,$(patsubst \
-            compute_%,%,$(a)))$(comma)code=$(a))
+empty :=
+space := $(empty) $(empty)
+sm_level = $(if $(filter 75 80 86 87 88 89,$(patsubst sm_%,%,$(1))),75,90)
+codes_at = $(strip $(foreach a,$(filter sm_%,$(CUDA_USED)),$(if $(filter $(1),$(call \
+             sm_level,$(a))),$(a))) $(filter compute_$(1),$(CUDA_USED)))
+NVARCH := $(foreach l,75 90,$(if $(call codes_at,$(l)),-gencode \
+            'arch=compute_$(l)$(comma)code="$(subst $(space),$(comma),$(call codes_at,$(l)))"')) \
+          $(foreach p,$(filter-out compute_75 compute_90,$(filter compute_%,$(CUDA_USED))),-gencode \
+            arch=$(p)$(comma)code=$(p))
 ifneq ($(NVCC),)
 ifneq ($(CUSRCS),)
 HVM4G_CFLAGS += -DHVM4G_CUDA -DHVM4G_CUDA_ARCHS='"$(CUDA_USED)"'
