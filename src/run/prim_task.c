@@ -90,6 +90,18 @@ static u32 slot_open(const Slot *init) {
   return id;
 }
 
+// A new slot from `init`, for pri: #OK{its handle}, *id its id; or, the
+// table full, E4 and *id 0.
+static Term opened(Wnf *w, Term pri, const Slot *init, u32 *id) {
+  *id = slot_open(init);
+  if (!*id) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "%s table is full", KIND_WORD[init->kind]);
+    return coded_err(w, pri, E_FULL, msg);
+  }
+  return prim_ok(w, handle(w, init->kind, *id, 0));
+}
+
 // Reads the handle argument of pri, a `kind` one (K_STDIN also takes
 // K_FILE), and claims its slot: 1 with a copy of the slot in *s, its id
 // and seq; else 0 with the lifted call or the #ERR in *out.
@@ -159,12 +171,10 @@ static Term stream_open(Wnf *w, Term pri, int file) {
     Term v;
     if (prim_lift(w, pri, 0, &v, &out)) return out;
   }
-  u32 id = slot_open(&s);
-  if (!id) {
-    if (file) close(s.fd);
-    return coded_err(w, pri, E_FULL, "stream table is full");
-  }
-  return prim_ok(w, handle(w, K_STDIN, id, 0));
+  u32  id;
+  Term r = opened(w, pri, &s, &id);
+  if (!id && file) close(s.fd);
+  return r;
 }
 
 // One byte of a stream: 1 with *byte (or *eof), 0 when none is there yet
@@ -234,9 +244,8 @@ static Term timer_start(Wnf *w, Term pri) {
   if (prim_lift(w, pri, 0, &v, &out)) return out;
   if (TAG(v) != NUM) return coded_err(w, pri, E_BAD_ARG, "invalid `ms`; expected NUM");
   Slot s  = { .kind = K_TIMER, .due_ns = now_ns() + (u64)VAL(v) * 1000000ull };
-  u32  id = slot_open(&s);
-  if (!id) return coded_err(w, pri, E_FULL, "timer table is full");
-  return prim_ok(w, handle(w, K_TIMER, id, 0));
+  u32  id;
+  return opened(w, pri, &s, &id);
 }
 
 static Term timer_next(Wnf *w, Term pri, int wait) {
@@ -273,13 +282,13 @@ static Term process_spawn(Wnf *w, Term pri) {
   free(cmd);
   if (pid < 0) return coded_err(w, pri, E_IO, strerror(e));
   Slot s  = { .kind = K_PROC, .pid = pid };
-  u32  id = slot_open(&s);
+  u32  id;
+  Term r = opened(w, pri, &s, &id);
   if (!id) {
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    return coded_err(w, pri, E_FULL, "process table is full");
   }
-  return prim_ok(w, handle(w, K_PROC, id, 0));
+  return r;
 }
 
 // %process_poll (how 0), %process_wait (1), %process_kill (2: SIGTERM,
