@@ -774,21 +774,16 @@ static void fork_branches(Src *s, Term br[2], const u32 *bs, u32 n, u32 *left) {
 static NOINLINE Term parse_autofork(Src *s, const Label *l) {
   if (FORK_SIDE != -1) err_msg(s, "nested forks are not allowed");
   need(s, "{");
-  u32 n = 0, cap = 0, *vs = NULL, *bs = NULL, *left = NULL;
+  // vs: the forked binders; bs: their dups; left: fork_branches' counts
+  u32 n = 0, *vs = malloc(3 * ((size_t)SCOPE_LEN + 1) * sizeof(u32));
+  if (!vs) oom();
+  u32 *bs = vs + SCOPE_LEN + 1, *left = bs + SCOPE_LEN + 1;
   for (u32 i = SCOPE_LEN; i > 0; i--) {
     Bind *b = &B[SCOPE[i - 1]];
     if (b->kind != B_LAM && b->kind != B_SIDE) continue;
     int shadowed = 0;
     for (u32 j = i; j < SCOPE_LEN && !shadowed; j++) shadowed = B[SCOPE[j]].nick == b->nick;
-    if (shadowed) continue;
-    if (n == cap) {
-      vs   = grow(vs, &cap, (u64)n + 1, sizeof(u32));
-      cap  = n;
-      bs   = grow(bs, &cap, (u64)n + 1, sizeof(u32));
-      cap  = n;
-      left = grow(left, &cap, (u64)n + 1, sizeof(u32));
-    }
-    vs[n++] = SCOPE[i - 1];
+    if (!shadowed) vs[n++] = SCOPE[i - 1];
   }
   for (u32 i = 0; i < n; i++) {
     bs[i] = dup_bind(B[vs[i]].nick, l, 1, 1);
@@ -806,8 +801,6 @@ static NOINLINE Term parse_autofork(Src *s, const Label *l) {
     body = dup_of(bs[i], &li, occ_of(vs[i], -1), body);
   }
   free(vs);
-  free(bs);
-  free(left);
   return body;
 }
 
@@ -924,6 +917,7 @@ static NOINLINE Term parse_uns_lam(Src *s) {
 // and y for its side 1 without subscripts; `&x` lets a side be used many
 // times (auto-dup), each side on its own. `&L{x₀,x₁}` names the dup x.
 static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
+  if (strict) err_msg(s, "a dup pattern takes `!`, not `!!`");
   u32 nicks[2];
   int subs[2];
   u8  cloned[2];
@@ -938,7 +932,6 @@ static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
   }
   need(s, "}");
   need(s, "=");
-  if (strict) err_expected(s, "no `!!` before a dup pattern");
   Term val = parse_term(s);
   blank(s);
   take(s, ";");
