@@ -65,9 +65,11 @@ static Term err_errno(Wnf *w, const char *prim, const char *doing, const char *p
 // Files
 // =====
 
-// The file's bytes (malloc'd, *n of them), or NULL with errno set.
-static u8 *file_bytes(const char *path, size_t *n) {
+// The file's bytes (malloc'd, *n of them), or NULL with errno set and
+// *opened saying whether the open or the read failed.
+static u8 *file_bytes(const char *path, size_t *n, int *opened) {
   FILE *f = fopen(path, "rb");
+  *opened = f != NULL;
   if (!f) return NULL;
   size_t cap = 4096, len = 0;
   u8    *buf = malloc(cap);
@@ -132,9 +134,11 @@ static Term read_file(Wnf *w, Term pri, int bytes) {
   Term        out;
   if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
   size_t n;
-  u8    *buf = file_bytes(path, &n);
+  int    opened;
+  u8    *buf = file_bytes(path, &n, &opened);
   if (!buf) {
-    out = err_errno(w, prim, "failed to open path", path, errno);
+    out = err_errno(w, prim, opened ? "I/O error while reading" : "failed to open path", path,
+                    errno);
     free(path);
     return out;
   }
