@@ -616,6 +616,32 @@ if [ -n "${HVM4_REF_TESTS:-}" ]; then
   fi
 fi
 
+# --- phases: upstream, upstream-t16, upstream-sim ----------------------------
+# HigherOrderCO/HVM4's test programs (tests/upstream/), judged by its own
+# directives by tests/upstream/run.sh; one result per program. The same
+# programs under -T16 and on the simulated device must pass as on one
+# thread (effects in one thread's order; the device hands primitives back).
+
+upstream_phase() {   # phase, extra args
+  local phase=$1 line name
+  shift
+  add_phase "$phase"
+  bash "$ROOT/tests/upstream/run.sh" "$BIN" "$@" > "$TMP/$phase.log" 2>&1
+  while IFS= read -r line; do
+    case "$line" in
+      "[PASS] "*) record "$phase" "${line#\[PASS\] }" 1 ;;
+      "[FAIL] "*) name=${line#\[FAIL\] }; record "$phase" "${name%% *}" 0 "${name#* }" ;;
+    esac
+  done < "$TMP/$phase.log"
+  grep -q ' passed, 0 failed$' "$TMP/$phase.log" || record "$phase" runner 0 "$(tail -n1 "$TMP/$phase.log")"
+}
+
+upstream_phase upstream
+if [ "$QUICK" != 1 ]; then
+  upstream_phase upstream-t16 -T16
+  [ "${SKIP_SIM:-0}" != 1 ] && upstream_phase upstream-sim --gpu --device=sim
+fi
+
 # --- phases: sanitizers -----------------------------------------------------
 
 if [ "$RUN_SANITIZE" = 1 ]; then

@@ -103,6 +103,7 @@ static void die_with(const char *msg, int plain) {
     CATCH    = NULL;   // the frame's owner pops it
     longjmp(c->env, 1);
   }
+  if (plain == 2) eval_fatal(NULL, msg);
   eval_fatal(plain ? "Error: " : "RUNTIME_ERROR: ", msg);
 }
 
@@ -114,13 +115,19 @@ void eval_fatal(const char *kind, const char *msg) {
   if (atomic_exchange(&dying, 1)) {
     for (;;) pause();
   }
-  // stdout is flushed by exit(), after the message, as HVM4 does.
-  fprintf(stderr, "%s%s\n", kind, msg);
+  // stdout is flushed by exit(), after the message, as HVM4 does; a
+  // %panic's message (no kind) is program output, in order on stdout.
+  if (kind) fprintf(stderr, "%s%s\n", kind, msg);
+  else printf("%s\n", msg);
   exit(1);
 }
 
 void eval_die(const char *msg) {
   die_with(msg, 0);
+}
+
+void eval_panic(const char *msg) {
+  die_with(msg, 2);
 }
 
 void eval_out_check(void) {

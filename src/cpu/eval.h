@@ -36,7 +36,11 @@ Wnf *eval_worker(u32 tid);           // the evaluator of CPU thread tid
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);
 
-// Prints "<kind><msg>" and exits non-zero, once per process: a second
+// Ends the run as %panic does: msg on stdout, exit 1 (caught like eval_die
+// in work done ahead, so it happens only where one thread would reach it).
+void eval_panic(const char *msg);
+
+// Prints "<kind><msg>" (kind NULL: msg on stdout) and exits non-zero, once per process: a second
 // thread that fails meanwhile waits for the first one's exit.
 void eval_fatal(const char *kind, const char *msg);
 
@@ -59,7 +63,8 @@ typedef struct {
   u16     stuck_ep;   // SNF_STUCK_EP when pushed (cpu.h): a jump out of a
                       // normalization ends its stuck DUP memo
   u32     job;        // SNF_JOB when pushed (cpu.h)
-  int     plain;      // an "Error:" (not a RUNTIME_ERROR) message
+  int     plain;      // 1: an "Error:" (not a RUNTIME_ERROR) message;
+                      // 2: a %panic's
   char    msg[160];
 } EvalCatch;
 

@@ -34,11 +34,12 @@
 // Binders
 // =======
 
-enum { B_LAM, B_DUP, B_DYN };
+enum { B_LAM, B_DUP, B_DYN, B_SIDE };
 
 typedef struct {
   u32 nick;      // name, as a nick (HVM4 resolves variables by nick)
-  u8  kind;      // B_LAM: lambda/let; B_DUP: static dup; B_DYN: dynamic dup
+  u8  kind;      // B_LAM: lambda/let; B_DUP: static dup; B_DYN: dynamic dup;
+                 // B_SIDE: `x` of `! &L{x,y} = v`, side `lab` of dup loc[0]
   u8  forked;    // bound by a fork: a bare use picks the branch's side
   u8  cloned;    // `&x`: many uses allowed (auto-dup)
   u32 lab;       // B_DUP label
@@ -500,6 +501,20 @@ static Term parse_term(Src *s) {
   return parse_post(s, parse_atom(s), 0);
 }
 
+// An occurrence of binder bi (side: its subscript, -1 for none), counted.
+static Term occ_of(u32 bi, int side) {
+  Bind *b = &B[bi];
+  if (b->kind == B_SIDE) {
+    B[b->loc[0]].uses[b->lab]++;
+    return TERM(OCC, b->lab, b->loc[0]);
+  }
+  if (b->kind == B_LAM) { b->uses[0]++; return TERM(OCC, SIDE_ANY, bi); }
+  int sd = side == -1 && b->forked ? FORK_SIDE : side;
+  if (sd < 0) sd = 0;
+  b->uses[sd]++;
+  return TERM(OCC, (u32)sd, bi);
+}
+
 // Variables: `x`, `x₀`, `x₁`.
 static NOINLINE Term parse_var(Src *s) {
   blank(s);
@@ -511,13 +526,13 @@ static NOINLINE Term parse_var(Src *s) {
   for (u32 i = SCOPE_LEN; i > 0; i--) {
     Bind *b = &B[SCOPE[i - 1]];
     if (b->nick != nick) continue;
-    if (side == -1 && b->kind != B_LAM && !b->forked) { skipped = 1; continue; }
+    if (side == -1 && b->kind != B_LAM && b->kind != B_SIDE && !b->forked) {
+      skipped = 1;
+      continue;
+    }
     if (side != -1 && b->kind == B_LAM)               { skipped = 1; continue; }
-    int sd = side == -1 && b->forked ? FORK_SIDE : side;
-    if (b->kind == B_LAM) { b->uses[0]++; return TERM(OCC, SIDE_ANY, SCOPE[i - 1]); }
-    if (sd < 0) sd = 0;
-    b->uses[sd]++;
-    return TERM(OCC, (u32)sd, SCOPE[i - 1]);
+    if (b->kind == B_SIDE && side != -1)              { skipped = 1; continue; }
+    return occ_of(SCOPE[i - 1], side);
   }
   char nm[8];
   nick_str(nick, nm);
@@ -719,10 +734,13 @@ static NOINLINE Term parse_lam_dup(Src *s, u32 nick, u8 cloned) {
   return lam_at(loc, dup_of(b, &l, TERM(OCC, SIDE_ANY, v), body), 1);
 }
 
+static NOINLINE Term parse_uns_lam(Src *s);
+
 static NOINLINE Term parse_lam(Src *s) {
   guard(s);
   blank(s);
   if (cur(s) == '{') return parse_lam_block(s);
+  if (take(s, "$")) return parse_uns_lam(s);
   u8  cloned = (u8)take(s, "&");
   u32 nick   = name(s);
   if (take(s, "&")) return parse_lam_dup(s, nick, cloned);
@@ -731,6 +749,60 @@ static NOINLINE Term parse_lam(Src *s) {
 
 // Superpositions and forks
 // ========================
+
+// The two branches of a fork, `A; B}` after its `{`, with `&₀:`/`&₁:`
+// prefixes allowed; left[i]: the uses of bs[i]'s side 0 in A.
+static void fork_branches(Src *s, Term br[2], const u32 *bs, u32 n, u32 *left) {
+  for (int k = 0; k < 2; k++) {
+    if (take(s, k ? "&₁" : "&₀")) need(s, ":");
+    FORK_SIDE = k;
+    br[k] = parse_term(s);
+    FORK_SIDE = -1;
+    blank(s);
+    take(s, ";");
+    blank(s);
+    for (u32 i = 0; i < n && k == 0; i++) left[i] = B[bs[i]].uses[0];
+  }
+  need(s, "}");
+}
+
+// `&L!{A;B}` and `&(e)!{A;B}` after the `!`: a fork of the whole context.
+// Each variable in scope that a bare name reaches (lambda and let binders,
+// destructured dup sides; not dup variables, which need a subscript) is
+// duplicated under the label and cloned, so A and B each use their own
+// side of it as often as they like: &L[&x,&y,..]{A;B} in HVM4's words.
+static NOINLINE Term parse_autofork(Src *s, const Label *l) {
+  if (FORK_SIDE != -1) err_msg(s, "nested forks are not allowed");
+  need(s, "{");
+  // vs: the forked binders; bs: their dups; left: fork_branches' counts
+  u32 n = 0, *vs = malloc(3 * ((size_t)SCOPE_LEN + 1) * sizeof(u32));
+  if (!vs) oom();
+  u32 *bs = vs + SCOPE_LEN + 1, *left = bs + SCOPE_LEN + 1;
+  for (u32 i = SCOPE_LEN; i > 0; i--) {
+    Bind *b = &B[SCOPE[i - 1]];
+    if (b->kind != B_LAM && b->kind != B_SIDE) continue;
+    int shadowed = 0;
+    for (u32 j = i; j < SCOPE_LEN && !shadowed; j++) shadowed = B[SCOPE[j]].nick == b->nick;
+    if (!shadowed) vs[n++] = SCOPE[i - 1];
+  }
+  for (u32 i = 0; i < n; i++) {
+    bs[i] = dup_bind(B[vs[i]].nick, l, 1, 1);
+    scope_push(bs[i]);
+  }
+  Term br[2];
+  fork_branches(s, br, bs, n, left);
+  for (u32 i = 0; i < n; i++) scope_pop();
+  Term k[3] = {l->term, br[0], br[1]};
+  Term body = l->dyn ? node(DSU, 0, 3, k) : node2(SUP, l->lab, br[0], br[1]);
+  for (u32 i = n; i-- > 0;) {
+    body = close_dup_sides(s, bs[i], body, !l->dyn);
+    Label li = *l;
+    if (li.dyn) li.term = copy_term(l->term);
+    body = dup_of(bs[i], &li, occ_of(vs[i], -1), body);
+  }
+  free(vs);
+  return body;
+}
 
 // `&L λx,y{A;B}` and `&(e) λx,y{A;B}` after the `λ`: each variable is
 // duplicated under the label and the body is the superposition of A and B,
@@ -753,17 +825,7 @@ static NOINLINE Term parse_fork(Src *s, const Label *l) {
   }
   Term br[2];
   u32  left[MAX_FLD];   // x₀ uses in the left branch
-  for (int k = 0; k < 2; k++) {
-    if (take(s, k ? "&₁" : "&₀")) need(s, ":");
-    FORK_SIDE = k;
-    br[k] = parse_term(s);
-    FORK_SIDE = -1;
-    blank(s);
-    take(s, ";");
-    blank(s);
-    for (u32 i = 0; i < n && k == 0; i++) left[i] = B[bs[i]].uses[0];
-  }
-  need(s, "}");
+  fork_branches(s, br, bs, n, left);
   for (u32 i = 0; i < n; i++) scope_pop();
   // HVM4 counts fork variables one binder off from where it binds them:
   // with a static label its check never fires; with a dynamic one it counts
@@ -795,6 +857,7 @@ static NOINLINE Term parse_sup(Src *s) {
   }
   Label l = read_label(s, "");
   if (take(s, "λ")) return parse_fork(s, &l);
+  if (take(s, "!")) return parse_autofork(s, &l);
   need(s, "{");
   Term k[3] = {l.term, 0, 0};
   for (int i = 1; i <= 2; i++) {
@@ -826,6 +889,82 @@ static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
   for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, B[b[i]].uses[0]);
   UNSCOPED = 1;
   return node1(UNS, 0, t);
+}
+
+// `λ$x. body` and `λ$x,y. body` after the `$`: `!f = λx; f(body)` with a
+// fresh f that no name reaches; x is unscoped, later binders scoped.
+static NOINLINE Term parse_uns_lam(Src *s) {
+  u32 vnick = name(s);
+  u32 f     = bind_new(vnick, B_LAM, 0, 0, 0);
+  u32 v     = bind_new(vnick, B_LAM, 0, 0, 0);
+  u32 at    = salloc(2);
+  B[f].loc[0] = at;
+  B[v].loc[0] = at + 1;
+  scope_push(v);
+  Term body = lam_rest(s);
+  scope_pop();
+  if (B[v].uses[0] > 1) err_affine(s, vnick, -1, B[v].uses[0]);
+  B[f].uses[0] = 1;
+  Term t = node2(APP, 0, TERM(OCC, SIDE_ANY, f), body);
+  t = lam_at(at + 1, t, B[v].uses[0]);
+  t = lam_at(at, t, 1);
+  UNSCOPED = 1;
+  return node1(UNS, 0, t);
+}
+
+// `! &L{x,y} = v; body`, `! &{x,y} = v; body` and `! &(e){x,y} = v; body`
+// after the `{`: one dup of v under the label, x standing for its side 0
+// and y for its side 1 without subscripts; `&x` lets a side be used many
+// times (auto-dup), each side on its own. `&L{x₀,x₁}` names the dup x.
+static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
+  if (strict) err_msg(s, "a dup pattern takes `!`, not `!!`");
+  u32 nicks[2];
+  int subs[2];
+  u8  cloned[2];
+  for (int i = 0; i < 2; i++) {
+    blank(s);
+    cloned[i] = (u8)take(s, "&");
+    nicks[i]  = name(s);
+    blank(s);
+    subs[i] = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
+    blank(s);
+    if (i == 0) need(s, ",");
+  }
+  need(s, "}");
+  need(s, "=");
+  Term val = parse_term(s);
+  blank(s);
+  take(s, ";");
+  int named = subs[0] == 0 && subs[1] == 1 && nicks[0] == nicks[1];
+  if (!named && (subs[0] != -1 || subs[1] != -1)) {
+    err_msg(s, "a dup pattern binds plain names, or x₀ and x₁ of one name");
+  }
+  u32 b = dup_bind(nicks[0], l, 0, (u8)(named && cloned[0]));
+  u32 sides[2];
+  if (named) {
+    scope_push(b);
+  } else {
+    for (u32 i = 0; i < 2; i++) {
+      sides[i] = bind_new(nicks[i], B_SIDE, i, 0, 0);
+      B[sides[i]].loc[0] = b;
+      scope_push(sides[i]);
+    }
+  }
+  Term body = parse_term(s);
+  for (u32 i = named ? 1 : 2; i > 0; i--) scope_pop();
+  if (named) return dup_of(b, l, val, close_dup_sides(s, b, body, !l->dyn));
+  // each side by its own binder's rule, in close_dup_sides' order
+  for (u32 k = 0; k < 2; k++) {
+    u32 i = l->dyn ? k : 1 - k;
+    u32 u = B[b].uses[i];
+    if (cloned[i]) {
+      B[b].nick = nicks[i];
+      body = auto_dup(body, b, i, u);
+    } else if (u > 1) {
+      err_affine(s, nicks[i], -1, u);
+    }
+  }
+  return dup_of(b, l, val, body);
 }
 
 // `!x = v; body` after the `=`: (λx.body)(v), with `!!` (strict) λ{λx.body}.
@@ -871,6 +1010,21 @@ static NOINLINE Term parse_bang(Src *s) {
   int strict = take(s, "!");
   blank(s);
   u8  cloned = (u8)take(s, "&");
+  if (cloned) {
+    // `&{`, `&(` or `&L{`: a dup pattern, not a cloned name
+    blank(s);
+    Src probe = *s;
+    if (cur(&probe) != '{' && cur(&probe) != '(') {
+      u32 len;
+      name_span(&probe, &len);
+      blank(&probe);
+    }
+    if (cur(&probe) == '{' || cur(s) == '(') {
+      Label l = cur(s) == '{' ? (Label){0, fresh_labs(1), 0} : read_label(s, "");
+      need(s, "{");
+      return parse_dup_pattern(s, &l, strict);
+    }
+  }
   u32 nick   = name(s);
   if (take(s, "=")) return parse_let(s, nick, strict, cloned);
   need(s, "&");

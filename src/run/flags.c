@@ -10,6 +10,7 @@
 #include <string.h>
 #include "run/flags.h"
 #include "run/sched.h"
+#include "run/prim.h"
 #include "heap/heap.h"
 #include "cpu/eval.h"
 #include "dev/gpu.h"
@@ -17,7 +18,7 @@
 
 #define VERSION "0.1.0"
 
-#define USAGE "Usage: hvm4g <file.hvm4> [flags]   (hvm4g --help lists them)\n"
+#define USAGE "Usage: hvm4g <file.hvm4|file.hvm> [flags] [-- args]   (hvm4g --help lists them)\n"
 
 Cli CLI = { .file = NULL, .collapse = 0, .limit = -1, .heap = 0 };
 
@@ -70,6 +71,8 @@ static const Flag FLAGS[] = {
     "threads; the output is the one-thread output" },
   { "--step-by-step", "-D", FL_SWITCH, &EVAL.debug, 0, 0, NULL, NULL, NULL, NULL, 0,
     "print each reduction step (one thread; not with -C or --gpu)" },
+  { "--debug", "-d", FL_SWITCH, &EVAL.debug, 0, 0, NULL, NULL, NULL, NULL, 0,
+    "HVM4's debug trace of each reduction: here the same as -D" },
   { "--heap", "-M", FL_SIZE, &CLI.heap, K(1), G4, "SIZE", NULL, NULL,
     "what fits in memory", 0, "heap capacity in 64-bit words, suffix K/M/G" },
   { "--gpu", "-G", FL_SWITCH, &SCHED.requested, 0, 0, NULL, NULL, NULL, NULL, 0,
@@ -83,7 +86,7 @@ static const Flag FLAGS[] = {
     "one CSV row per device pass" },
   { "--help", "-h", FL_HELP, NULL, 0, 0, "[=tuning]", NULL, NULL, NULL, 0,
     "this list; =tuning: the tuning flags" },
-  { "--version", NULL, FL_VERSION, NULL, 0, 0, NULL, NULL, NULL, NULL, 0,
+  { "--version", "-v", FL_VERSION, NULL, 0, 0, NULL, NULL, NULL, NULL, 0,
     "the version" },
 
   { "--sparks", NULL, FL_COUNT, &EVAL.sparks, 0, 1024, "N", NULL, NULL, NULL, 1,
@@ -368,6 +371,11 @@ void flags_parse(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v;
+    if (strcmp(a, "--") == 0) {
+      // what follows is the program's, for %argv
+      prim_set_args(argc - i - 1, argv + i + 1);
+      break;
+    }
     if (a[0] != '-' || a[1] == '\0') {
       if (CLI.file) usage_error("more than one program given ('%s', '%s')", CLI.file, a);
       CLI.file = a;

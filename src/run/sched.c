@@ -191,7 +191,7 @@ static int may_return(u32 stop) {
 }
 
 static int restart_arm(int on) {
-  restart_armed = on && SCHED.restart && !parse_used(PRIM_LOG);
+  restart_armed = on && SCHED.restart && !prim_effects_used();
   return restart_armed;
 }
 
