@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <hvm4g.h>
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "heap/heap.h"
@@ -137,7 +138,7 @@ static const GpuBackend *backend(void) {
       if (!GPU_CUDA.avail()) {
         fprintf(stderr, "hvm4g: --device=cuda: no usable CUDA device or "
                 "driver on this machine; use --device=sim\n");
-        exit(1);
+        exit(HVM4G_ERR_DEVICE);
       }
       return &GPU_CUDA;
     }
@@ -147,7 +148,7 @@ static const GpuBackend *backend(void) {
       if (!GPU_METAL.avail()) {
         fprintf(stderr, "hvm4g: --device=metal: no usable Metal device on "
                 "this machine; use --device=sim\n");
-        exit(1);
+        exit(HVM4G_ERR_DEVICE);
       }
       return &GPU_METAL;
     }

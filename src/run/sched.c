@@ -193,7 +193,14 @@ static u32 device_from_pool(int *dups) {
   return gpu_snf_roots(left, n);
 }
 
+// The CPU's part of a hybrid normal form, a row of the trace (--trace).
+static int cpu_traced(int left, double t0, u64 itrs0) {
+  gpu_trace_cpu(EVAL.threads, eval_itrs() - itrs0, t0, gpu_now());
+  return left;
+}
+
 static void normalize_hybrid(u32 root) {
+  gpu_trace_run();
   u32 stop = 0;
   int cpu  = cpu_first();
   if (!cpu) {
@@ -204,7 +211,9 @@ static void normalize_hybrid(u32 root) {
   if (cpu && restart_arm(1) && heap_snap(&snap) != 0) restart_arm(0);
   int dups = 0;
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
-    int left = snf_at_until(root, take_over);
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    int left = cpu_traced(snf_at_until(root, take_over), t0, i0);
     restart_arm(0);   // later turns: the copy is no longer the program
     if (!left) {      // the CPU finished
       stop = 0;
@@ -221,7 +230,12 @@ static void normalize_hybrid(u32 root) {
   }
   heap_snap_free(&snap);
   // The CPU finishes what the device left, and the stuck DUPs the pool met.
-  if (stop || dups) snf_at(root);
+  if (stop || dups) {
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    snf_at(root);
+    cpu_traced(0, t0, i0);
+  }
 }
 
 void sched_normalize(u32 root) {
@@ -235,6 +249,7 @@ void sched_normalize(u32 root) {
 void sched_collapse(u32 root, long long limit) {
   if (SCHED.requested) {
     warm_due = 0;
+    gpu_trace_run();
     gpu_snf_bounded(root);   // the collapser goes on either way
   }
   collapse_print(root, limit);
@@ -244,7 +259,17 @@ void sched_collapse(u32 root, long long limit) {
 // when it ends), so a %gnf met while the -T pool is reducing is normalized
 // by the pool instead: the same result, on the CPU.
 void sched_gnf(u32 slot) {
-  if (pool_busy() || device_at(slot)) snf_at(slot);
+  if (pool_busy()) {
+    snf_at(slot);
+    return;
+  }
+  gpu_trace_run();
+  if (device_at(slot)) {
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    snf_at(slot);
+    cpu_traced(0, t0, i0);
+  }
 }
 
 void sched_print_stats(FILE *out) {
