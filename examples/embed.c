@@ -3,6 +3,8 @@
 //   cc embed.c $(pkg-config --cflags --libs hvm4g) -o embed
 //   ./embed                      # a built-in program
 //   ./embed FILE.hvm4 [NAME]     # @NAME (default @main) of a file
+//   ./embed -C [FILE.hvm4]       # the collapse of @main, as hvm4g -C
+//                                # prints it, messages included
 //
 // Prints the normal form, the interaction count, the collapse of @pairs
 // (built-in program only), and shows that errors come back as values: a
@@ -25,6 +27,11 @@ static int fail(hvm4g *h, int rc, const char *what) {
 }
 
 int main(int argc, char **argv) {
+  int collapse = argc > 1 && argv[1][0] == '-' && argv[1][1] == 'C' && !argv[1][2];
+  if (collapse) {
+    argc--;
+    argv++;
+  }
   hvm4g_config c;
   hvm4g_config_init(&c);
   c.heap_words = 1 << 24;   // 128 MiB is plenty here
@@ -43,6 +50,14 @@ int main(int argc, char **argv) {
 
   const char *name = argc > 2 ? argv[2] : NULL;
   rc = argc > 1 ? hvm4g_load_file(h, argv[1]) : hvm4g_load_string(h, "demo", DEMO);
+  if (collapse) {
+    // messages and lines as the hvm4g program prints them (-C)
+    if (rc == HVM4G_OK && hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
+    if (rc == HVM4G_OK) rc = hvm4g_collapse(h, name, -1, HVM4G_CPU, stdout);
+    if (rc != HVM4G_OK) fprintf(stderr, "%s\n", hvm4g_error(h));   // before
+    fflush(stdout);   // the buffered lines, as HVM4 orders them
+    return rc;
+  }
   if (rc != HVM4G_OK) return fail(h, rc, "load");
   if (hvm4g_warning(h)) fprintf(stderr, "embed: %s\n", hvm4g_warning(h));
 
