@@ -248,7 +248,7 @@ variant_check() {   # name, compiler command...
   if "$@" > "$TMP/variant-$name.log" 2>&1; then record build "$name" 1
   else record build "$name" 0 "$(grep -m1 -iE 'error' "$TMP/variant-$name.log")"; fi
 }
-USER_H=(-Isrc -Itests '-DHVM4G_USER_H="tune_user.h"')
+USER_H=(-Isrc -Iinclude -Itests '-DHVM4G_USER_H="tune_user.h"')
 printf '#include "core/tune.h"\n_Static_assert(NARROW_BUDGET == 128u && LANE_CLOCK, "");\n' \
   > "$TMP/tune_user.c"
 variant_check tune-user "$CC" -std=gnu11 "${USER_H[@]}" -fsyntax-only "$TMP/tune_user.c"

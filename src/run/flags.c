@@ -81,7 +81,7 @@ static const Flag FLAGS[] = {
   { "--dup", NULL, FL_CHOICE, &GPU.dup_mode, 0, 0, "owner|atomic", DUPS, NULL,
     NULL, 0, "how a device lane takes a DUP node: its region's owner, or anyone" },
   { "--trace", NULL, FL_TEXT, &GPU.trace, 0, 0, "FILE", NULL, NULL, "none", 0,
-    "one CSV row per device pass" },
+    "one CSV row per device pass and per CPU phase of a hybrid run" },
   { "--eval", "-e", FL_TEXT, &CLI.eval, 0, 0, "TERM", NULL, NULL, NULL, 0,
     "run TERM as @main (leading #include \"file\" lines allowed); - as FILE: stdin" },
   { "--progress", NULL, FL_SWITCH, &CLI.progress, 0, 0, NULL, NULL, NULL,
