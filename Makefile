@@ -3,7 +3,7 @@ CC      ?= cc
 # CFLAGS is the user's (optimisation, sanitizers: `make CFLAGS=-O0`);
 # HVM4G_CFLAGS holds what the build needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
-HVM4G_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc
+HVM4G_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc -Iinclude
 LDLIBS  += -lpthread -lm
 ifeq ($(origin NVCC),undefined)
 NVCC    := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -12,7 +12,7 @@ BUILD   ?= build
 
 SRCS    := $(wildcard src/*.c src/*/*.c src/*/*/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
-HDRS    := $(wildcard src/*/*.h src/*/*/*.h src/*/*/*.cuh)
+HDRS    := $(wildcard src/*/*.h src/*/*/*.h src/*/*/*.cuh include/*.h)
 
 # The CUDA backend is compiled wherever nvcc exists, for every NVIDIA GPU
 # from Turing (compute capability 7.5) on; the binary still runs where no
@@ -101,6 +101,16 @@ endif
 hvm4g: $(OBJS)
 	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
+# --version's build information (src/run/api.c, hvm4g_version): the commit,
+# rewritten only when it changes, so that api.o is rebuilt then and only then.
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
+            git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+$(BUILD)/commit.txt: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(COMMIT)' | cmp -s - $@ || echo '$(COMMIT)' > $@
+$(BUILD)/src/run/api.o: $(BUILD)/commit.txt
+$(BUILD)/src/run/api.o: HVM4G_CFLAGS += -DHVM4G_COMMIT='"$(COMMIT)"'
+
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -c -o $@ $<
@@ -142,10 +152,58 @@ $(BUILD)/metal_lib.c: $(BUILD)/hvm4g.metallib
 $(BUILD)/metal_lib.o: $(BUILD)/metal_lib.c
 	$(CC) -c -o $@ $<
 
-# The runtime as a library (every object but main's): the unit tests link it.
+# The runtime as a library (every object but main's): the unit tests link
+# it, `make install` installs it with include/hvm4g.h.
 LIBOBJS := $(filter-out $(BUILD)/src/main.o,$(OBJS))
 $(BUILD)/libhvm4g.a: $(LIBOBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
+
+lib: $(BUILD)/libhvm4g.a
+
+# Installing: `make install PREFIX=/usr/local DESTDIR=`: the binary, the
+# library, its header, its pkg-config file and the man page (written by the
+# binary from its flag table: --help=man).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  := $(PREFIX)/bin
+LIBDIR  := $(PREFIX)/lib
+INCDIR  := $(PREFIX)/include
+PCDIR   := $(LIBDIR)/pkgconfig
+MANDIR  := $(PREFIX)/share/man/man1
+VERSION := $(shell sed -n 's/^\#define HVM4G_VERSION "\(.*\)"/\1/p' include/hvm4g.h)
+INSTALLED := $(BINDIR)/hvm4g $(LIBDIR)/libhvm4g.a $(INCDIR)/hvm4g.h \
+             $(PCDIR)/hvm4g.pc $(MANDIR)/hvm4g.1
+
+$(BUILD)/hvm4g.1: hvm4g
+	./hvm4g --help=man > $@
+
+# A static library: Libs carries what it needs (threads, math, CUDA).
+# Rewritten each time: PREFIX may differ from the last install.
+$(BUILD)/hvm4g.pc: FORCE
+	@mkdir -p $(BUILD)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
+	  'includedir=$${prefix}/include' '' 'Name: hvm4g' \
+	  'Description: the HVM4 runtime (Interaction Calculus) as a C library' \
+	  'Version: $(VERSION)' \
+	  'Libs: -L$${libdir} -lhvm4g $(strip $(LDLIBS))' 'Cflags: -I$${includedir}' > $@
+
+install: hvm4g $(BUILD)/libhvm4g.a $(BUILD)/hvm4g.pc $(BUILD)/hvm4g.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
+	  $(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)
+	install -m 755 hvm4g $(DESTDIR)$(BINDIR)/hvm4g
+	install -m 644 $(BUILD)/libhvm4g.a $(DESTDIR)$(LIBDIR)/libhvm4g.a
+	install -m 644 include/hvm4g.h $(DESTDIR)$(INCDIR)/hvm4g.h
+	install -m 644 $(BUILD)/hvm4g.pc $(DESTDIR)$(PCDIR)/hvm4g.pc
+	install -m 644 $(BUILD)/hvm4g.1 $(DESTDIR)$(MANDIR)/hvm4g.1
+
+# The files, then the folders install made that are left empty.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir --ignore-fail-on-non-empty $(addprefix $(DESTDIR),$(BINDIR) $(PCDIR) \
+	  $(LIBDIR) $(INCDIR) $(MANDIR) $(PREFIX)/share/man $(PREFIX)/share) 2>/dev/null
+
+.PHONY: lib install uninstall
 
 # The layer rule (scripts/layers.sh, STYLE.md): from the #include lines and
 # from each layer's undefined symbols.

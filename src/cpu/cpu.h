@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include "heap/heap.h"
 #include "core/core.h"
+#include "cpu/eval.h"
 
 // Words a worker takes from the heap per refill of its arena: 2 MiB, the
 // span of one page-table page, so that threads faulting in fresh memory do
@@ -84,8 +85,7 @@ static inline void cpu_wnf_init(Wnf *w, u32 stack_cap) {
   void *stk = mmap(NULL, (size_t)stack_cap * sizeof(Term), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (stk == MAP_FAILED) {
-    fprintf(stderr, "ERROR: cannot reserve a WNF stack of %u frames\n", stack_cap);
-    exit(1);
+    eval_fatal("hvm4g: ", "cannot reserve a WNF stack");
   }
   // Huge pages for the heap: the evaluator touches fresh heap at a high
   // rate, and 4K page faults would otherwise cost more than the work.

@@ -104,10 +104,17 @@ static void die_with(const char *msg, int plain) {
     longjmp(c->env, 1);
   }
   if (plain == 2) eval_fatal(NULL, msg);
-  eval_fatal(plain ? "Error: " : "RUNTIME_ERROR: ", msg);
+  eval_fatal(plain ? "hvm4g: " : "RUNTIME_ERROR: ", msg);
+}
+
+static EvalFatal FATAL = NULL;   // eval_set_fatal
+
+void eval_set_fatal(EvalFatal hook) {
+  FATAL = hook;
 }
 
 void eval_fatal(const char *kind, const char *msg) {
+  if (FATAL) FATAL(kind, msg);   // returns only when it did not take it
   // Under -T several threads can fail at once: the first one reports and
   // exits; the others park, so that the error is printed once, as on one
   // thread.
@@ -132,7 +139,8 @@ void eval_panic(const char *msg) {
 
 void eval_out_check(void) {
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "Error: cannot write the output\n");
+    if (FATAL) FATAL("hvm4g: ", "cannot write the output");
+    fprintf(stderr, "hvm4g: cannot write the output\n");
     _exit(1);   // exit() would flush stdout again
   }
 }
@@ -242,11 +250,14 @@ typedef Term (*WnfRun)(Wnf *w, Term t);
 
 static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
   u32 spins  = 0;
-  int sliced = AHEAD && !EVAL.debug;   // work ahead: in budgeted slices
+  // Work ahead runs in budgeted slices (to be stopped); so does any run
+  // while EVAL.live asks for the counts (a long WNF writes its count only
+  // when it returns), unless the caller set a budget of its own.
+  int sliced = (AHEAD || (EVAL.live && w->budget == ~0ull)) && !EVAL.debug;
   u64 slice  = AHEAD_SLICE;
   for (;;) {
     if (sliced) {
-      ahead_check();
+      if (AHEAD) ahead_check();
       w->budget = w->itrs + slice;
     }
     t = run(w, t);

@@ -15,6 +15,8 @@ typedef struct {
   int debug;       // -D: print each step
   u32 sparks;      // --sparks=N: offers a -T thread keeps open (0: none)
   u32 spark_gap;   // --spark-gap=K: interactions between a thread's offers
+  int live;        // the counts are read while a run goes on (progress,
+                   // an interrupt's -s): eval_itrs stays within a slice
 } EvalConf;
 
 extern EvalConf EVAL;
@@ -44,6 +46,12 @@ void eval_panic(const char *msg);
 // thread that fails meanwhile waits for the first one's exit.
 void eval_fatal(const char *kind, const char *msg);
 
+// A hook eval_fatal calls first (the library's, run/api.c): it may take
+// the error (a longjmp out of the runtime, never returning), or return to
+// let eval_fatal print and exit.
+typedef void (*EvalFatal)(const char *kind, const char *msg);
+void eval_set_fatal(EvalFatal hook);
+
 // Flushes stdout; if it failed (a full disk, a closed pipe), says so and
 // exits non-zero.
 void eval_out_check(void);
@@ -63,7 +71,7 @@ typedef struct {
   u16     stuck_ep;   // SNF_STUCK_EP when pushed (cpu.h): a jump out of a
                       // normalization ends its stuck DUP memo
   u32     job;        // SNF_JOB when pushed (cpu.h)
-  int     plain;      // 1: an "Error:" (not a RUNTIME_ERROR) message;
+  int     plain;      // 1: an "hvm4g:" (not a RUNTIME_ERROR) message;
                       // 2: a %panic's
   char    msg[160];
 } EvalCatch;

@@ -548,8 +548,7 @@ void snf_init(void) {
   SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (SEEN == MAP_FAILED) {
-    fprintf(stderr, "Error: cannot reserve the normalizer's seen set\n");
-    exit(1);
+    eval_fatal("hvm4g: ", "cannot reserve the normalizer's seen set");
   }
   UNSCOPED = parse_unscoped();
   pool_init(EVAL.threads, eval_worker(0), EVAL.sparks, snf_task, eval_spark);
@@ -558,8 +557,7 @@ void snf_init(void) {
   JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
   Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * n * sizeof(Count));
   if (!JOBS || !JOB_FREE || !cnt) {
-    fprintf(stderr, "Error: out of memory\n");
-    exit(1);
+    eval_fatal("hvm4g: ", "out of memory");
   }
   for (u32 j = 0; j < MAX_JOBS; j++) {
     JOBS[j].cnt = cnt + (size_t)j * n;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <hvm4g.h>
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "heap/heap.h"
@@ -156,7 +157,7 @@ static const GpuBackend *required(const GpuBackend *b) {
   if (b->avail()) return b;
   fprintf(stderr, "hvm4g: --device=%s: %s; use --device=sim for the "
           "simulated device\n", b->name, why(b));
-  exit(1);
+  exit(HVM4G_ERR_DEVICE);
 }
 
 // The backend of this run: the one asked for, else CUDA or Metal where a

@@ -50,6 +50,13 @@ u32  gpu_snf_roots(const u32 *roots, u32 n);
 // in use, whichever is more; the collapser goes on from what it did.
 u32  gpu_snf_bounded(u32 loc);
 
+// --trace: a new normal form begins (its rows get the next run number),
+// and one CPU phase of it (`threads` threads, `itrs` interactions, from
+// t0 to t1 in gpu_now seconds) as a row of side `cpu`. Nothing without
+// --trace.
+void gpu_trace_run(void);
+void gpu_trace_cpu(u32 threads, u64 itrs, double t0, double t1);
+
 void gpu_print_stats(FILE *out);   // -s after device runs (none: nothing)
 // At the end: 0, or -1 after printing why the device flags were not met
 // (--trace FILE given, but no device run happened to write it).

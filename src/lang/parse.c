@@ -12,6 +12,7 @@
 // (auto-dup, copies) use explicit stacks.
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -86,10 +87,13 @@ static int     RENAMES;               // auto-dups wait for rename_dups
 static Term   *WALK;                  // explicit stack for term walks
 static u32     WALK_CAP;
 
+static FILE   *ERRS;                 // parse_set_errors (NULL: stderr)
+#define ERR_OUT (ERRS ? ERRS : stderr)
+
 static void die(void) { longjmp(FAIL, 1); }
 
 static void oom(void) {
-  fprintf(stderr, "PARSE_ERROR: out of memory\n");
+  fprintf(ERR_OUT, "PARSE_ERROR: out of memory\n");
   die();
 }
 
@@ -111,15 +115,15 @@ static void *grow(void *p, u32 *cap, u64 need, size_t sz) {
 // ======
 
 static void err_head(Src *s) {
-  fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m (%s:%u:%u)\n", s->path, s->row, s->col);
+  fprintf(ERR_OUT, "PARSE_ERROR (%s:%u:%u)\n", s->path, s->row, s->col);
 }
 
 static void err_expected(Src *s, const char *exp) {
   err_head(s);
-  fprintf(stderr, "- expected: %s\n", exp);
+  fprintf(ERR_OUT, "- expected: %s\n", exp);
   char c = s->at < s->end ? s->txt[s->at] : 0;
-  if (c == 0) fprintf(stderr, "- detected: EOF\n");
-  else        fprintf(stderr, "- detected: '%c'\n", c);
+  if (c == 0) fprintf(ERR_OUT, "- detected: EOF\n");
+  else        fprintf(ERR_OUT, "- detected: '%c'\n", c);
   die();
 }
 
@@ -127,9 +131,9 @@ static void err_msg(Src *s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   err_head(s);
-  fputs("- ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  fputs("- ", ERR_OUT);
+  vfprintf(ERR_OUT, fmt, ap);
+  fputc('\n', ERR_OUT);
   va_end(ap);
   die();
 }
@@ -138,9 +142,9 @@ static void err_affine(Src *s, u32 nick, int side, u32 uses) {
   char nm[8];
   nick_str(nick, nm);
   err_head(s);
-  fprintf(stderr, "- variable '%s%s' used %u times\n", nm,
+  fprintf(ERR_OUT, "- variable '%s%s' used %u times\n", nm,
           side == 0 ? "₀" : side == 1 ? "₁" : "", uses);
-  fprintf(stderr, "- hint: declare variable as '&%s' to allow multiple uses\n", nm);
+  fprintf(ERR_OUT, "- hint: declare variable as '&%s' to allow multiple uses\n", nm);
   die();
 }
 
@@ -518,6 +522,7 @@ static Term occ_of(u32 bi, int side) {
 // Variables: `x`, `x₀`, `x₁`.
 static NOINLINE Term parse_var(Src *s) {
   blank(s);
+  Src  use  = *s;   // a message points at the use, not past it
   u32 nick = name(s);
   blank(s);
   int side = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
@@ -536,13 +541,13 @@ static NOINLINE Term parse_var(Src *s) {
   }
   char nm[8];
   nick_str(nick, nm);
-  err_head(s);
+  err_head(&use);
   if (side == -1 && skipped) {
-    fprintf(stderr, "- dup variable '%s' requires subscript ₀ or ₁\n", nm);
+    fprintf(ERR_OUT, "- dup variable '%s' requires subscript ₀ or ₁\n", nm);
   } else if (side != -1 && skipped) {
-    fprintf(stderr, "- non-dup variable '%s' must be used without subscript (₀ or ₁)\n", nm);
+    fprintf(ERR_OUT, "- non-dup variable '%s' must be used without subscript (₀ or ₁)\n", nm);
   } else {
-    fprintf(stderr, "- undefined variable '%s'\n", nm);
+    fprintf(ERR_OUT, "- undefined variable '%s'\n", nm);
   }
   die();
   return 0;
@@ -1285,10 +1290,22 @@ static int parse_defs(Src *s);
 // memory. NULL after a message.
 #define SRC_MAX (256u << 20)
 
-static char *read_file(const char *path, u32 *len) {
+// `from`: the #include that names the file (NULL: the program itself),
+// which a message points at.
+static void file_error(const Src *from, const char *what, const char *path,
+                       const char *why) {
+  if (from) {
+    fprintf(ERR_OUT, "hvm4g: %s:%u:%u: %s '%s' (#include): %s\n", from->path,
+            from->row, from->col, what, path, why);
+  } else {
+    fprintf(ERR_OUT, "hvm4g: %s '%s': %s\n", what, path, why);
+  }
+}
+
+static char *read_file(const char *path, u32 *len, const Src *from) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "Error: could not open '%s'\n", path);
+    file_error(from, "cannot open", path, strerror(errno));
     return NULL;
   }
   size_t cap = 1 << 16, n = 0;
@@ -1304,11 +1321,14 @@ static char *read_file(const char *path, u32 *len) {
     cap *= 2;
   }
   int bad = ferror(f);
+  int err = errno;
   fclose(f);
   if (big || bad || !buf) {
-    if (big)       fprintf(stderr, "Error: '%s' is larger than %u MiB, the input size limit\n", path, SRC_MAX >> 20);
-    else if (!buf) fprintf(stderr, "Error: out of memory reading '%s'\n", path);
-    else           fprintf(stderr, "Error: could not read '%s'\n", path);
+    char limit[64];
+    snprintf(limit, sizeof limit, "larger than the input size limit (%u MiB)", SRC_MAX >> 20);
+    if (big)       file_error(from, "cannot read", path, limit);
+    else if (!buf) file_error(from, "cannot read", path, "out of memory");
+    else           file_error(from, "cannot read", path, strerror(err));
     free(buf);
     return NULL;
   }
@@ -1341,6 +1361,7 @@ static void parse_src(const char *file, const char *src, u32 len) {
 
 static void parse_include(Src *s) {
   blank(s);
+  Src here = *s;   // a file that cannot be read is reported here
   need(s, "\"");
   u32 at = s->at;
   while (cur(s) != '"' && s->at < s->end) step(s);
@@ -1362,7 +1383,7 @@ static void parse_include(Src *s) {
   }
   if (seen(path)) return;
   u32   n;
-  char *src = read_file(path, &n);
+  char *src = read_file(path, &n, &here);
   if (!src) die();
   (void)n;
   parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
@@ -1415,6 +1436,10 @@ static int run(const char *file, const char *src) {
   return 0;
 }
 
+void parse_set_errors(FILE *out) {
+  ERRS = out;
+}
+
 void parse_reset(void) {
   FRESH_LAB = 0x800000;
   memset(USED, 0, sizeof USED);
@@ -1428,7 +1453,7 @@ int parse_text(const char *file, const char *src) {
 
 int parse_file(const char *path) {
   u32   len;
-  char *src = read_file(path, &len);
+  char *src = read_file(path, &len, NULL);
   if (!src) return 1;
   char *abs = realpath(path, NULL);
   int   rc  = run(abs ? abs : path, src);

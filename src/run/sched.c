@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <hvm4g.h>
 #include "run/sched.h"
 #include "run/prim.h"
 #include "core/kern.h"
@@ -128,7 +129,7 @@ void sched_start(void) {
   if (why && GPU.device == DEV_CUDA) {
     fprintf(stderr, "hvm4g: --device=cuda: %s; use --device=sim for the "
             "simulated device\n", why);
-    exit(1);
+    exit(HVM4G_ERR_DEVICE);
   }
   if (why) {
     no_device(why);
@@ -234,7 +235,14 @@ static u32 device_from_pool(int *dups) {
   return device_stop(gpu_snf_roots(left, n));
 }
 
+// The CPU's part of a hybrid normal form, a row of the trace (--trace).
+static int cpu_traced(int left, double t0, u64 itrs0) {
+  gpu_trace_cpu(EVAL.threads, eval_itrs() - itrs0, t0, gpu_now());
+  return left;
+}
+
 static void normalize_hybrid(u32 root) {
+  gpu_trace_run();
   u32 stop = 0;
   int cpu  = cpu_first();
   if (!cpu) {
@@ -245,7 +253,9 @@ static void normalize_hybrid(u32 root) {
   if (cpu && restart_arm(1) && heap_snap(&snap) != 0) restart_arm(0);
   int dups = 0;
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
-    int left = snf_at_until(root, take_over);
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    int left = cpu_traced(snf_at_until(root, take_over), t0, i0);
     restart_arm(0);   // later turns: the copy is no longer the program
     if (!left) {      // the CPU finished
       stop = 0;
@@ -262,7 +272,12 @@ static void normalize_hybrid(u32 root) {
   }
   heap_snap_free(&snap);
   // The CPU finishes what the device left, and the stuck DUPs the pool met.
-  if (stop || dups) snf_at(root);
+  if (stop || dups) {
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    snf_at(root);
+    cpu_traced(0, t0, i0);
+  }
 }
 
 void sched_normalize(u32 root) {
@@ -279,6 +294,7 @@ void sched_normalize(u32 root) {
 void sched_collapse(u32 root, long long limit) {
   if (SCHED.requested && !NODEV) {
     warm_due = 0;
+    gpu_trace_run();
     device_stop(gpu_snf_bounded(root));   // the collapser goes on either way
   }
   collapse_print(root, limit);
@@ -288,7 +304,17 @@ void sched_collapse(u32 root, long long limit) {
 // when it ends), so a %gnf met while the -T pool is reducing is normalized
 // by the pool instead: the same result, on the CPU.
 void sched_gnf(u32 slot) {
-  if (pool_busy() || device_at(slot)) snf_at(slot);
+  if (pool_busy()) {
+    snf_at(slot);
+    return;
+  }
+  gpu_trace_run();
+  if (device_at(slot)) {
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    snf_at(slot);
+    cpu_traced(0, t0, i0);
+  }
 }
 
 void sched_print_stats(FILE *out) {

@@ -1,25 +1,57 @@
-// stats.c: the -s and -S report (stats.h).
+// stats.c: the -s, --stats=json and -S report (stats.h).
 
 #include <stdio.h>
 #include "run/stats.h"
+#include "run/api.h"
 #include "run/sched.h"
+#include "heap/heap.h"
 #include "cpu/eval.h"
 #include "dev/gpu.h"
+#include "dev/dev.h"
 
-void stats_print(double secs) {
+static u64 worker_itrs(u32 t) {
+  Wnf *w = eval_worker(t);
+  return w ? __atomic_load_n(&w->itrs, __ATOMIC_RELAXED) : 0;
+}
+
+// The figures of -s as one JSON object on one line.
+static void print_json(FILE *out, double secs, int interrupted) {
+  u64 itrs = eval_itrs() + gpu_itrs();
+  fprintf(out, "{\"interactions\": %llu, \"threads\": [", (unsigned long long)itrs);
+  for (u32 t = 0; t < EVAL.threads; t++) {
+    fprintf(out, "%s%llu", t ? ", " : "", (unsigned long long)worker_itrs(t));
+  }
+  fprintf(out, "], \"seconds\": %.6f, \"mips\": %.3f, \"heap_words\": %llu, "
+          "\"peak_rss_bytes\": %llu, \"device_runs\": %llu, "
+          "\"device_interactions\": %llu, \"device_passes\": %llu, "
+          "\"device_seconds\": %.6f, \"interrupted\": %s}\n",
+          secs, secs > 0 ? (double)itrs / secs / 1e6 : 0.0,
+          (unsigned long long)heap_used(), (unsigned long long)api_peak_rss(),
+          (unsigned long long)GPU_STATS.runs, (unsigned long long)gpu_itrs(),
+          (unsigned long long)GPU_STATS.passes, GPU_STATS.dev_s,
+          interrupted ? "true" : "false");
+}
+
+void stats_print(double secs, int interrupted) {
   u64 itrs = eval_itrs() + gpu_itrs();
   if (!EVAL.stats) {
     if (EVAL.silent) printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
     return;
   }
+  if (EVAL.stats == STATS_JSON) {
+    print_json(stdout, secs, interrupted);
+    return;
+  }
   printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
   if (EVAL.threads > 1) {
     for (u32 t = 0; t < EVAL.threads; t++) {
-      printf("- Itrs[%u]: %llu interactions\n", t,
-             (unsigned long long)__atomic_load_n(&eval_worker(t)->itrs, __ATOMIC_RELAXED));
+      printf("- Itrs[%u]: %llu interactions\n", t, (unsigned long long)worker_itrs(t));
     }
   }
   printf("- Time: %.3f seconds\n", secs);
   printf("- Perf: %.2f M interactions/s\n", secs > 0 ? (double)itrs / secs / 1e6 : 0.0);
+  printf("- Memory: %.1f MiB peak resident; %llu heap words in use\n",
+         (double)api_peak_rss() / (1 << 20), (unsigned long long)heap_used());
+  if (interrupted) printf("- Interrupted: the run was stopped before its end\n");
   sched_print_stats(stdout);
 }
