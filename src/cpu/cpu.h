@@ -74,14 +74,28 @@ void pool_took_back(Wnf *w, u32 slot);
 #define WNF_OFFER(w, slot, b)  pool_offer((w), (slot), (b))
 #define WNF_TOOK_BACK(w, slot) pool_took_back((w), (slot))
 
+// The word each DP frame took under -T, kept in a second array right after
+// the stack (the same reservation), so that a run meeting a slot it holds
+// itself reads that word again instead of deferring forever (wnf.h).
+#define WNF_NOTE_TAKEN(w, i, c)   ((w)->stack[(w)->stack_cap + (i)] = (c))
+#define WNF_SELF_HELD(w, sp, loc) cpu_self_held((w), (sp), (loc))
+static inline Term cpu_self_held(const Wnf *w, u32 sp, u32 loc) {
+  for (u32 i = sp; i > 0; i--) {
+    Term f = w->stack[i - 1];
+    if ((TAG(f) == DP0 || TAG(f) == DP1) && VAL(f) == loc) return w->stack[w->stack_cap + i - 1];
+  }
+  return 0;
+}
+
 #include "core/wnf.h"
 
 // Sets up a CPU evaluator over the host heap and book: single-thread DUP
 // mode, no budget, an empty arena, and a stack of stack_cap frames reserved
-// lazily (pages are committed on first use). Exits if it cannot reserve.
+// lazily (pages are committed on first use), with the words its DP frames
+// took after it (WNF_NOTE_TAKEN). Exits if it cannot reserve.
 static inline void cpu_wnf_init(Wnf *w, u32 stack_cap) {
   *w = (Wnf){0};
-  void *stk = mmap(NULL, (size_t)stack_cap * sizeof(Term), PROT_READ | PROT_WRITE,
+  void *stk = mmap(NULL, (size_t)stack_cap * 2 * sizeof(Term), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (stk == MAP_FAILED) {
     fprintf(stderr, "ERROR: cannot reserve a WNF stack of %u frames\n", stack_cap);
@@ -105,7 +119,7 @@ static inline void cpu_wnf_init(Wnf *w, u32 stack_cap) {
 // Releases the stack of cpu_wnf_init.
 static inline void cpu_wnf_free(Wnf *w) {
   if (w->stack) {
-    munmap(w->stack, (size_t)w->stack_cap * sizeof(Term));
+    munmap(w->stack, (size_t)w->stack_cap * 2 * sizeof(Term));
   }
   w->stack = NULL;
 }

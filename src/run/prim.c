@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "run/prim.h"
+#include "run/effects.h"
 #include "run/sched.h"
 #include "cpu/eval.h"
 #include "cpu/snf.h"
@@ -90,17 +91,19 @@ static Term log_split(Wnf *w, Term acc, Term got, int hole, Term tail) {
   return TERM(SUP, lab, s);
 }
 
-// Prints the string (acc #Nil), which holds only known characters.
+// Prints the string (acc #Nil), which holds only known characters, as one
+// whole line.
 static void log_print(Wnf *w, Term acc) {
+  EffectLine line = {0};
   Term cur = eval_wnf(w, app(w, acc, TERM(C00, NICK_NIL, 0)));
   while (TAG(cur) == C00 + 2 && EXT(cur) == NICK_CON) {
     Term head = eval_wnf(w, HEAP[VAL(cur) + 0]);
     Term code = eval_wnf(w, HEAP[VAL(head)]);
     char b[4];
-    fwrite(b, 1, utf8_encode(VAL(code), b), stdout);
+    effect_line_put(&line, b, utf8_encode(VAL(code), b));
     cur = eval_wnf(w, HEAP[VAL(cur) + 1]);
   }
-  putchar('\n');
+  effect_line_write(&line);
 }
 
 static Term prim_log(Wnf *w, Term pri) {
