@@ -26,6 +26,21 @@ static u32  NWORKERS = 0;
 // WNF stack entries per thread (reserved, committed when touched).
 #define STACK_WORDS (1u << 27)
 
+static void die_plain(const char *msg);
+
+_Thread_local Term *CPU_HELD     = NULL;
+_Thread_local u32   CPU_HELD_CAP = 0;
+
+void cpu_held_put(u32 i, Term c) {
+  u32 cap = CPU_HELD_CAP ? CPU_HELD_CAP : 1024;
+  while (cap <= i) cap *= 2;
+  Term *n = realloc(CPU_HELD, (size_t)cap * sizeof(Term));
+  if (!n) die_plain("out of memory for the WNF stack");
+  CPU_HELD     = n;
+  CPU_HELD_CAP = cap;
+  CPU_HELD[i]  = c;
+}
+
 // A frame stands for a node on the path from the root, and a path of an
 // acyclic graph visits each node once: a stack deeper than the heap is a
 // cycle, which then ends within --heap instead of after STACK_WORDS frames.
