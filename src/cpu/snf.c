@@ -559,7 +559,9 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
   }
   job->ep = ep;
   job_wait(w, job, slot, root, yield);
-  if (atomic_load(&job->stop)) {
+  // A job that held an effect or an error is finished by the one-thread
+  // replay below, not by the device: its held slots are in no left list.
+  if (atomic_load(&job->stop) && !atomic_load(&job->held)) {
     // the rest is the device's: no thread may touch the heap meanwhile
     pool_halt();
     free(LEFT.slots);

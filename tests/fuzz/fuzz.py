@@ -239,7 +239,8 @@ def same_as_base(new, old):
 
 # Generated programs, besides the mutated ones
 # ============================================
-# Each returns (code, extra files {name: text}, extra modes).
+# Each returns (code, extra files {name: text}, extra modes, the names of
+# the modes to run or None for all).
 
 # Church numerals written with λ&f (or an explicit DUP, labelled or not)
 # applied to themselves: copies that share a label, DUPs that come to hold
@@ -262,7 +263,12 @@ def gen_numeral(rng):
     main = rng.choice([f"{selfs}", f"{selfs}({arg})", f"{selfs}({arg}, 0)",
                        f"%nf({selfs}({arg}, 3))", f"%gnf({selfs}({arg}, 3))",
                        f"%nf({selfs})", f"#T{{{selfs}({arg}, 1), {selfs}({arg}, 2)}}"])
-    return defs + f"@main = {main}\n", {}, [("t2", ["-T2"])]
+    # One thread only, judged for crashes, hangs, sanitizer reports and
+    # memory past --heap: a DUP re-entered while it is reduced reads its
+    # expression again in one uninterrupted run, and a -T run that defers or
+    # a device lane that stops rebuilds in between, so their results may
+    # differ (an open gap: tests/golden/dup_self_* are cpu-only)
+    return defs + f"@main = {main}\n", {}, [], ("cpu",)
 
 
 # %log under -T with errors: a tree of constructors whose leaves log after
@@ -289,7 +295,7 @@ def gen_log(rng):
     code = ("@w = λ{0: 0; λ&n. n + @w(n - 1)}\n"
             f"@main = {tree(rng.choice([1, 2, 3, 4]))}\n")
     return code, {}, [("t2", ["-T2"]), ("t16", ["-T16"]),
-                      ("sim-take-t2", ["--gpu", "--device=sim", "-T2", "--cpu-first=2"])]
+                      ("sim-take-t2", ["--gpu", "--device=sim", "-T2", "--cpu-first=2"])], None
 
 
 # Include trees: files that include each other (a tree, shared files,
@@ -317,7 +323,7 @@ def gen_include(rng):
         files[f"inc{i}.hvm4"] = "\n".join(incs) + f"\n@d{i} = {i}\n"
     files[f"inc{n}.hvm4"] = f"@d{n} = {n}\n"
     code = '#include "inc0.hvm4"\n@main = [@d0, @d1]\n'
-    return code, files, []
+    return code, files, [], None
 
 
 GENERATORS = [(0.12, gen_numeral), (0.12, gen_log), (0.06, gen_include)]
@@ -325,7 +331,7 @@ GENERATORS = [(0.12, gen_numeral), (0.12, gen_log), (0.06, gen_include)]
 
 def one_case(a, idx, src, seed):
     rng = random.Random(f"{seed}:{idx}")
-    files, modes = {}, []
+    files, modes, only = {}, [], None
     pick, gen = rng.random(), None
     for p, g in GENERATORS:
         if pick < p:
@@ -333,7 +339,7 @@ def one_case(a, idx, src, seed):
             break
         pick -= p
     if gen:
-        code, files, modes = gen(rng)
+        code, files, modes, only = gen(rng)
     else:
         code = mutate(rng, src)
     flags = rng.choice([["-C20"], []])
@@ -346,11 +352,13 @@ def one_case(a, idx, src, seed):
                 f.write(text)
         res = {}
         for name, extra in MODES + modes:
+            if only and name not in only:
+                continue
             res[name] = run(a.bin, path, flags + [f"--heap={a.heap}"] + extra,
                             a.timeout)
             if res["cpu"][0] is None:
                 break        # never ends on the CPU: nothing to compare
-        if a.metal and res["cpu"][0] is not None:
+        if a.metal and not only and res["cpu"][0] is not None:
             for name, extra in METAL_MODES:
                 res[name] = run(a.metal, path,
                                 flags + [f"--heap={a.heap}"] + extra,
