@@ -170,6 +170,33 @@ EOF
     nest 80000 'f(' 1 ')'
     echo '//- Itrs: 79999 interactions'
   } > "$g/gen_dup_chain_c.hvm4"
+  # An include path longer than PATH_MAX ends in the name of a file that
+  # exists once cut short; it is an error naming the path, never that file.
+  mkdir -p "$g/_chain"
+  echo '@main = 7' > "$g/_chain/inc_target.hvm4"
+  {
+    echo '// exit: nonzero'
+    echo '// match: regex'
+    printf '#include "'
+    awk 'BEGIN { for (i = 0; i < 2100; i++) printf "./"; print "_chain/inc_target.hvm4.EXPECTED\"" }'
+    echo '@main = 1'
+    echo '//longer than the system allows.*inc_target\.hvm4\.EXPECTED'
+  } > "$g/err_include_path_long.hvm4"
+  # A chain of 3,000 nested includes: refused at a bounded depth with a
+  # message, not followed down the C stack (SIGSEGV under a 1 GB limit).
+  awk -v d="$g/_chain" 'BEGIN { for (i = 0; i < 3000; i++) printf "#include \"c%d.hvm4\"\n", i + 1 > (d "/c" i ".hvm4");
+                               print "@main = 1" > (d "/c3000.hvm4") }'
+  {
+    echo '// exit: nonzero'
+    echo '// match: regex'
+    echo '#include "_chain/c0.hvm4"'
+    echo '//c[0-9]+\.hvm4:[0-9]+:[0-9]+'
+    echo '//includes nested deeper than [0-9]+ files'
+  } > "$g/err_include_deep.hvm4"
+  # A chain within the bound reads every file.
+  awk -v d="$g/_chain" 'BEGIN { for (i = 0; i < 100; i++) printf "#include \"s%d.hvm4\"\n", i + 1 > (d "/s" i ".hvm4");
+                               print "@main = 100" > (d "/s100.hvm4") }'
+  printf '#include "_chain/s0.hvm4"\n//!100\n' > "$g/include_chain_100.hvm4"
   if [ "$ONLY" = '*' ]; then
     printf '%s\n' "$g"/*.hvm4
   fi

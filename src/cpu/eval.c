@@ -26,6 +26,29 @@ static u32  NWORKERS = 0;
 // WNF stack entries per thread (reserved, committed when touched).
 #define STACK_WORDS (1u << 27)
 
+static void die_plain(const char *msg);
+
+_Thread_local Term *CPU_HELD     = NULL;
+_Thread_local u32   CPU_HELD_CAP = 0;
+
+void cpu_held_put(u32 i, Term c) {
+  u32 cap = CPU_HELD_CAP ? CPU_HELD_CAP : 1024;
+  while (cap <= i) cap *= 2;
+  Term *n = realloc(CPU_HELD, (size_t)cap * sizeof(Term));
+  if (!n) die_plain("out of memory for the WNF stack");
+  CPU_HELD     = n;
+  CPU_HELD_CAP = cap;
+  CPU_HELD[i]  = c;
+}
+
+// A frame stands for a node on the path from the root, and a path of an
+// acyclic graph visits each node once: a stack deeper than the heap is a
+// cycle, which then ends within --heap instead of after STACK_WORDS frames.
+static u32 eval_stack_words(void) {
+  u64 heap = HEAP_WORDS < (1u << 16) ? (1u << 16) : HEAP_WORDS;
+  return heap < STACK_WORDS ? (u32)heap : STACK_WORDS;
+}
+
 Wnf *eval_self(void) {
   return eval_worker(pool_tid());
 }
@@ -164,6 +187,20 @@ void eval_rethrow(const EvalCatch *c) {
 static _Thread_local int AHEAD      = 0;
 static _Atomic int       STOP_AHEAD = 0;
 
+static _Thread_local u32 HOLD_EFFECTS = 0;   // > 0: effects and errors stop
+static _Thread_local int HELD_STOP    = 0;   // the last reduction stopped so
+
+void eval_hold_effects(int on) {
+  if (on) HOLD_EFFECTS++;
+  else    HOLD_EFFECTS--;
+}
+
+int eval_held_stop(void) {
+  int s = HELD_STOP;
+  HELD_STOP = 0;
+  return s;
+}
+
 // Interactions between w's offers (sparks; 0: none): only under -T, and
 // not in work ahead, which may never be needed.
 static u32 eval_offer_gap(Wnf *w, int ahead) {
@@ -209,7 +246,7 @@ void eval_init(void) {
   NWORKERS = n;
   for (u32 i = 0; i < n; i++) {
     Wnf *w = &WORKERS[i];
-    cpu_wnf_init(w, STACK_WORDS);
+    cpu_wnf_init(w, eval_stack_words());
     w->book_cnt = table_count();
     w->dup_mode = n > 1 ? DUP_SHARED : DUP_SOLO;
     w->offer    = eval_offer_gap(w, 0);
@@ -225,6 +262,9 @@ static const char *err_msg(u32 err) {
     case ERR_LABEL_OWN:
       return "dynamic label is reserved: labels 16515072 to 16777215 (taken "
              "modulo 2^24; named '$___' to '$$$$') belong to the runtime";
+    case ERR_DUP_SELF:
+      return "a DUP holds one of its own copies (two copies met under one "
+             "label): the term is infinite";
     default:          return "evaluation failed";
   }
 }
@@ -267,6 +307,10 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         return t;
       }
       case WNF_HOST: {
+        if (HOLD_EFFECTS) {   // left for the one-thread replay (snf.c)
+          HELD_STOP = 1;
+          return t;
+        }
         // The primitive sits at HEAP[host_at] inside t (or is t). Under
         // DUP_SHARED that slot may be a DUP expression another thread can
         // reach: hold it BUSY while the host works, so it runs once.
@@ -319,6 +363,10 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         return t;
       }
       default: {
+        if (HOLD_EFFECTS) {   // reported, if at all, in one-thread order
+          HELD_STOP = 1;
+          return t;
+        }
         eval_die(err_msg(w->err));
         return t;
       }

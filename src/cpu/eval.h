@@ -90,6 +90,14 @@ int        eval_holding(void);            // this thread holds a host slot BUSY
 void eval_ahead(int on);
 void eval_stop_ahead(int on);
 
+// Effects in one-thread order (snf.c, "Effects and errors under -T"): while
+// this thread holds effects (eval_hold_effects(1), nested), a reduction that
+// meets a host primitive or a runtime error does not run or report it: it
+// stops, leaving its term rebuilt (valid, equal to the input), and
+// eval_held_stop() then returns 1 once (and clears it).
+void eval_hold_effects(int on);
+int  eval_held_stop(void);
+
 // Inside the CPU evaluator (eval.c, snf.c, collapse.c, prim.c)
 // ==========================================================
 

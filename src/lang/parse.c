@@ -1359,6 +1359,11 @@ static void parse_src(const char *file, const char *src, u32 len) {
   CUR = out;
 }
 
+// Includes nest on the C stack (parse_include -> parse_src -> parse_defs), so
+// their depth is bounded; a chain deeper than this is refused, not followed.
+#define INCLUDE_DEPTH_MAX 128
+static u32 INCLUDE_DEPTH;
+
 static void parse_include(Src *s) {
   blank(s);
   Src here = *s;   // a file that cannot be read is reported here
@@ -1367,26 +1372,40 @@ static void parse_include(Src *s) {
   while (cur(s) != '"' && s->at < s->end) step(s);
   u32 len = s->at - at;
   need(s, "\"");
-  char *rel = strndup(s->txt + at, len);
-  if (!rel) oom();
-  char path[PATH_MAX + 1];
+  if (INCLUDE_DEPTH >= INCLUDE_DEPTH_MAX) {
+    err_msg(s, "includes nested deeper than %u files: '%.*s'", INCLUDE_DEPTH_MAX, (int)len, s->txt + at);
+  }
+  // The joined path is built on the heap and checked against PATH_MAX:
+  // cut short, it could name a different file that exists.
   const char *slash = strrchr(s->path, '/');
-  if (rel[0] == '/' || !slash) snprintf(path, sizeof path, "%s", rel);
-  else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->path), s->path, rel);
-  free(rel);
+  int   dir  = (s->txt[at] == '/' || !slash) ? 0 : (int)(slash - s->path);
+  char *path = NULL;
+  int   plen = dir ? asprintf(&path, "%.*s/%.*s", dir, s->path, (int)len, s->txt + at)
+                   : asprintf(&path, "%.*s", (int)len, s->txt + at);
+  if (plen < 0) oom();
+  if (plen >= PATH_MAX) {
+    err_head(s);
+    fprintf(stderr, "- include path of %d bytes is longer than the system allows (%d): '%s'\n", plen, PATH_MAX, path);
+    free(path);
+    die();
+  }
   // Files are known by their real path, so `a/../b.hvm4` and cycles through
   // different spellings are still read once.
   char *real = realpath(path, NULL);
   if (real) {
-    snprintf(path, sizeof path, "%s", real);
-    free(real);
+    free(path);
+    path = real;
   }
-  if (seen(path)) return;
+  int again = seen(path);
+  free(path);
+  if (again) return;
   u32   n;
-  char *src = read_file(path, &n, &here);
+  char *src = read_file(SEEN[SEEN_LEN - 1], &n, &here);
   if (!src) die();
   (void)n;
+  INCLUDE_DEPTH++;
   parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
+  INCLUDE_DEPTH--;
   free(src);
 }
 
@@ -1427,8 +1446,9 @@ static void stack_limit(void) {
 static int run(const char *file, const char *src) {
   stack_limit();
   if (setjmp(FAIL)) {
-    FORK_SIDE = -1;
-    CUR       = NULL;
+    FORK_SIDE     = -1;
+    CUR           = NULL;
+    INCLUDE_DEPTH = 0;
     return 1;
   }
   seen(file);

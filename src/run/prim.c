@@ -16,6 +16,7 @@
 #include <string.h>
 #include "run/prim.h"
 #include "run/prim_in.h"
+#include "run/effects.h"
 #include "run/sched.h"
 #include "cpu/eval.h"
 #include "cpu/snf.h"
@@ -279,11 +280,12 @@ static Term prim_log(Wnf *w, Term pri) {
     case STR_SHAPE:  eval_die(SHAPE[len]); return 0;
     case STR_DONE:   break;
   }
+  EffectLine line = {0};   // written whole: no other thread's line inside it
   for (u32 i = 0; i < len; i++) {
     char b[4];
-    fwrite(b, 1, utf8_encode(codes[i], b), stdout);
+    effect_line_put(&line, b, utf8_encode(codes[i], b));
   }
-  putchar('\n');
+  effect_line_write(&line);
   free(codes);
   return TERM(C00, NICK_NIL, 0);
 }

@@ -302,9 +302,10 @@ void sched_collapse(u32 root, long long limit) {
 
 // The device needs the heap to itself (a device run copies the heap back
 // when it ends), so a %gnf met while the -T pool is reducing is normalized
-// by the pool instead: the same result, on the CPU.
+// by the pool instead: the same result, on the CPU. Under -D it is
+// normalized on the CPU too, one step at a time, so its steps are shown.
 void sched_gnf(u32 slot) {
-  if (pool_busy()) {
+  if (EVAL.debug || pool_busy()) {
     snf_at(slot);
     return;
   }
