@@ -287,7 +287,7 @@ done
 NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 # Built where no GPU is visible, the binary holds code for every GPU
 # architecture from 7.5 on that nvcc has (at least five), and PTX.
-if [ -n "$NVCC_BIN" ] && ./hvm4g --version | grep -q '^cuda:' && ! nvidia-smi -L > /dev/null 2>&1; then
+if [ -n "$NVCC_BIN" ] && ./hvm4g --version | grep -q '^cuda architectures: [sc]' && ! nvidia-smi -L > /dev/null 2>&1; then
   codes=$(python3 tests/fatbin_archs.py ./hvm4g)
   sass=$(printf '%s\n' "$codes" | grep -c '^sm_')
   ptx=$(printf '%s\n' "$codes" | grep -c '^compute_')
