@@ -1,6 +1,7 @@
 // eval.c: the CPU driver around the WNF core: one Wnf per CPU thread, host
 // services (primitives, deferral), errors, interaction counts.
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sched.h>
@@ -31,11 +32,21 @@ static void die_plain(const char *msg);
 _Thread_local Term *CPU_HELD     = NULL;
 _Thread_local u32   CPU_HELD_CAP = 0;
 
+// A thread's CPU_HELD is freed when the thread ends.
+static pthread_key_t  HELD_KEY;
+static pthread_once_t HELD_ONCE = PTHREAD_ONCE_INIT;
+
+static void held_key(void) {
+  pthread_key_create(&HELD_KEY, free);
+}
+
 void cpu_held_put(u32 i, Term c) {
   u32 cap = CPU_HELD_CAP ? CPU_HELD_CAP : 1024;
   while (cap <= i) cap *= 2;
   Term *n = realloc(CPU_HELD, (size_t)cap * sizeof(Term));
   if (!n) die_plain("out of memory for the WNF stack");
+  pthread_once(&HELD_ONCE, held_key);
+  pthread_setspecific(HELD_KEY, n);
   CPU_HELD     = n;
   CPU_HELD_CAP = cap;
   CPU_HELD[i]  = c;
