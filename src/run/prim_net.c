@@ -15,8 +15,9 @@
 // it announced is whole) -> done, each *_poll moving it as far as it goes
 // without waiting. Its outcome is #Resp{status, [#Hdr{name,value}..],
 // body bytes}, #Fail{reason, message} or #Canceled; it is kept, and every
-// later poll of the handle gives it again. https needs TLS, which this
-// file does not link: such a request fails with reason #Tls.
+// later poll of the handle gives it again. An https exchange adds a TLS
+// handshake after the connect (tls.c, the system's OpenSSL loaded when
+// first needed; without it, reason #Tls).
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@
 #include "cpu/eval.h"
 #include "heap/heap.h"
 #include "lang/names.h"
+#include "run/tls.h"
 
 #define RECV_MAX   (1u << 20)   // HVM4's bound on one %tcp_recv
 #define SEND_MAX   (1u << 20)   // and on one %tcp_send
@@ -414,13 +416,16 @@ static Term tcp_close(Wnf *w, Term pri) {
 // http: the exchange
 // ==================
 
-enum { H_CONNECT = 1, H_SEND, H_RECV, H_DONE };
+enum { H_CONNECT = 1, H_HANDSHAKE, H_SEND, H_RECV, H_DONE };
 
 typedef struct {
   u8     phase;
   u8     canceled;
   u8     head_only;     // a HEAD request: its response has no body
+  u8     verify;        // https: check the server's certificate
   int    fd;
+  TlsConn *tls;         // https, once connected
+  char  *tls_host;      // https: the name to ask for and check (NULL: http)
   u64    start_ns;
   u32    timeout_ms;    // the whole exchange; 0: none
   u32    connect_ms;    // its connection; 0: none
@@ -449,14 +454,20 @@ typedef struct {
 static void http_fail(Http *h, const char *reason, int has_arg, u32 arg, const char *fmt, ...)
   __attribute__((format(printf, 5, 6)));
 
+static void http_disconnect(Http *h) {
+  tls_close(h->tls);
+  h->tls = NULL;
+  close_fd(h->fd);
+  h->fd = -1;
+}
+
 static void http_fail(Http *h, const char *reason, int has_arg, u32 arg, const char *fmt, ...) {
   char    msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  close_fd(h->fd);
-  h->fd           = -1;
+  http_disconnect(h);
   h->phase        = H_DONE;
   h->fail         = reason;
   h->fail_has_arg = has_arg;
@@ -464,18 +475,16 @@ static void http_fail(Http *h, const char *reason, int has_arg, u32 arg, const c
   h->fail_msg     = strdup(msg);
 }
 
-// Splits "http://host[:port][/path]" (host may be [v6]): 1 with the host
-// in host, the port, and the path (with its query) at *path; 0 with why.
-static int url_split(const char *url, char *host, size_t cap, u32 *port, const char **path,
-                     const char **why) {
+// Splits "http[s]://host[:port][/path]" (host may be [v6]): 1 with the
+// host in host, the port, *tls for https, and the path (with its query) at
+// *path; 0 with why.
+static int url_split(const char *url, char *host, size_t cap, u32 *port, int *tls,
+                     const char **path, const char **why) {
   const char *p = strstr(url, "://");
   if (!p) { *why = "URL has no scheme"; return 0; }
   size_t scheme = (size_t)(p - url);
-  if (scheme == 5 && strncasecmp(url, "https", 5) == 0) {
-    *why = "https needs TLS, which this build of hvm4g does not link";
-    return 0;
-  }
-  if (!(scheme == 4 && strncasecmp(url, "http", 4) == 0)) {
+  *tls = scheme == 5 && strncasecmp(url, "https", 5) == 0;
+  if (!*tls && !(scheme == 4 && strncasecmp(url, "http", 4) == 0)) {
     *why = "unsupported URL scheme";
     return 0;
   }
@@ -498,7 +507,7 @@ static int url_split(const char *url, char *host, size_t cap, u32 *port, const c
     host[stop - p] = 0;
   }
   if (host[0] == 0) { *why = "URL has no host"; return 0; }
-  *port = 80;
+  *port = *tls ? 443 : 80;
   if (colon) {
     char *stop;
     unsigned long n = strtoul(colon + 1, &stop, 10);
@@ -523,16 +532,23 @@ static int has_header(const char *lines, const char *name) {
 static void http_start(Http *h, const char *url) {
   char        host[1024];
   u32         port;
+  int         tls;
   const char *path, *why;
   free(h->out);
-  h->out = NULL;
+  free(h->tls_host);
+  h->out      = NULL;
+  h->tls_host = NULL;
   h->in_len = h->out_len = h->out_sent = 0;
   h->fd = -1;
-  if (!url_split(url, host, sizeof host, &port, &path, &why)) {
-    int tls = strstr(why, "TLS") != NULL;
-    http_fail(h, tls ? "Tls" : "Protocol", 0, 0, "%s: %s", why, url);
+  if (!url_split(url, host, sizeof host, &port, &tls, &path, &why)) {
+    http_fail(h, "Protocol", 0, 0, "%s: %s", why, url);
     return;
   }
+  if (tls && (why = tls_missing()) != NULL) {
+    http_fail(h, "Tls", 0, 0, "%s", why);
+    return;
+  }
+  if (tls && !(h->tls_host = strdup(host))) eval_die("out of memory starting an http request");
   int connected = 0, gai, err;
   h->fd = dial(host, port, 1, 0, &connected, &gai, &err);
   if (gai != 0) {
@@ -551,7 +567,7 @@ static void http_start(Http *h, const char *url) {
   if (!out) eval_die("out of memory building an http request");
   int n = snprintf(out, cap, "%s %s%.*s HTTP/1.1\r\nHost: %s%s%s", h->method, plen ? query : "/",
                    (int)plen, path, v6 ? "[" : "", host, v6 ? "]" : "");
-  if (port != 80) n += snprintf(out + n, cap - (size_t)n, ":%u", port);
+  if (port != (tls ? 443u : 80u)) n += snprintf(out + n, cap - (size_t)n, ":%u", port);
   n += snprintf(out + n, cap - (size_t)n, "\r\n%s", h->headers);
   if (!has_header(h->headers, "User-Agent")) n += snprintf(out + n, cap - (size_t)n, "User-Agent: hvm4g\r\n");
   if (!has_header(h->headers, "Accept")) n += snprintf(out + n, cap - (size_t)n, "Accept: */*\r\n");
@@ -565,7 +581,8 @@ static void http_start(Http *h, const char *url) {
   if (h->body_len) memcpy(out + n, h->body, h->body_len);
   h->out     = out;
   h->out_len = (size_t)n + h->body_len;
-  h->phase   = connected ? H_SEND : H_CONNECT;
+  h->phase   = H_CONNECT;
+  (void)connected;   // a connect that is done shows as writable at once
 }
 
 // Reads a line of the response at *at (ending "\n", a "\r" before it
@@ -700,8 +717,7 @@ static int http_response(Http *h, int eof) {
               h->body_max);
     return 1;
   }
-  close_fd(h->fd);
-  h->fd = -1;
+  http_disconnect(h);
   const u8 *loc = header_value(in, head, at, "Location", &vlen);
   if (status >= 300 && status < 400 && loc && h->redirects > 0) {
     char *next = strndup((const char *)loc, vlen);
@@ -713,7 +729,8 @@ static int http_response(Http *h, int eof) {
       size_t hl   = host ? strcspn(host + 8, "\r") : 0;
       char  *url  = malloc(hl + strlen(next) + 16);
       if (!url) eval_die("out of memory following an http redirect");
-      sprintf(url, "http://%.*s%s", (int)hl, host ? host + 8 : "", next);
+      sprintf(url, "%s://%.*s%s", h->tls_host ? "https" : "http", (int)hl, host ? host + 8 : "",
+              next);
       free(next);
       next = url;
     }
@@ -732,13 +749,96 @@ static int http_response(Http *h, int eof) {
   return 1;
 }
 
+// A byte count from a send or receive, plain or TLS: > 0 moved, 0 the
+// peer's end, -1 failed (the exchange ended), or POLLIN/POLLOUT negated: wait.
+static long http_io(Http *h, int sending) {
+  void  *at  = sending ? (void *)(h->out + h->out_sent) : (void *)(h->in + h->in_len);
+  size_t len = sending ? h->out_len - h->out_sent : h->in_cap - h->in_len;
+  if (h->tls) {
+    int r = sending ? tls_write(h->tls, at, len) : tls_read(h->tls, at, len);
+    if (r == TLS_WANT_READ) return -POLLIN;
+    if (r == TLS_WANT_WRITE) return -POLLOUT;
+    if (r == TLS_FAILED) {
+      http_fail(h, "Tls", 0, 0, "%s", tls_error(h->tls));
+      return -1;
+    }
+    return r;
+  }
+  ssize_t r = sending ? send(h->fd, at, len, MSG_NOSIGNAL) : recv(h->fd, at, len, 0);
+  if (r >= 0) return (long)r;
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return sending ? -POLLOUT : -POLLIN;
+  http_fail(h, "Io", 1, (u32)errno, "%s: %s", sending ? "sending the request" : "receiving the response",
+            strerror(errno));
+  return -1;
+}
+
+// One move of the exchange without waiting: 0 when it moved (or ended),
+// else the poll events it waits for.
+static short http_move(Http *h) {
+  switch (h->phase) {
+    case H_CONNECT: {
+      if (poll_fd(h->fd, POLLOUT, 0) == 0) return POLLOUT;
+      int e = connect_error(h->fd);
+      if (e) {
+        http_fail(h, "Connect", 0, 0, "Failed to connect: %s", strerror(e));
+        return 0;
+      }
+      if (!h->tls_host) {
+        h->phase = H_SEND;
+        return 0;
+      }
+      char why[256];
+      h->tls = tls_open(h->fd, h->tls_host, h->verify, why, sizeof why);
+      if (!h->tls) http_fail(h, "Tls", 0, 0, "%s", why);
+      else h->phase = H_HANDSHAKE;
+      return 0;
+    }
+    case H_HANDSHAKE: {
+      int r = tls_handshake(h->tls);
+      if (r == TLS_WANT_READ) return POLLIN;
+      if (r == TLS_WANT_WRITE) return POLLOUT;
+      if (r == TLS_FAILED) http_fail(h, "Tls", 0, 0, "%s", tls_error(h->tls));
+      else h->phase = H_SEND;
+      return 0;
+    }
+    case H_SEND: {
+      long n = http_io(h, 1);
+      if (n < -1) return (short)-n;
+      if (n == 0) http_fail(h, "Io", 0, 0, "the server closed the connection during the request");
+      if (n > 0) h->out_sent += (size_t)n;
+      if (n > 0 && h->out_sent == h->out_len) h->phase = H_RECV;
+      return 0;
+    }
+    default: {
+      if (h->in_cap - h->in_len < 4096) {
+        h->in_cap = h->in_cap ? h->in_cap * 2 : 8192;
+        u8 *more  = realloc(h->in, h->in_cap);
+        if (!more) eval_die("out of memory reading an http response");
+        h->in = more;
+      }
+      long n = http_io(h, 0);
+      if (n < -1) return (short)-n;
+      if (n < 0) return 0;
+      h->in_len += (size_t)n;
+      // a chunked body's framing costs at most twice its size, plus the head
+      if (h->in_len > 2 * (size_t)h->body_max + HEAD_MAX + 64) {
+        http_fail(h, "BodyTooLarge", 1, h->body_max, "response body too large (limit=%u bytes)",
+                  h->body_max);
+        return 0;
+      }
+      http_response(h, n == 0);
+      return 0;
+    }
+  }
+}
+
 // Moves the exchange on: as far as it goes without waiting, or (wait)
 // until it is done, within its timeouts.
 static void http_step(Http *h, int wait) {
   while (h->phase != H_DONE) {
     int left  = ms_left(h->start_ns, h->timeout_ms);
     u32 limit = h->timeout_ms;
-    if (h->phase == H_CONNECT) {
+    if (h->phase == H_CONNECT || h->phase == H_HANDSHAKE) {
       int c = ms_left(h->start_ns, h->connect_ms);
       if (c >= 0 && (left < 0 || c < left)) left = c, limit = h->connect_ms;
     }
@@ -747,51 +847,14 @@ static void http_step(Http *h, int wait) {
                 h->phase == H_CONNECT ? "connection" : "operation", limit);
       return;
     }
-    int got = poll_fd(h->fd, h->phase == H_RECV ? POLLIN : POLLOUT, wait ? left : 0);
+    short events = http_move(h);
+    if (!events) continue;
+    int got = poll_fd(h->fd, events, wait ? left : 0);
     if (got < 0) {
       http_fail(h, "Io", 1, (u32)errno, "poll: %s", strerror(errno));
       return;
     }
-    if (got == 0) {
-      if (!wait) return;
-      continue;
-    }
-    if (h->phase == H_CONNECT) {
-      int e = connect_error(h->fd);
-      if (e) {
-        http_fail(h, "Connect", 0, 0, "Failed to connect: %s", strerror(e));
-        return;
-      }
-      h->phase = H_SEND;
-    } else if (h->phase == H_SEND) {
-      ssize_t n = send(h->fd, h->out + h->out_sent, h->out_len - h->out_sent, MSG_NOSIGNAL);
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        http_fail(h, "Io", 1, (u32)errno, "sending the request: %s", strerror(errno));
-        return;
-      }
-      if (n > 0) h->out_sent += (size_t)n;
-      if (h->out_sent == h->out_len) h->phase = H_RECV;
-    } else {
-      if (h->in_cap - h->in_len < 4096) {
-        h->in_cap = h->in_cap ? h->in_cap * 2 : 8192;
-        u8 *more  = realloc(h->in, h->in_cap);
-        if (!more) eval_die("out of memory reading an http response");
-        h->in = more;
-      }
-      ssize_t n = recv(h->fd, h->in + h->in_len, h->in_cap - h->in_len, 0);
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        http_fail(h, "Io", 1, (u32)errno, "receiving the response: %s", strerror(errno));
-        return;
-      }
-      if (n > 0) h->in_len += (size_t)n;
-      // a chunked body's framing costs at most twice its size, plus the head
-      if (h->in_len > 2 * (size_t)h->body_max + HEAD_MAX + 64) {
-        http_fail(h, "BodyTooLarge", 1, h->body_max, "response body too large (limit=%u bytes)",
-                  h->body_max);
-        return;
-      }
-      if (n >= 0) http_response(h, n == 0);
-    }
+    if (got == 0 && !wait) return;
   }
 }
 
@@ -941,11 +1004,14 @@ static int request_opts(Wnf *w, Term pri, Term opts, Http *h, Term *out) {
   h->timeout_ms = f[0];
   h->connect_ms = f[1];
   h->redirects  = f[2] ? f[3] : 0;
+  h->verify     = (u8)f[4];
   h->body_max   = f[5];
-  return 1;   // verify_tls has nothing to verify without TLS
+  return 1;
 }
 
 static void http_free(Http *h) {
+  http_disconnect(h);
+  free(h->tls_host);
   free(h->method);
   free(h->headers);
   free(h->body);
@@ -996,10 +1062,7 @@ static Term http_request(Wnf *w, Term pri) {
   Slot s = { .kind = K_HTTP, .fd = -1, .data = h };
   u32  id;
   out = prim_opened(w, pri, &s, &id);
-  if (!id) {
-    close_fd(h->fd);
-    http_free(h);
-  }
+  if (!id) http_free(h);
   return out;
 }
 
@@ -1014,8 +1077,7 @@ static Term http_next(Wnf *w, Term pri, int how) {
   if (!prim_take(w, pri, id, seq, &s, &out)) return out;
   Http *h = s.data;
   if (how == 2 && h->phase != H_DONE) {
-    close_fd(h->fd);
-    h->fd       = -1;
+    http_disconnect(h);
     h->canceled = 1;
     h->phase    = H_DONE;
   }

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 # tests/upstream/_peer.py: the localhost peer of the network tests
-# (tests/upstream/net_*.hvm4). Listens on 127.0.0.1 at a free port, prints
-# the port as its first line, and serves until it is killed:
+# (tests/upstream/net_*.hvm4). Listens on 127.0.0.1 at two free ports,
+# prints them as its first two lines, and serves until it is killed. On
+# the first (plain) port:
 #
 #   - a connection that starts with an HTTP request line gets an HTTP
-#     response, chosen by the path (ROUTES below);
+#     response, chosen by the path (serve_http below);
 #   - any other connection is an echo: every byte sent comes back, and the
 #     peer closes once the client has closed its side.
 #
+# The second port speaks TLS, with the self-signed certificate for
+# localhost and 127.0.0.1 in _peer_cert.pem, and answers HTTP only.
 # Nothing listens beyond 127.0.0.1.
 
 import re
+import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -84,15 +89,39 @@ def serve(conn):
             pass
 
 
-def main():
+def listen():
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
-    print(listener.getsockname()[1], flush=True)
-    sys.stdout.close()
+    return listener
+
+
+def serve_tls(conn, context):
+    with conn:
+        try:
+            with context.wrap_socket(conn, server_side=True) as tls:
+                serve_http(tls, tls.recv(4096))
+        except (OSError, ssl.SSLError):
+            pass
+
+
+def accept_tls(listener):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_peer_cert.pem"))
     while True:
         conn, _ = listener.accept()
+        threading.Thread(target=serve_tls, args=(conn, context), daemon=True).start()
+
+
+def main():
+    plain, tls = listen(), listen()
+    print(plain.getsockname()[1], flush=True)
+    print(tls.getsockname()[1], flush=True)
+    sys.stdout.close()
+    threading.Thread(target=accept_tls, args=(tls,), daemon=True).start()
+    while True:
+        conn, _ = plain.accept()
         threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
 

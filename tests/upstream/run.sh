@@ -29,15 +29,17 @@ pass=0
 fail=0
 
 # The network tests (net_*) talk to a peer on 127.0.0.1 (_peer.py), started
-# here for the whole run; its port reaches them as HVM4G_PEER_PORT.
+# here for the whole run; its ports reach them as HVM4G_PEER_PORT (plain)
+# and HVM4G_PEER_TLS_PORT (https).
 if command -v python3 > /dev/null 2>&1; then
   peer_out="$(mktemp)"
   python3 "$DIR/_peer.py" > "$peer_out" 2> /dev/null &
   peer_pid=$!
   trap 'kill "$peer_pid" 2> /dev/null; rm -f "$peer_out"' EXIT
-  for _ in $(seq 100); do [ -s "$peer_out" ] && break; sleep 0.1; done
-  HVM4G_PEER_PORT="$(head -n1 "$peer_out")"
-  export HVM4G_PEER_PORT
+  for _ in $(seq 100); do [ "$(wc -l < "$peer_out")" -ge 2 ] && break; sleep 0.1; done
+  HVM4G_PEER_PORT="$(sed -n 1p "$peer_out")"
+  HVM4G_PEER_TLS_PORT="$(sed -n 2p "$peer_out")"
+  export HVM4G_PEER_PORT HVM4G_PEER_TLS_PORT
 fi
 
 shopt -s nullglob
