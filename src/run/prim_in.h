@@ -119,6 +119,11 @@ int prim_take(Wnf *w, Term pri, u32 id, u32 seq, Slot *s, Term *out);
 // CLOCK_MONOTONIC in nanoseconds.
 u64 prim_now_ns(void);
 
+// For a call whose one argument is a handle: lifts it, reads it as a
+// `kind` handle and claims its slot: 1 with a copy of the slot in *s, its
+// id and seq; else 0 with the lifted call or the #ERR in *out.
+int prim_claim(Wnf *w, Term pri, u32 kind, Slot *s, u32 *id, u32 *seq, Term *out);
+
 // Writes back a claimed slot's fields (not its seq).
 void prim_slot_update(u32 id, const Slot *s);
 

@@ -151,13 +151,14 @@ static int is_ctr(Term v, const char *name, u32 ari) {
   return TAG(v) == C00 + ari && EXT(v) == nick_named(name);
 }
 
-// Lifts pri's arguments over SUP/INC/ERA, the first then the second (its
-// value in *second), and reads the first as a `kind` handle: 1 with *id
-// and *seq; else 0 with the result in *out.
+// For a call of two arguments, a handle and a value: lifts both over
+// SUP/INC/ERA, the first then the second (its value in *second), and reads
+// the first as a `kind` handle: 1 with *id and *seq; else 0 with the
+// result in *out. The slot is claimed after the second is checked.
 static int handle_args(Wnf *w, Term pri, u32 kind, u32 *id, u32 *seq, Term *second, Term *out) {
   Term v;
   if (prim_lift(w, pri, 0, &v, out)) return 0;
-  if (PRIM_ARITY(EXT(pri)) > 1 && prim_lift(w, pri, 1, second, out)) return 0;
+  if (prim_lift(w, pri, 1, second, out)) return 0;
   return prim_handle_of(w, pri, v, kind, id, seq, out);
 }
 
@@ -265,9 +266,8 @@ static Term tcp_connect(Wnf *w, Term pri) {
 static Term tcp_connected(Wnf *w, Term pri, int wait) {
   Slot s;
   u32  id, seq;
-  Term out, unused;
-  if (!handle_args(w, pri, K_TCP, &id, &seq, &unused, &out)) return out;
-  if (!prim_take(w, pri, id, seq, &s, &out)) return out;
+  Term out;
+  if (!prim_claim(w, pri, K_TCP, &s, &id, &seq, &out)) return out;
   Term event;
   if (s.state == TCP_OPEN || s.state == TCP_REMOTE_EOF) {
     event = ctr0("Conn");
@@ -299,6 +299,38 @@ static int ready_within(int fd, short events, int wait, u64 start, u32 limit_ms)
   return left == 0 ? 0 : poll_fd(fd, events, left);
 }
 
+// The receive (into buf, n bytes) or send (of buf's n) of claimed
+// connection s, id: the call's result, #Pend when it would wait and may
+// not, else #Rdy with the event. Frees buf.
+static Term tcp_transfer(Wnf *w, Term pri, u32 id, u32 seq, Slot *s, int wait, int sending,
+                         u8 *buf, size_t n) {
+  const char *op    = sending ? "tcp_send" : "tcp_recv";
+  u64         start = prim_now_ns();
+  Term        event = 0, out = 0;
+  while (!event && !out) {
+    ssize_t got = sending ? send(s->fd, buf, n, MSG_NOSIGNAL) : recv(s->fd, buf, n, 0);
+    if (got >= 0 && sending) {
+      event = prim_ctr1(w, nick_named("Sent"), TERM(NUM, 0, (u32)got));
+    } else if (got > 0) {
+      event = prim_ctr1(w, nick_named("Recv"), prim_bytes_list(w, buf, (size_t)got));
+    } else if (got == 0) {
+      s->state = TCP_REMOTE_EOF;
+      prim_slot_update(id, s);
+      event = ctr0("Eof");
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      int r = ready_within(s->fd, sending ? POLLOUT : POLLIN, wait, start,
+                           s->limit_ms[sending ? 2 : 1]);
+      if (r < 0) out = prim_coded_err(w, pri, E_IO, strerror(errno));
+      else if (r == 0 && !wait) out = prim_ok(w, prim_pending(w, K_TCP, id, seq + 1));
+      else if (r == 0) event = timeout_fail(w, op);
+    } else if (errno != EINTR) {
+      event = tcp_broke(w, id, s, op, errno);
+    }
+  }
+  free(buf);
+  return out ? out : prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, event));
+}
+
 // %tcp_recv_poll(tcp, max), %tcp_recv_wait(tcp, max): #Recv{bytes}, at
 // most max of them, or #Eof once the peer has closed its side.
 static Term tcp_recv(Wnf *w, Term pri, int wait) {
@@ -315,34 +347,7 @@ static Term tcp_recv(Wnf *w, Term pri, int wait) {
   if (s.state != TCP_OPEN) return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, not_connected(w)));
   u8 *buf = malloc(VAL(max));
   if (!buf) return prim_coded_err(w, pri, E_IO, "out of memory");
-  u64  start = prim_now_ns();
-  Term event = 0;
-  while (!event) {
-    ssize_t got = recv(s.fd, buf, VAL(max), 0);
-    if (got > 0) {
-      event = prim_ctr1(w, nick_named("Recv"), prim_bytes_list(w, buf, (size_t)got));
-    } else if (got == 0) {
-      s.state = TCP_REMOTE_EOF;
-      prim_slot_update(id, &s);
-      event = ctr0("Eof");
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      int r = ready_within(s.fd, POLLIN, wait, start, s.limit_ms[1]);
-      if (r < 0) {
-        int e = errno;
-        free(buf);
-        return prim_coded_err(w, pri, E_IO, strerror(e));
-      }
-      if (r == 0 && !wait) {
-        free(buf);
-        return prim_ok(w, prim_pending(w, K_TCP, id, seq + 1));
-      }
-      if (r == 0) event = timeout_fail(w, "tcp_recv");
-    } else if (errno != EINTR) {
-      event = tcp_broke(w, id, &s, "tcp_recv", errno);
-    }
-  }
-  free(buf);
-  return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, event));
+  return tcp_transfer(w, pri, id, seq, &s, wait, 0, buf, VAL(max));
 }
 
 // %tcp_send_poll(tcp, bytes), %tcp_send_wait(tcp, bytes): #Sent{n}, the
@@ -367,41 +372,19 @@ static Term tcp_send(Wnf *w, Term pri, int wait) {
     free(buf);
     return out;
   }
-  Term event = 0;
-  if (s.state != TCP_OPEN && s.state != TCP_REMOTE_EOF) event = not_connected(w);
-  if (!event && n == 0) event = prim_ctr1(w, nick_named("Sent"), TERM(NUM, 0, 0));
-  u64 start = prim_now_ns();
-  while (!event) {
-    ssize_t sent = send(s.fd, buf, n, MSG_NOSIGNAL);
-    if (sent >= 0) {
-      event = prim_ctr1(w, nick_named("Sent"), TERM(NUM, 0, (u32)sent));
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      int r = ready_within(s.fd, POLLOUT, wait, start, s.limit_ms[2]);
-      if (r < 0) {
-        int e = errno;
-        free(buf);
-        return prim_coded_err(w, pri, E_IO, strerror(e));
-      }
-      if (r == 0 && !wait) {
-        free(buf);
-        return prim_ok(w, prim_pending(w, K_TCP, id, seq + 1));
-      }
-      if (r == 0) event = timeout_fail(w, "tcp_send");
-    } else if (errno != EINTR) {
-      event = tcp_broke(w, id, &s, "tcp_send", errno);
-    }
+  if (s.state != TCP_OPEN && s.state != TCP_REMOTE_EOF) {
+    free(buf);
+    return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, not_connected(w)));
   }
-  free(buf);
-  return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, event));
+  return tcp_transfer(w, pri, id, seq, &s, wait, 1, buf, n);
 }
 
 // %tcp_close(tcp): #Closed.
 static Term tcp_close(Wnf *w, Term pri) {
   Slot s;
   u32  id, seq;
-  Term out, unused;
-  if (!handle_args(w, pri, K_TCP, &id, &seq, &unused, &out)) return out;
-  if (!prim_take(w, pri, id, seq, &s, &out)) return out;
+  Term out;
+  if (!prim_claim(w, pri, K_TCP, &s, &id, &seq, &out)) return out;
   if (s.state == TCP_CLOSED || s.state == TCP_FAILED) {
     return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, not_connected(w)));
   }
@@ -1072,9 +1055,8 @@ static Term http_request(Wnf *w, Term pri) {
 static Term http_next(Wnf *w, Term pri, int how) {
   Slot s;
   u32  id, seq;
-  Term out, unused;
-  if (!handle_args(w, pri, K_HTTP, &id, &seq, &unused, &out)) return out;
-  if (!prim_take(w, pri, id, seq, &s, &out)) return out;
+  Term out;
+  if (!prim_claim(w, pri, K_HTTP, &s, &id, &seq, &out)) return out;
   Http *h = s.data;
   if (how == 2 && h->phase != H_DONE) {
     http_disconnect(h);

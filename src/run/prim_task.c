@@ -130,10 +130,7 @@ int prim_take(Wnf *w, Term pri, u32 id, u32 seq, Slot *s, Term *out) {
   return fresh;
 }
 
-// Reads the handle argument of pri, a `kind` one, and claims its slot: 1
-// with a copy of the slot in *s, its id and seq; else 0 with the lifted
-// call or the #ERR in *out.
-static int claim(Wnf *w, Term pri, u32 kind, Slot *s, u32 *id, u32 *seq, Term *out) {
+int prim_claim(Wnf *w, Term pri, u32 kind, Slot *s, u32 *id, u32 *seq, Term *out) {
   Term v;
   if (prim_lift(w, pri, 0, &v, out)) return 0;
   if (!prim_handle_of(w, pri, v, kind, id, seq, out)) return 0;
@@ -198,7 +195,7 @@ static Term stream_next(Wnf *w, Term pri, int wait) {
   Slot s;
   u32  id, seq;
   Term out;
-  if (!claim(w, pri, K_STDIN, &s, &id, &seq, &out)) return out;
+  if (!prim_claim(w, pri, K_STDIN, &s, &id, &seq, &out)) return out;
   if (s.closed) return prim_coded_err(w, pri, E_BAD_HANDLE, "stream is closed");
   // stdout first, so that a prompt printed before the read is seen
   fflush(stdout);
@@ -216,7 +213,7 @@ static Term stream_close(Wnf *w, Term pri) {
   Slot s;
   u32  id, seq;
   Term out;
-  if (!claim(w, pri, K_STDIN, &s, &id, &seq, &out)) return out;
+  if (!prim_claim(w, pri, K_STDIN, &s, &id, &seq, &out)) return out;
   if (s.closed) return prim_coded_err(w, pri, E_BAD_HANDLE, "stream is closed");
   int bad = s.kind == K_FILE && close(s.fd) != 0 ? errno : 0;
   s.closed = 1;
@@ -247,7 +244,7 @@ static Term timer_next(Wnf *w, Term pri, int wait) {
   Slot s;
   u32  id, seq;
   Term out;
-  if (!claim(w, pri, K_TIMER, &s, &id, &seq, &out)) return out;
+  if (!prim_claim(w, pri, K_TIMER, &s, &id, &seq, &out)) return out;
   u64 now = prim_now_ns();
   if (now < s.due_ns && !wait) return prim_ok(w, prim_pending(w, K_TIMER, id, seq + 1));
   while (now < s.due_ns) {
@@ -292,7 +289,7 @@ static Term process_next(Wnf *w, Term pri, int how) {
   Slot s;
   u32  id, seq;
   Term out;
-  if (!claim(w, pri, K_PROC, &s, &id, &seq, &out)) return out;
+  if (!prim_claim(w, pri, K_PROC, &s, &id, &seq, &out)) return out;
   if (!s.finished) {
     if (how == 2 && kill(s.pid, SIGTERM) < 0 && errno != ESRCH) {
       return prim_coded_err(w, pri, E_IO, strerror(errno));
