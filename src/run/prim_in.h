@@ -74,8 +74,9 @@ int prim_str_utf8(Wnf *w, StrRead r, const char *prim, const char *what, u32 *co
 // Handles
 // =======
 // The handle primitives (prim_task.c: streams, timers, processes;
-// prim_net.c: tcp, http) share one table of slots. A handle is
-// #Name{id,seq}: seq counts the calls made on it, each call taking handle
+// prim_net.c: tcp, http) share one table of slots; each family of kinds
+// numbers its handles from 1. A handle is #Name{id,seq}: seq counts the
+// calls made on it, each call taking handle
 // seq and giving back seq+1, so a handle used twice is refused as stale.
 // Errors carry HVM4's codes.
 enum { E_BAD_ARG = 1, E_BAD_HANDLE = 2, E_STALE = 3, E_FULL = 4, E_IO = 5 };
@@ -112,9 +113,10 @@ Term prim_opened(Wnf *w, Term pri, const Slot *init, u32 *id);
 // the #ERR (E2) in *out.
 int prim_handle_of(Wnf *w, Term pri, Term v, u32 kind, u32 *id, u32 *seq, Term *out);
 
-// Claims slot id with seq: 1 with a copy of the slot in *s (its seq moved
-// on); else 0 with the stale error (E3) in *out.
-int prim_take(Wnf *w, Term pri, u32 id, u32 seq, Slot *s, Term *out);
+// Claims the slot of `kind` handle id (one prim_handle_of accepted) with
+// seq: 1 with a copy of the slot in *s (its seq moved on); else 0 with the
+// stale error (E3) in *out.
+int prim_take(Wnf *w, Term pri, u32 kind, u32 id, u32 seq, Slot *s, Term *out);
 
 // CLOCK_MONOTONIC in nanoseconds.
 u64 prim_now_ns(void);

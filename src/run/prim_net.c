@@ -342,7 +342,7 @@ static Term tcp_recv(Wnf *w, Term pri, int wait) {
     return prim_err(w, "ERROR(tcp_recv): E%u invalid `max_bytes`; expected NUM in [1,%u]",
                     E_BAD_ARG, RECV_MAX);
   }
-  if (!prim_take(w, pri, id, seq, &s, &out)) return out;
+  if (!prim_take(w, pri, K_TCP, id, seq, &s, &out)) return out;
   if (s.state == TCP_REMOTE_EOF) return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, ctr0("Eof")));
   if (s.state != TCP_OPEN) return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, not_connected(w)));
   u8 *buf = malloc(VAL(max));
@@ -368,7 +368,7 @@ static Term tcp_send(Wnf *w, Term pri, int wait) {
     default:          why = "expected List<#BYT{n}>"; break;
   }
   if (why) return prim_err(w, "ERROR(tcp_send): E%u invalid `bytes`; %s", E_BAD_ARG, why);
-  if (!prim_take(w, pri, id, seq, &s, &out)) {
+  if (!prim_take(w, pri, K_TCP, id, seq, &s, &out)) {
     free(buf);
     return out;
   }

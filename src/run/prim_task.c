@@ -29,10 +29,25 @@
 #include "lang/names.h"
 
 #define SLOTS_MAX (1u << 16)   // handles a run may open, of all kinds
+#define FAMILIES  5            // kinds that count their ids apart
+
+// Each family of kinds numbers its handles from 1, as HVM4 does (its first
+// #Tcp is #Tcp{1,0} whatever was opened before); a handle's id leads to
+// its slot through the family's FAMILY_SLOT.
+static const u8 FAMILY[] = { [K_STDIN] = 0, [K_FILE] = 0, [K_TIMER] = 1, [K_PROC] = 2,
+                             [K_TCP] = 3, [K_HTTP] = 4 };
 
 static Slot            SLOTS[SLOTS_MAX];
-static u32             SLOT_NEXT = 1;   // ids count from 1, as HVM4's
+static u32             SLOT_NEXT = 1;
+static u32             FAMILY_SLOT[FAMILIES][SLOTS_MAX];
+static u32             FAMILY_NEXT[FAMILIES] = { 1, 1, 1, 1, 1 };
 static pthread_mutex_t SLOT_LOCK = PTHREAD_MUTEX_INITIALIZER;
+
+// The slot of handle id of `kind`'s family, or NULL (SLOT_LOCK held).
+static Slot *slot_of(u32 kind, u32 id) {
+  u32 f = FAMILY[kind];
+  return id != 0 && id < FAMILY_NEXT[f] ? &SLOTS[FAMILY_SLOT[f][id]] : NULL;
+}
 
 // Each kind's spelling: its primitives' handle constructor and names.
 static const char *HANDLE_NAME[] = { [K_STDIN] = "Strm", [K_FILE] = "Strm",
@@ -70,9 +85,13 @@ Term prim_pending(Wnf *w, u32 kind, u32 id, u32 seq) {
 // A new slot of `kind` (its other fields from `init`): its id, or 0 when
 // the table is full.
 static u32 slot_open(const Slot *init) {
+  u32 f  = FAMILY[init->kind], id = 0;
   pthread_mutex_lock(&SLOT_LOCK);
-  u32 id = SLOT_NEXT < SLOTS_MAX ? SLOT_NEXT++ : 0;
-  if (id) SLOTS[id] = *init;
+  if (SLOT_NEXT < SLOTS_MAX) {
+    id = FAMILY_NEXT[f]++;
+    FAMILY_SLOT[f][id] = SLOT_NEXT;
+    SLOTS[SLOT_NEXT++] = *init;
+  }
   pthread_mutex_unlock(&SLOT_LOCK);
   return id;
 }
@@ -104,23 +123,22 @@ int prim_handle_of(Wnf *w, Term pri, Term v, u32 kind, u32 *id, u32 *seq, Term *
   *id  = VAL(a);
   *seq = VAL(b);
   pthread_mutex_lock(&SLOT_LOCK);
-  u32 got = *id != 0 && *id < SLOT_NEXT ? SLOTS[*id].kind : 0;
+  int known = slot_of(kind, *id) != NULL;
   pthread_mutex_unlock(&SLOT_LOCK);
-  if (got == kind || (kind == K_STDIN && got == K_FILE)) return 1;
+  if (known) return 1;
   snprintf(msg, sizeof msg, "unknown %s id", KIND_WORD[kind]);
   *out = prim_coded_err(w, pri, E_BAD_HANDLE, msg);
   return 0;
 }
 
-int prim_take(Wnf *w, Term pri, u32 id, u32 seq, Slot *s, Term *out) {
+int prim_take(Wnf *w, Term pri, u32 kind, u32 id, u32 seq, Slot *s, Term *out) {
   pthread_mutex_lock(&SLOT_LOCK);
-  Slot *sl    = &SLOTS[id];
-  int   fresh = sl->seq == seq;
+  Slot *sl    = slot_of(kind, id);
+  int   fresh = sl && sl->seq == seq;
   if (fresh) {
     sl->seq++;
     *s = *sl;
   }
-  u32 kind = sl->kind;
   pthread_mutex_unlock(&SLOT_LOCK);
   if (!fresh) {
     char msg[64];
@@ -134,14 +152,15 @@ int prim_claim(Wnf *w, Term pri, u32 kind, Slot *s, u32 *id, u32 *seq, Term *out
   Term v;
   if (prim_lift(w, pri, 0, &v, out)) return 0;
   if (!prim_handle_of(w, pri, v, kind, id, seq, out)) return 0;
-  return prim_take(w, pri, *id, *seq, s, out);
+  return prim_take(w, pri, kind, *id, *seq, s, out);
 }
 
 void prim_slot_update(u32 id, const Slot *s) {
   pthread_mutex_lock(&SLOT_LOCK);
-  u32 seq = SLOTS[id].seq;
-  SLOTS[id] = *s;
-  SLOTS[id].seq = seq;
+  Slot *sl  = slot_of(s->kind, id);
+  u32   seq = sl->seq;
+  *sl     = *s;
+  sl->seq = seq;
   pthread_mutex_unlock(&SLOT_LOCK);
 }
 
