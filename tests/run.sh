@@ -341,7 +341,7 @@ unit_phase() {
     (
       # shellcheck disable=SC2086
       if ! $CC -std=gnu11 $cflags -Isrc -Iinclude -Itests/unit -o "$exe" "$t" "$lib" \
-           -lpthread -lm > "$log" 2>&1; then
+           -lpthread -lm -ldl > "$log" 2>&1; then
         record "$phase" "$name" 0 "compile failed: $(grep -m1 'error' "$log")"
         exit
       fi
