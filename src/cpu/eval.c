@@ -255,8 +255,8 @@ static const char *err_msg(u32 err) {
              "label): the term is infinite";
     case ERR_DUP_AGAIN:
       return "a DUP was met again while it was reduced (two copies met under "
-             "one label), and the run could not start over copying the book "
-             "lazily";
+             "one label) in a program with effects or under -D, which cannot "
+             "start over copying the book lazily as HVM4 does";
     default:          return "evaluation failed";
   }
 }
@@ -364,8 +364,12 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
           HELD_STOP = 1;
           return t;
         }
+        // Met in the whole-definition order, a DUP's own copy (held, or
+        // its expression by now) is one symptom: the same message whatever
+        // the order of -T or the device showed it by.
         if (!LAZY && (w->err == ERR_DUP_AGAIN || w->err == ERR_DUP_SELF)) {
           atomic_store(&MET_AGAIN, 1);
+          eval_die(err_msg(ERR_DUP_AGAIN));
         }
         eval_die(err_msg(w->err));
         return t;

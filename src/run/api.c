@@ -253,9 +253,11 @@ static u32 run_root(hvm4g *h, const char *name) {
 
 // A run that met a DUP again while reducing it (eval_met_again) starts
 // over from the program with the lazy core, on one thread and the CPU,
-// where nothing it did can show: no effect primitive in the program, no
-// line collapsed yet, no -D steps, no unscoped binder (whose variables
-// the lazy copy does not bind).
+// where nothing it did can show and nothing it does differs from HVM4: no
+// effect primitive in the program (the lazy core, like any, stops for the
+// host and rebuilds, where HVM4 runs it inside the DUP it is reducing), no
+// line collapsed yet, no -D steps, no unscoped binder (whose variables the
+// lazy copy does not bind).
 static int may_start_over(int collapse) {
   return !EVAL.debug && !prim_effects_used() && !parse_unscoped() &&
          (!collapse || collapse_printed() == 0);
