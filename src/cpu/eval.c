@@ -254,9 +254,10 @@ static const char *err_msg(u32 err) {
       return "a DUP holds one of its own copies (two copies met under one "
              "label): the term is infinite";
     case ERR_DUP_AGAIN:
+      // fits EvalCatch.msg with its kind (-C under -T reports it from there)
       return "a DUP was met again while it was reduced (two copies met under "
-             "one label) in a program with effects or under -D, which cannot "
-             "start over copying the book lazily as HVM4 does";
+             "one label), in a run that cannot start over copying the book "
+             "lazily";
     default:          return "evaluation failed";
   }
 }
