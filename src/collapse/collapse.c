@@ -364,12 +364,16 @@ static void collapse_seq(Wnf *w) {
   }
 }
 
+u64 collapse_printed(void) {
+  return COLLAPSE_PRINTED;
+}
+
 void collapse_print(u32 loc, long long limit) {
   if (!OUT) OUT = stdout;
   if (limit == 0) return;
   COLLAPSE_LIMIT   = limit < 0 ? ~0ull : (u64)limit;
   COLLAPSE_PRINTED = 0;
-  if (EVAL.threads > 1) {
+  if (EVAL.threads > 1 && !eval_lazy()) {
     collapse_par(eval_self(), loc);
   } else {
     q_push(0, loc);

@@ -14,6 +14,11 @@ void collapse_print(u32 loc, long long limit);
 // counts after each line are dimmed with terminal colour codes.
 void collapse_set_out(FILE *out, int color);
 
+// Lines printed by the collapse under way or the last one.
+u64 collapse_printed(void);
+// After an error took the caller out of collapse_print: the pool stops
+// collapsing ahead, and this returns once none of that runs.
+void collapse_stop(void);
 // Idle work for the -T pool while collapse_print runs: collapses branches
 // ahead of it (1 when it found some).
 int collapse_help(Wnf *w);

@@ -649,6 +649,16 @@ static void collapse_join(void) {
   STOPPED = 0;
 }
 
+void collapse_stop(void) {
+  if (atomic_load(&SPEC_ON)) {   // an error left collapse_par
+    atomic_store(&SPEC_ON, 0);
+    eval_stop_ahead(1);
+    pool_hold(NULL);
+    STOPPED = 1;
+  }
+  collapse_join();
+}
+
 void collapse_par(Wnf *w, u32 root) {
   collapse_join();
   if (!LV[0].seg) {

@@ -107,6 +107,8 @@ typedef u64 Term;
 #define BJV  26  // quoted lambda var; val: de Bruijn level
 #define BJ0  27  // quoted dup var 0; ext: label; val: level
 #define BJ1  28  // quoted dup var 1; ext: label; val: level
+#define ALO  29  // val: a word [template slot | env << 32]; a book term
+                 // not yet copied (wnf.h, "Copying the book lazily")
 #define C00  32  // constructors: ext = name, node [fields]
 #define C16  48
 #define TAG_COUNT 49

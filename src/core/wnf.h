@@ -79,17 +79,6 @@
 #define HEAP_PAUSE(w, loc)  ((void)0)
 #endif
 
-// A DUP slot this run itself took (its DP frame is on the stack) is BUSY
-// to it as to anyone; deferring would wait for a release only this run can
-// make (a DUP that reaches its own copy, two copies under one label). A
-// backend that keeps, for each frame index, the word it took there defines
-// WNF_NOTE_TAKEN(w, i, c) and WNF_SELF_HELD(w, sp, loc), which returns that
-// word (0: not held by this run); the run then reads it again as one thread
-// would, where the slot still holds it. The default: no note, no re-entry.
-#ifndef WNF_NOTE_TAKEN
-#define WNF_NOTE_TAKEN(w, i, c)    ((void)0)
-#define WNF_SELF_HELD(w, sp, loc)  ((Term)0)
-#endif
 
 #ifndef HEAP_LD_BOOK
 #define HEAP_LD_BOOK(w, loc)   HEAP_LD(w, loc)
@@ -294,7 +283,7 @@ FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
 // WNF_RULES) shows HVM4's interactions one at a time: it clones lazily.
 // t is the word to clone, or 0 (an APP word, never a number) where the
 // caller has not read it.
-#ifdef WNF_RULES
+#if defined(WNF_RULES) || defined(WNF_LAZY_BOOK)
 #define WNF_CLONE_NOW(t) 0u
 #else
 #define WNF_CLONE_NOW(t) (TAG(t) == NUM)
@@ -302,8 +291,9 @@ FN void wnf_put(THR Wnf *w, u32 mode, u32 loc, Term t) {
 
 // A call to a definition that is a match reduces its argument before
 // copying the definition, then copies only the case the argument takes
-// (F_MREF). -D copies it whole, as HVM4 shows it.
-#ifdef WNF_RULES
+// (F_MREF). -D copies it whole, as HVM4 shows it; the lazy copy
+// (WNF_LAZY_BOOK) copies a node at a time anyway.
+#if defined(WNF_RULES) || defined(WNF_LAZY_BOOK)
 #define WNF_CASE_COPY 0
 #else
 #define WNF_CASE_COPY 1
@@ -837,6 +827,18 @@ FN_COLD Term wnf_red_elim(THR Wnf *w, THR u32 *itrs WNF_RULE_PARAM, u32 app, u32
 FN u32 wnf_dup_val(THR Wnf *w, u32 lab, Term v, THR Term *r0, THR Term *r1) {
   u32 tv = TAG(v);
   u32 x  = VAL(v);
+#ifdef WNF_LAZY_BOOK
+  // HVM4 clones a node's fields from fresh slots, leaving the node as it
+  // was; a run that reads it again (the lazy core's) must find it so.
+  if (tv != LAM || (EXT(v) & LAM_ERA)) {
+    u32 ari = tv == SUP || tv == LAM ? (tv == SUP ? 2u : 1u)
+            : (tv == DRY || tv == RED) ? 2u : wnf_nod_arity(tv);
+    if (ari == 0) return 0;
+    u32 c = wnf_bump(w, ari);
+    for (u32 i = 0; i < ari; i++) HEAP_ST(w, c + i, HEAP_LD(w, x + i));
+    x = c;
+  }
+#endif
   if (tv == SUP) {
     // different labels (same label is handled by the caller)
     u32 n = wnf_bump(w, 4);
@@ -1053,6 +1055,97 @@ FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) 
   return cur;
 }
 
+// Copying the book lazily
+// =======================
+// HVM4 copies a definition a node at a time: a book term not yet copied is
+// a thunk, ALO (template slot, env), the env binding each template binder
+// met on the way (a lambda's body slot, a DUP's expression slot) to its
+// copy. Entering a thunk copies one node, whose children are thunks, and
+// does not store the copy back: a slot read twice gives two copies. Only a
+// run that reads a DUP slot again while it reduces it (ERR_DUP_AGAIN) can
+// tell that from copying a whole definition at once; such a run starts over
+// with this core (WNF_LAZY_BOOK, cpu/lazy.c) to give HVM4's result. An env
+// entry is two words: [template binder | copy << 32, next entry].
+#ifdef WNF_LAZY_BOOK
+#define WNF_ALO_ROOM 40u   // a C16's node and thunks, the most one copy makes
+
+FN Term wnf_alo_new(THR Wnf *w, u32 slot, u32 env) {
+  u32 p = wnf_bump(w, 1);
+  HEAP_ST(w, p, (Term)slot | ((Term)env << 32));
+  return TERM(ALO, 0, p);
+}
+
+FN u32 wnf_env_find(THR Wnf *w, u32 env, u32 key) {
+  while (env != 0) {
+    Term e = HEAP_LD(w, env);
+    if ((u32)e == key) return (u32)(e >> 32);
+    env = (u32)HEAP_LD(w, env + 1);
+  }
+  return 0;
+}
+
+FN u32 wnf_env_bind(THR Wnf *w, u32 env, u32 key, u32 copy) {
+  u32 e = wnf_bump(w, 2);
+  HEAP_ST(w, e + 0, (Term)key | ((Term)copy << 32));
+  HEAP_ST(w, e + 1, (Term)env);
+  return e;
+}
+
+// The template word at slot as a child under env: a bound variable as its
+// copy's, a leaf as it is, a node or a binder as a thunk.
+FN Term wnf_alo_child(THR Wnf *w, u32 slot, u32 env) {
+  Term t  = HEAP_LD_BOOK(w, slot);
+  u32  tg = TAG(t);
+  if (tg == VAR || tg == DP0 || tg == DP1) {
+    u32 at = wnf_env_find(w, env, VAL(t));
+    return at ? TERM(tg, EXT(t), at) : t;   // templates are closed
+  }
+  return HAS_LOC(tg) ? wnf_alo_new(w, slot, env) : t;
+}
+
+// Enters the thunk whose pair is at p: the term to go on with (a DUP's is
+// its body's, the DUP made), 0 when the heap is exhausted.
+FN Term wnf_alo_enter(THR Wnf *w, u32 p) {
+  if (!wnf_room(w, WNF_ALO_ROOM)) return 0;
+  Term pr   = HEAP_LD(w, p);
+  u32  slot = (u32)pr;
+  u32  env  = (u32)(pr >> 32);
+  Term t    = HEAP_LD_BOOK(w, slot);
+  u32  tg   = TAG(t);
+  if (tg == LAM) {
+    u32 b = wnf_bump(w, 1);
+    u32 e = wnf_env_bind(w, env, VAL(t), b);
+    HEAP_ST(w, b, wnf_alo_child(w, VAL(t), e));
+    return TERM(LAM, EXT(t), b);
+  }
+  if (tg == DUP) {
+    u32 c = wnf_bump(w, 1);
+    HEAP_ST(w, c, wnf_alo_child(w, VAL(t) + 0, env));
+    u32 e = wnf_env_bind(w, env, VAL(t), c);
+    return wnf_alo_child(w, VAL(t) + 1, e);
+  }
+  if (tg == VAR || tg == DP0 || tg == DP1 || !HAS_LOC(tg)) {
+    return wnf_alo_child(w, slot, env);
+  }
+  u32 ari = term_arity(t);
+  u32 n   = wnf_bump(w, ari);
+  for (u32 i = 0; i < ari; i++) {
+    HEAP_ST(w, n + i, wnf_alo_child(w, VAL(t) + i, env));
+  }
+  return TERM(tg, EXT(t), n);
+}
+#endif
+
+// Whether one of the frames stk[0, sp) is a DP0/DP1 of slot loc: this run
+// holds that DUP slot itself.
+FN u32 wnf_holds(DEV Term *stk, u32 sp, u32 loc) {
+  for (u32 i = sp; i > 0; i--) {
+    Term f = stk[i - 1];
+    if ((TAG(f) == DP0 || TAG(f) == DP1) && VAL(f) == loc) return 1;
+  }
+  return 0;
+}
+
 // The machine
 // ===========
 
@@ -1126,17 +1219,17 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           if (c != BUSY && WNF_STUCK(w, loc, c)) {
             break;   // neutral: as the stuck rule below would leave it
           }
+          // A slot this run holds itself (a DUP that reaches one of its own
+          // copies, two copies under one label): waiting would never end,
+          // and the one-thread reading HVM4 gives depends on its lazy copy
+          // of the book, which only the lazy core reproduces.
+          if (c == BUSY && wnf_holds(stk, sp, loc)) {
+            st     = WNF_ERROR;
+            w->err = ERR_DUP_AGAIN;
+            break;
+          }
           if (mode != DUP_SOLO) {
             // take the slot: leave BUSY there while we reduce it
-            if (c == BUSY) {
-              Term own = WNF_SELF_HELD(w, sp, loc);
-              if (own != 0 && sp < cap) {
-                WNF_NOTE_TAKEN(w, sp, own);
-                stk[sp++] = next;
-                next = own;
-                continue;
-              }
-            }
             if (c == BUSY || (mode == DUP_OWNER && REGION_OF(w, loc) != w->owner)) {
               st = WNF_DEFER;
               break;
@@ -1156,7 +1249,6 @@ FN Term wnf_run(THR Wnf *w, Term t) {
               st = WNF_STACK;
               break;
             }
-            WNF_NOTE_TAKEN(w, sp, c);
           } else if (sp == cap) {
             st = WNF_STACK;
             break;
@@ -1169,6 +1261,12 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             w->err = ERR_DUP_SELF;
             break;
           }
+#ifndef WNF_LAZY_BOOK
+          // One thread marks the slot held too, so that meeting it again
+          // while it is reduced is seen (above); every way out of this frame
+          // stores over the mark. The lazy core reads it again, as HVM4.
+          if (mode == DUP_SOLO) HEAP_ST(w, loc, BUSY);
+#endif
           stk[sp++] = next;
           next = c;
           continue;
@@ -1183,6 +1281,14 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           if (tpl == 0) {
             break;   // undefined: a stuck name
           }
+#ifdef WNF_LAZY_BOOK
+          if (!wnf_room(w, 1)) {
+            st = WNF_OOM;
+            break;
+          }
+          next = wnf_alo_new(w, tpl, 0);
+          continue;
+#endif
           Term root = HEAP_LD_BOOK(w, tpl);
           u32  lo   = tpl + 1;
           if (TPL_IS_MATCH(root)) {
@@ -1204,6 +1310,19 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           next = r;
           continue;
+        }
+        case ALO: {
+#ifdef WNF_LAZY_BOOK
+          Term r = wnf_alo_enter(w, loc);
+          if (r == 0) {
+            st = WNF_OOM;
+            break;
+          }
+          next = r;
+          continue;
+#else
+          break;   // made only by the lazy core
+#endif
         }
         case PRI: {
           u32 id = EXT(next);
@@ -1370,6 +1489,15 @@ FN Term wnf_run(THR Wnf *w, Term t) {
                 w->err = ERR_APP_CTR;
                 break;
               }
+#ifdef WNF_LAZY_BOOK
+              if (wnf_room(w, 2)) {   // HVM4 makes a new node: the old one
+                u32 n = wnf_bump(w, 2);   // may be read again
+                HEAP_ST(w, n + 0, whnf);
+                HEAP_ST(w, n + 1, HEAP_LD(w, fl + 1));
+                whnf = TERM(APP, 0, n);
+                continue;
+              }
+#endif
               HEAP_ST(w, fl, whnf);                         // stuck
               whnf = f;
               continue;
@@ -1408,6 +1536,18 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             next = side ? r1 : r0;
             break;
           }
+#ifdef WNF_LAZY_BOOK
+          {
+            // HVM4 moves a stuck expression to a fresh slot and leaves the
+            // other side there: a run that meets this DUP again, inside
+            // itself, reads that side.
+            u32 c = wnf_bump(w, 1);
+            HEAP_ST(w, c, whnf);
+            HEAP_ST(w, fl, AS_SUB(TERM(side ? DP0 : DP1, lab, c)));
+            whnf = TERM(side ? DP1 : DP0, lab, c);
+            continue;
+          }
+#endif
           wnf_put(w, mode, fl, whnf);                       // stuck
           whnf = f;
           continue;

@@ -75,26 +75,6 @@ void pool_took_back(Wnf *w, u32 slot);
 #define WNF_OFFER(w, slot, b)  pool_offer((w), (slot), (b))
 #define WNF_TOOK_BACK(w, slot) pool_took_back((w), (slot))
 
-// The word each DP frame took under -T, by frame index, so that a run
-// meeting a slot it holds itself reads that word again instead of deferring
-// forever (wnf.h). A per-thread array that grows to the deepest DP frame:
-// reserving one as large as the stack doubled each thread's address space.
-extern _Thread_local Term *CPU_HELD;
-extern _Thread_local u32   CPU_HELD_CAP;
-void cpu_held_put(u32 i, Term c);   // grows CPU_HELD (eval.c)
-#define WNF_NOTE_TAKEN(w, i, c) \
-  ((i) < CPU_HELD_CAP ? (void)(CPU_HELD[(i)] = (c)) : cpu_held_put((i), (c)))
-#define WNF_SELF_HELD(w, sp, loc) cpu_self_held((w), (sp), (loc))
-static inline Term cpu_self_held(const Wnf *w, u32 sp, u32 loc) {
-  for (u32 i = sp; i > 0; i--) {
-    Term f = w->stack[i - 1];
-    if ((TAG(f) == DP0 || TAG(f) == DP1) && VAL(f) == loc && i - 1 < CPU_HELD_CAP) {
-      return CPU_HELD[i - 1];
-    }
-  }
-  return 0;
-}
-
 #include "core/wnf.h"
 
 // Sets up a CPU evaluator over the host heap and book: single-thread DUP

@@ -29,29 +29,6 @@ static u32  NWORKERS = 0;
 
 static void die_plain(const char *msg);
 
-_Thread_local Term *CPU_HELD     = NULL;
-_Thread_local u32   CPU_HELD_CAP = 0;
-
-// A thread's CPU_HELD is freed when the thread ends.
-static pthread_key_t  HELD_KEY;
-static pthread_once_t HELD_ONCE = PTHREAD_ONCE_INIT;
-
-static void held_key(void) {
-  pthread_key_create(&HELD_KEY, free);
-}
-
-void cpu_held_put(u32 i, Term c) {
-  u32 cap = CPU_HELD_CAP ? CPU_HELD_CAP : 1024;
-  while (cap <= i) cap *= 2;
-  Term *n = realloc(CPU_HELD, (size_t)cap * sizeof(Term));
-  if (!n) die_plain("out of memory for the WNF stack");
-  pthread_once(&HELD_ONCE, held_key);
-  pthread_setspecific(HELD_KEY, n);
-  CPU_HELD     = n;
-  CPU_HELD_CAP = cap;
-  CPU_HELD[i]  = c;
-}
-
 // A frame stands for a node on the path from the root, and a path of an
 // acyclic graph visits each node once: a stack deeper than the heap is a
 // cycle, which then ends within --heap instead of after STACK_WORDS frames.
@@ -276,6 +253,11 @@ static const char *err_msg(u32 err) {
     case ERR_DUP_SELF:
       return "a DUP holds one of its own copies (two copies met under one "
              "label): the term is infinite";
+    case ERR_DUP_AGAIN:
+      // fits EvalCatch.msg with its kind (-C under -T reports it from there)
+      return "a DUP was met again while it was reduced (two copies met under "
+             "one label), in a run that cannot start over copying the book "
+             "lazily";
     default:          return "evaluation failed";
   }
 }
@@ -293,6 +275,11 @@ static int eval_help(Wnf *w) {
   NEST--;
   return ran;
 }
+
+// A DUP met again while it was reduced: the run starts over with the
+// lazy core (eval_lazy_book), which one thread then runs alone.
+static int        LAZY      = 0;
+static atomic_int MET_AGAIN = 0;   // the last error was that (eval_met_again)
 
 // The driver loop, instantiated twice: with the plain core and, for -D,
 // with the core that records each interaction's name (step.c), so that the
@@ -382,6 +369,13 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
           HELD_STOP = 1;
           return t;
         }
+        // Met in the whole-definition order, a DUP's own copy (held, or
+        // its expression by now) is one symptom: the same message whatever
+        // the order of -T or the device showed it by.
+        if (!LAZY && (w->err == ERR_DUP_AGAIN || w->err == ERR_DUP_SELF)) {
+          atomic_store(&MET_AGAIN, 1);
+          eval_die(err_msg(ERR_DUP_AGAIN));
+        }
         eval_die(err_msg(w->err));
         return t;
       }
@@ -430,7 +424,23 @@ void eval_spark(Wnf *w, u64 task) {
 }
 
 Term eval_wnf(Wnf *w, Term t) {
+  if (LAZY) return eval_loop(w, t, eval_wnf_run_lazy);
   return eval_loop(w, t, wnf_run);
+}
+
+void eval_lazy_book(int on) {
+  LAZY = on;
+  for (u32 i = 0; i < NWORKERS; i++) {
+    WORKERS[i].dup_mode = on || NWORKERS == 1 ? DUP_SOLO : DUP_SHARED;
+  }
+}
+
+int eval_lazy(void) {
+  return LAZY;
+}
+
+int eval_met_again(void) {
+  return atomic_exchange(&MET_AGAIN, 0);
 }
 
 Term eval_wnf_named(Wnf *w, Term t) {

@@ -98,12 +98,24 @@ void eval_stop_ahead(int on);
 void eval_hold_effects(int on);
 int  eval_held_stop(void);
 
+// A DUP met again while it was reduced (two copies under one label) gives
+// a result that depends on how the book is copied: HVM4 copies it a node
+// at a time, and only the lazy core (cpu/lazy.c) does too. The error that
+// ends such a run sets a flag eval_met_again() returns (and clears); the
+// run may then start over from the program with eval_lazy_book(1): every
+// reduction uses the lazy core, one thread's DUP mode, and the
+// normalizers walk in one thread's order (eval_lazy()).
+int  eval_met_again(void);
+void eval_lazy_book(int on);
+int  eval_lazy(void);
+
 // Inside the CPU evaluator (eval.c, snf.c, collapse.c, prim.c)
 // ==========================================================
 
 u32  eval_alloc(Wnf *w, u32 n);       // n fresh heap words from w's arena
 int  eval_refill(Wnf *w, u32 n);      // new arena of >= n words; 0 if none
 Term eval_wnf_run_rules(Wnf *w, Term t); // wnf_run setting Wnf.rule (step.c)
+Term eval_wnf_run_lazy(Wnf *w, Term t);  // wnf_run copying the book lazily (lazy.c)
 Wnf *eval_self(void);                 // the calling CPU thread's evaluator
 void eval_spark(Wnf *w, u64 task);    // reduces an offered operand (wnf.h)
 

@@ -272,21 +272,23 @@ static int snf_seq(Wnf *w, u32 root, u16 ep) {
   u16 up   = SNF_STUCK_EP;   // a %nf inside runs its own normalization
   u32 base = SS_LEN;
   int held = 0;
+  int memo = !eval_lazy();   // the lazy core reads a stuck DUP again, as
+                             // HVM4, whose copies may then differ
   SNF_STUCK_EP = 0;          // on at the first stuck DUP met
   ss_push(root);
   while (SS_LEN > base) {
     u32 loc = SS[--SS_LEN];
     while (seen_add(w, loc, ep)) {
       Term t   = load(loc);
-      chain_visit(w, t, ep);
-      if (!known_stuck(t, ep)) t = wnf_at(w, loc);
+      if (memo) chain_visit(w, t, ep);
+      if (!memo || !known_stuck(t, ep)) t = wnf_at(w, loc);
       if (eval_held_stop()) {
         held = 1;
         break;
       }
       u32  tag = TAG(t);
       if (tag == DP0 || tag == DP1) {
-        SNF_STUCK_EP = ep;
+        if (memo) SNF_STUCK_EP = ep;
         loc = VAL(t);
         continue;
       }
@@ -612,7 +614,7 @@ void snf_init(void) {
 
 int snf_at_until(u32 loc, int (*yield)(void)) {
   pool_resume();
-  if (pool_size() <= 1 || EVAL.debug || UNSCOPED) {
+  if (pool_size() <= 1 || EVAL.debug || UNSCOPED || eval_lazy()) {
     snf_at(loc);
     return 0;
   }
@@ -627,7 +629,7 @@ void snf_at(u32 loc) {
     return;
   }
   pool_resume();
-  if (pool_size() > 1 && !UNSCOPED) {
+  if (pool_size() > 1 && !UNSCOPED && !eval_lazy()) {
     snf_par(w, loc, NULL);
   } else {
     snf_seq(w, loc, epoch_new());

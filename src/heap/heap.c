@@ -109,7 +109,7 @@ int heap_snap(HeapSnap *s) {
 }
 
 void heap_rewind(const HeapSnap *s) {
-  memcpy(HEAP, s->words, s->top * sizeof(Term));
+  if (s->words) memcpy(HEAP, s->words, s->top * sizeof(Term));
   atomic_store(&HEAP_TOP, s->top);
 }
 

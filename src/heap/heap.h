@@ -34,7 +34,8 @@ uintptr_t stack_floor(uintptr_t margin);
 
 // A copy of the heap in use, [0, top), to go back to (--gpu's start over,
 // main.c): heap_snap makes it (0, or -1 without the memory), heap_rewind
-// puts the words and the top back (no thread may be allocating).
+// puts the words and the top back (no thread may be allocating); a snap
+// without words (NULL) puts back only the top.
 typedef struct {
   Term *words;
   u64   top;

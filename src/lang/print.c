@@ -397,6 +397,12 @@ static void print_one(FILE *f, Term t, u32 d) {
       push_t(at(loc + 1), d);
       return;
     }
+    case ALO: {   // a book term not yet copied: HVM4's @{term}
+      out_s("@{", f);
+      push_s("}");
+      push_t(HEAP[(u32)HEAP[loc]], d);
+      return;
+    }
     case REF: {
       const char *n = table_name(EXT(t));
       out_c('@', f);
@@ -548,4 +554,62 @@ static void run(FILE *f, Term t, int quoted) {
 }
 
 void print_term(FILE *f, Term t)   { run(f, t, 0); }
+
+// Infinite terms
+// ==============
+// What print_term follows without a name to stop at: a node's fields, and
+// the term a variable or a copy stands for (its slot's SUB, a runtime
+// dup's expression). A stuck DUP's expression prints once, by its name, so
+// it starts a walk of its own. A depth-first walk over slots, each grey
+// while on the path: one met grey again is a cycle.
+int print_infinite(Term t) {
+  u64 n   = heap_used();
+  u8 *col = calloc(n + 1, 1);                  // 0 white, 1 grey, 2 black
+  u32 cap = 1024, len = 0, rcap = 1024, rlen = 0;
+  u64 *stk  = malloc(cap * sizeof(u64));       // slot | next field << 32
+  u32 *roots = malloc(rcap * sizeof(u32));
+  int cyc = 0;
+  if (!col || !stk || !roots) { free(col); free(stk); free(roots); return 0; }
+  roots[rlen++] = (u32)n;   // t itself, a slot past the heap's words
+  while (rlen > 0 && !cyc) {
+    u32 r = roots[--rlen];
+    if (col[r]) continue;
+    col[r] = 1;
+    stk[len++] = r;
+    while (len > 0 && !cyc) {
+      u32  slot = (u32)stk[len - 1];
+      u32  i    = (u32)(stk[len - 1] >> 32);
+      Term w    = slot == n ? t : HEAP[slot];
+      Term v    = NO_SUB(w);
+      u32  tg   = TAG(v), ari = 0;
+      u32  kid  = 0;
+      if (tg == VAR || tg == DP0 || tg == DP1) {
+        u32 at = VAL(v);
+        int follow = at && at < n && (IS_SUB(HEAP[at]) || (tg != VAR && EXT(v) >= LAB_OWN));
+        if (follow) { ari = 1; kid = at; }
+        else if (tg != VAR && at && at < n && !col[at]) {
+          if (rlen == rcap) { rcap *= 2; u32 *m = realloc(roots, rcap * sizeof(u32)); if (!m) break; roots = m; }
+          roots[rlen++] = at;
+        }
+      } else if (HAS_LOC(tg)) {
+        ari = term_arity(v);
+        kid = VAL(v) + i;
+      }
+      if (i >= ari || kid >= n) {
+        col[slot] = 2;
+        len--;
+        continue;
+      }
+      stk[len - 1] += (u64)1 << 32;
+      if (col[kid] == 1) { cyc = 1; break; }
+      if (col[kid] == 2) continue;
+      col[kid] = 1;
+      if (len == cap) { cap *= 2; u64 *m = realloc(stk, cap * sizeof(u64)); if (!m) break; stk = m; }
+      stk[len++] = kid;
+    }
+    len = 0;
+  }
+  free(col); free(stk); free(roots);
+  return cyc;
+}
 void print_quoted(FILE *f, Term t) { run(f, t, 1); }

@@ -24,6 +24,8 @@
 #include "lang/print.h"
 #include "cpu/eval.h"
 #include "cpu/snf.h"
+#include "cpu/pool.h"
+#include "run/prim.h"
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
@@ -250,6 +252,32 @@ static u32 run_root(hvm4g *h, const char *name) {
   return root;
 }
 
+// A run that met a DUP again while reducing it (eval_met_again) starts
+// over from the program with the lazy core, on one thread and the CPU,
+// where nothing it did can show and nothing it does differs from HVM4: no
+// effect primitive in the program (the lazy core, like any, stops for the
+// host and rebuilds, where HVM4 runs it inside the DUP it is reducing), no
+// line collapsed yet, no -D steps, no unscoped binder (whose variables the
+// lazy copy does not bind).
+static int may_start_over(int collapse) {
+  return !EVAL.debug && !prim_effects_used() && !parse_unscoped() &&
+         (!collapse || collapse_printed() == 0);
+}
+
+// Back to the heap as the program left it (top): the book's templates are
+// only read, so the words above are all a run made. Every thread of the
+// pool stops first (work ahead of -C, sparks), and what it held is dropped.
+static void start_over_lazily(u64 top) {
+  collapse_stop();
+  pool_halt();
+  pool_drop();
+  eval_rewind();
+  HeapSnap program = { NULL, top };
+  heap_rewind(&program);
+  pool_resume();
+  eval_lazy_book(1);
+}
+
 // Runs @name's normal form (collapse: its collapse to `out`) in a frame
 // that takes the runtime's fatal errors.
 static int run(hvm4g *h, const char *name, int where, int collapse,
@@ -260,11 +288,20 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     return fail(h, HVM4G_ERR_USAGE, "hvm4g: %s", "where is HVM4G_CPU or HVM4G_DEVICE");
   }
   Call c = { .h = h, .code = 0 };
-  double t0 = now();
+  double t0  = now();
+  u64    top = heap_used();
+  volatile int lazy = 0;
   if (setjmp(c.env) != 0) {
-    h->secs = now() - t0;
-    collapse_set_out(stdout, 0);   // not the caller's stream, which may go
-    return c.code;
+    if (!lazy && eval_met_again() && may_start_over(collapse)) {
+      lazy      = 1;
+      h->err[0] = '\0';
+      start_over_lazily(top);
+    } else {
+      if (lazy) eval_lazy_book(0);
+      h->secs = now() - t0;
+      collapse_set_out(stdout, 0);   // not the caller's stream, which may go
+      return c.code;
+    }
   }
   CALL = &c;
   u32 root = run_root(h, name);
@@ -272,15 +309,22 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     CALL = NULL;
     return strstr(h->err, "heap") ? HVM4G_ERR_HEAP : HVM4G_ERR_PARSE;
   }
-  SCHED.requested = where == HVM4G_DEVICE;
+  SCHED.requested = where == HVM4G_DEVICE && !lazy;
   if (collapse) {
     collapse_set_out(out, COLOR);
     sched_collapse(root, limit);
     collapse_set_out(stdout, 0);
   } else {
     sched_normalize(root);
+    // Copied lazily, a DUP that holds its own copy leaves a cycle (HVM4
+    // prints forever): the error one-thread reduction gives it instead.
+    if (lazy && print_infinite(HEAP[root])) {
+      eval_die("a DUP holds one of its own copies (two copies met under one "
+               "label): the term is infinite");
+    }
     h->result = root;
   }
+  if (lazy) eval_lazy_book(0);
   CALL    = NULL;
   h->secs = now() - t0;
   return HVM4G_OK;

@@ -318,7 +318,7 @@ void sched_collapse(u32 root, long long limit) {
 // by the pool instead: the same result, on the CPU. Under -D it is
 // normalized on the CPU too, one step at a time, so its steps are shown.
 void sched_gnf(u32 slot) {
-  if (EVAL.debug || pool_busy()) {
+  if (EVAL.debug || pool_busy() || eval_lazy()) {
     snf_at(slot);
     return;
   }

@@ -263,12 +263,10 @@ def gen_numeral(rng):
     main = rng.choice([f"{selfs}", f"{selfs}({arg})", f"{selfs}({arg}, 0)",
                        f"%nf({selfs}({arg}, 3))", f"%gnf({selfs}({arg}, 3))",
                        f"%nf({selfs})", f"#T{{{selfs}({arg}, 1), {selfs}({arg}, 2)}}"])
-    # One thread only, judged for crashes, hangs, sanitizer reports and
-    # memory past --heap: a DUP re-entered while it is reduced reads its
-    # expression again in one uninterrupted run, and a -T run that defers or
-    # a device lane that stops rebuilds in between, so their results may
-    # differ (an open gap: tests/golden/dup_self_* are cpu-only)
-    return defs + f"@main = {main}\n", {}, [], ("cpu",)
+    # Every mode: a DUP met again while it is reduced starts the run over
+    # on one thread, copying the book lazily as HVM4 does, whichever mode
+    # met it (docs/architecture.md "A DUP met again while it is reduced")
+    return defs + f"@main = {main}\n", {}, [("t2", ["-T2"])], None
 
 
 # %log under -T with errors: a tree of constructors whose leaves log after
