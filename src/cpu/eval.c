@@ -11,6 +11,7 @@
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "cpu/cpu.h"
+#include "cpu/reclaim.h"
 
 EvalConf EVAL = { .threads = 1, .sparks = 4, .spark_gap = 1024 };
 
@@ -66,6 +67,7 @@ typedef struct HostHold {
 } HostHold;
 
 static _Thread_local HostHold *HOLDS = NULL;
+static _Thread_local int       HOSTS = 0;   // host primitives running here
 
 EvalCatch *eval_catch_push(EvalCatch *c) {
   EvalCatch *up = CATCH;
@@ -73,6 +75,8 @@ EvalCatch *eval_catch_push(EvalCatch *c) {
   c->holds    = HOLDS;
   c->stuck_ep = SNF_STUCK_EP;
   c->job      = SNF_JOB;
+  c->roots    = RECLAIM_ROOTS && pool_tid() < RECLAIM_THREADS ? RECLAIM_ROOTS[pool_tid()] : NULL;
+  c->hosts    = HOSTS;
   CATCH       = c;
   return up;
 }
@@ -96,6 +100,9 @@ static void die_with(const char *msg, int plain) {
       atomic_store_explicit((_Atomic Term *)&HEAP[h->at], h->pri, memory_order_release);
     }
     HOLDS        = c->holds;
+    if (RECLAIM_ROOTS && pool_tid() < RECLAIM_THREADS) RECLAIM_ROOTS[pool_tid()] = c->roots;
+    reclaim_host(c->hosts - HOSTS);
+    HOSTS        = c->hosts;
     SNF_STUCK_EP = c->stuck_ep;
     SNF_JOB      = c->job;
     snprintf(c->msg, sizeof c->msg, "%s", msg);
@@ -174,13 +181,25 @@ static void ahead_check(void) {
   }
 }
 
+// Outside a WNF run no collection may stop the caller (it holds what it
+// builds in C): only the heap's room counts.
 int eval_refill(Wnf *w, u32 n) {
-  return (int)cpu_refill(w, n);
+  return (int)cpu_take(w, n);
+}
+
+// "heap exhausted: N live words": those the last collection found live,
+// or every word in use when none ran.
+static void die_exhausted(void) {
+  ReclaimStats r = reclaim_stats();
+  char msg[120];
+  snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use --heap=SIZE for a larger heap)",
+           (unsigned long long)(r.runs ? r.live : heap_used()));
+  die_plain(msg);
 }
 
 u32 eval_alloc(Wnf *w, u32 n) {
   if (w->end - w->next < n && !eval_refill(w, n)) {
-    die_plain("heap exhausted (use --heap=SIZE for a larger heap)");
+    die_exhausted();
   }
   u32 at = w->next;
   w->next += n;
@@ -192,6 +211,7 @@ void eval_init(void) {
   WORKERS = calloc(n, sizeof(Wnf));
   if (!WORKERS) die_plain("out of memory");
   NWORKERS = n;
+  reclaim_init(n);
   for (u32 i = 0; i < n; i++) {
     Wnf *w = &WORKERS[i];
     cpu_wnf_init(w, STACK_WORDS);
@@ -233,10 +253,17 @@ static int eval_help(Wnf *w) {
 // plain one compiles exactly as if -D did not exist.
 typedef Term (*WnfRun)(Wnf *w, Term t);
 
+// The term under reduction sits in a root frame: whenever the core has
+// stopped (rebuilt), a collection may run and must see it (reclaim.c).
 static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
+  u32 tid    = (u32)(w - WORKERS);
   u32 spins  = 0;
   int sliced = AHEAD && !EVAL.debug;   // work ahead: in budgeted slices
   u64 slice  = AHEAD_SLICE;
+  u64 oom_at = ~0ull;                  // interactions at the last full heap
+  RootFrame rf = { &t, 0, NULL };
+  reclaim_hold(tid, &rf);
+#define EVAL_RETURN(x) do { reclaim_drop(tid, &rf); return (x); } while (0)
   for (;;) {
     if (sliced) {
       ahead_check();
@@ -246,7 +273,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
     switch (w->status) {
       case WNF_OK: {
         if (sliced) w->budget = ~0ull;
-        return t;
+        EVAL_RETURN(t);
       }
       case WNF_HOST: {
         // The primitive sits at HEAP[host_at] inside t (or is t). Under
@@ -263,7 +290,11 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         HostHold hold = { at, pri, HOLDS };
         if (at && w->dup_mode != DUP_SOLO) HOLDS = &hold;
         if (!HOST) eval_die("a primitive needs the host, and none is installed");
+        reclaim_host(1);
+        HOSTS++;
         Term r = HOST(w, pri);
+        HOSTS--;
+        reclaim_host(-1);
         HOLDS = hold.up;
         if (at) {
           atomic_store_explicit((_Atomic Term *)&HEAP[at], r, memory_order_release);
@@ -274,7 +305,8 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
       }
       case WNF_DEFER: {
         // Another CPU thread holds a DUP slot or reduces an operand we
-        // offered: help the pool meanwhile, then retry.
+        // offered: help the pool meanwhile, then retry. A safe point.
+        if (RECLAIM_ROOTS && tid < NWORKERS) reclaim_poll(tid);
         w->defers++;
         if (eval_help(w)) {
           spins = 0;
@@ -290,22 +322,30 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
           if (slice < AHEAD_SLICE_MAX) slice *= 2;
           continue;
         }
-        return t;
+        EVAL_RETURN(t);
       }
       case WNF_OOM: {
-        die_plain("heap exhausted (use --heap=SIZE for a larger heap)");
-        return t;
+        // Full, or a collection is due or under way: t is rebuilt and in
+        // its root frame. A second full heap with no interaction between
+        // is the end.
+        int again = w->itrs == oom_at;
+        int r     = reclaim_oom(tid);
+        oom_at    = w->itrs;
+        if (r == 2 || (r == 1 && !again)) continue;
+        die_exhausted();
+        EVAL_RETURN(t);
       }
       case WNF_STACK: {
         die_plain("evaluation stack exhausted");
-        return t;
+        EVAL_RETURN(t);
       }
       default: {
         eval_die(err_msg(w->err));
-        return t;
+        EVAL_RETURN(t);
       }
     }
   }
+#undef EVAL_RETURN
 }
 
 // Sparks
@@ -330,6 +370,9 @@ void eval_spark(Wnf *w, u64 task) {
   Term t      = NO_SUB(y);
   Term keep   = 0;   // still on offer: a stop of the pool is under way
   u32  tries  = 0, idle = 0;
+  u32  tid    = pool_tid();
+  RootFrame rf = { &t, 0, NULL };   // t, while a collection runs
+  reclaim_hold(tid, &rf);
   for (;;) {
     w->budget = w->itrs + SPARK_SLICE;
     t = wnf_run(w, t);
@@ -340,10 +383,15 @@ void eval_spark(Wnf *w, u64 task) {
       }
       continue;
     }
-    if (w->status != WNF_DEFER || eval_holding() || ++tries >= SPARK_TRIES) break;
+    // a collection due: joined (once; a full heap is the offering
+    // worker's to report)
+    if (w->status == WNF_OOM && ++tries < SPARK_TRIES && reclaim_oom(tid) == 2) continue;
+    if (w->status != WNF_DEFER || eval_holding() || ++tries >= SPARK_TRIES ||
+        atomic_load_explicit(&RECLAIM_STOP, memory_order_relaxed)) break;
     w->defers++;
     pool_idle_wait(&idle);
   }
+  reclaim_drop(tid, &rf);
   w->budget = budget;
   atomic_store_explicit(at, t | keep, memory_order_release);
 }

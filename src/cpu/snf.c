@@ -27,6 +27,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -37,6 +38,7 @@
 #include "lang/print.h"
 #include "cpu/pool.h"
 #include "lang/parse.h"
+#include "cpu/reclaim.h"
 
 // Seen set
 // ========
@@ -86,7 +88,8 @@ static int is_whnf(u32 tag) {
 }
 
 
-// HEAP[loc] to WNF, stored back.
+// HEAP[loc] to WNF, stored back. The slot is a root meanwhile: a
+// collection may run while its term is reduced (reclaim.c).
 static Term wnf_at(Wnf *w, u32 loc) {
   Term t = __atomic_load_n(&HEAP[loc], __ATOMIC_RELAXED);
   if (is_whnf(TAG(t))) return t;
@@ -94,7 +97,11 @@ static Term wnf_at(Wnf *w, u32 loc) {
     step_wnf_at(w, loc);
     return HEAP[loc];
   }
+  u32       tid = pool_tid();
+  RootFrame rf  = { NULL, loc, NULL };
+  reclaim_hold(tid, &rf);
   Term r = eval_wnf(w, t);
+  reclaim_drop(tid, &rf);
   if (r != t) __atomic_store_n(&HEAP[loc], r, __ATOMIC_RELAXED);
   return r;
 }
@@ -108,12 +115,21 @@ static _Thread_local u32 *SS     = NULL;
 static _Thread_local u32  SS_LEN = 0;
 static _Thread_local u32  SS_CAP = 0;
 
+// Each thread's stack, for a collection's roots (snf_roots).
+typedef struct {
+  u32 **at;
+  u32  *len;
+} SlotStack;
+
+static SlotStack *STACKS = NULL;
+
 static void ss_push(u32 loc) {
   if (SS_LEN == SS_CAP) {
     u32  cap = SS_CAP ? SS_CAP * 2 : 4096;
     u32 *ns  = realloc(SS, (size_t)cap * sizeof(u32));
     if (!ns) eval_die("out of memory in the normalizer");
     SS = ns; SS_CAP = cap;
+    STACKS[pool_tid()] = (SlotStack){ &SS, &SS_LEN };
   }
   SS[SS_LEN++] = loc;
 }
@@ -348,6 +364,8 @@ static void job_free(u32 slot) {
   Job *job = &JOBS[slot];
   free(job->dups);
   free(job->left);
+  job->dups = NULL; job->ndup  = 0;   // no longer a collection's roots
+  job->left = NULL; job->nleft = 0;
   pthread_mutex_destroy(&job->lock);
   pthread_mutex_lock(&JOB_LOCK);
   JOB_FREE[JOB_NFREE++] = slot;
@@ -467,6 +485,7 @@ static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(void)) {
   eval_nest(1);
   for (;;) {
     u64 t;
+    reclaim_poll(pool_tid());   // between tasks: a safe point
     if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop)) {
       POLLED = job;
       if (yield()) atomic_store(&job->stop, 1);
@@ -544,6 +563,38 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
   return 0;
 }
 
+// Collections
+// ===========
+
+void snf_roots(void (*root)(u32 loc)) {
+  if (!STACKS) return;   // before snf_init: no normalizer yet
+  for (u32 i = 0; i < pool_size(); i++) {
+    if (!STACKS[i].at) continue;
+    u32 *ss = *STACKS[i].at;
+    for (u32 k = 0; k < *STACKS[i].len; k++) root(ss[k]);
+  }
+  for (u32 j = 0; j < MAX_JOBS; j++) {
+    for (u32 k = 0; k < JOBS[j].ndup; k++) root(JOBS[j].dups[k]);
+    for (u32 k = 0; k < JOBS[j].nleft; k++) root(JOBS[j].left[k]);
+  }
+}
+
+// A freed word's mark would say a slot reused there was visited (or found
+// stuck) by this normalization. Whole pages are given back (they read as
+// zero), the ends cleared.
+void snf_forget(u32 lo, u64 hi) {
+  if (!SEEN || lo >= hi) return;
+  const u64 page = 4096 / sizeof(u16);
+  u64 a = ((u64)lo + page - 1) / page * page, b = hi / page * page;
+  if (a >= b) {
+    memset((void *)(SEEN + lo), 0, (hi - lo) * sizeof(u16));
+    return;
+  }
+  memset((void *)(SEEN + lo), 0, (a - lo) * sizeof(u16));
+  madvise((void *)(SEEN + a), (b - a) * sizeof(u16), MADV_DONTNEED);
+  memset((void *)(SEEN + b), 0, (hi - b) * sizeof(u16));
+}
+
 void snf_init(void) {
   SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -558,6 +609,11 @@ void snf_init(void) {
   JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
   Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * n * sizeof(Count));
   if (!JOBS || !JOB_FREE || !cnt) {
+    fprintf(stderr, "Error: out of memory\n");
+    exit(1);
+  }
+  STACKS = calloc(n, sizeof(SlotStack));
+  if (!STACKS) {
     fprintf(stderr, "Error: out of memory\n");
     exit(1);
   }

@@ -34,6 +34,7 @@
 #include "cpu/eval.h"
 #include "cpu/snf.h"
 #include "cpu/pool.h"
+#include "cpu/reclaim.h"
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
@@ -228,7 +229,11 @@ void sched_normalize(u32 root) {
   if (SCHED.requested) {
     normalize_hybrid(root);
   } else {
+    // a CPU normal form reclaims the words it no longer reaches (not -D,
+    // whose steps print from locations it keeps)
+    if (!EVAL.debug) reclaim_arm();
     snf_at(root);
+    reclaim_disarm();
   }
 }
 
