@@ -76,12 +76,14 @@ void reclaim_init(u32 threads) {
   RECLAIM_THREADS = NTHR;
 }
 
-// Words handed out before the next collection: --reclaim-gap, else twice
-// what is live and at least GAP_MIN (a collection's cost is the live words'
-// walk: amortized over as many handed out).
+// Words handed out before the next collection: --reclaim-gap, else
+// GAP_LIVE times what is live and at least GAP_MIN. A collection's cost is
+// the live words' walk, a cache miss a word where handing a word out costs
+// a store: amortized over several times as many words handed out.
+#define GAP_LIVE 8
 static u64 gap_after(u64 live) {
   if (EVAL.reclaim_gap) return EVAL.reclaim_gap;
-  return 2 * live > GAP_MIN ? 2 * live : GAP_MIN;
+  return GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN;
 }
 
 void reclaim_arm(void) {
@@ -221,8 +223,8 @@ static void chunk_add(u64 lo, u64 len) {
 // The free run [lo, hi): arenas of at most RECLAIM_ARENA words.
 static void free_run(u64 lo, u64 hi) {
   u64 min = RECLAIM_ARENA < MIN_CHUNK ? RECLAIM_ARENA : MIN_CHUNK;
+  if (hi - lo < min) return;   // not reused: its seen marks wait with it
   snf_forget((u32)lo, hi);
-  if (hi - lo < min) return;
   while (lo < hi) {
     u64 len = hi - lo < RECLAIM_ARENA ? hi - lo : RECLAIM_ARENA;
     if (len < min) break;
@@ -289,11 +291,11 @@ static void run(void) {
     w->next = 0;   // arenas were in the swept words: taken again
     w->end  = 0;
   }
-  u64 room = HEAP_WORDS - top;
-  for (u64 i = 0; i < CHUNK_N; i++) room += (u32)CHUNKS[i];
-  LOW = room < HEAP_WORDS / 16;
+  u64 freed = TOP - top;   // what the evaluators may take again
+  for (u64 i = 0; i < CHUNK_N; i++) freed += (u32)CHUNKS[i];
+  LOW = HEAP_WORDS - TOP + freed < HEAP_WORDS / 16;
   STATS.runs++;
-  STATS.freed += (TOP - BASE) - live;
+  STATS.freed += freed;
   STATS.live   = BASE + live;
   STATS.secs  += now() - t0;
   RECLAIM_NEXT = heap_given() + gap_after(BASE + live);

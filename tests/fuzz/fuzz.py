@@ -102,6 +102,10 @@ def mutate(rng, src):
 
 
 MODES = [("cpu", []), ("t4", ["-T4"]),
+         # a heap collection every 64 words handed out (docs/memory.md):
+         # what reclamation keeps must read as the default heap's
+         ("cpu-reclaim", ["--reclaim-gap=64"]),
+         ("t4-reclaim", ["-T4", "--reclaim-gap=64"]),
          ("sim-owner", ["--gpu", "--device=sim", "--dup=owner"]),
          ("sim-atomic", ["--gpu", "--device=sim", "--dup=atomic"]),
          # lanes that wait for held DUP slots (wnf.h HEAP_WAIT_POLLS, CUDA's
