@@ -3,7 +3,7 @@ CC      ?= cc
 # CFLAGS is the user's (optimisation, sanitizers: `make CFLAGS=-O0`);
 # HVM4G_CFLAGS holds what the build needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
-HVM4G_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc
+HVM4G_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc -Iinclude
 LDLIBS  += -lpthread -lm
 ifeq ($(origin NVCC),undefined)
 NVCC    := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -12,14 +12,62 @@ BUILD   ?= build
 
 SRCS    := $(wildcard src/*.c src/*/*.c src/*/*/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
-HDRS    := $(wildcard src/*/*.h src/*/*/*.h src/*/*/*.cuh)
+HDRS    := $(wildcard src/*/*.h src/*/*/*.h src/*/*/*.cuh include/*.h)
 
-# The CUDA backend is compiled wherever nvcc exists; the binary still runs
-# (on the simulated device) where no GPU is present.
+# The CUDA backend is compiled wherever nvcc exists, for every NVIDIA GPU
+# from Turing (compute capability 7.5) on; the binary still runs where no
+# GPU is present (--gpu then says so and runs on the CPU).
+#
+# CUDA_ARCHS: sm_XX embeds code for that GPU, compute_XX PTX that a later
+# GPU compiles when the program loads, native the GPUs this machine shows.
+# Default: native where a GPU is visible, else every architecture below
+# that this nvcc builds; either way PTX (compute_90) for GPUs after them.
+# An architecture nvcc cannot build is dropped with a note; an nvcc that
+# builds none of them gives a build without CUDA.
 CUSRCS  := $(wildcard src/dev/cuda/*.cu)
+CUDA_ALL := sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120
 ifneq ($(NVCC),)
 ifneq ($(CUSRCS),)
-HVM4G_CFLAGS += -DHVM4G_CUDA
+NV_CODES := $(shell $(NVCC) --list-gpu-code 2>/dev/null)
+NV_VIRT  := $(shell $(NVCC) --list-gpu-arch 2>/dev/null)
+GPU_SEEN := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | \
+              tr -d '. ' | grep -E '^[0-9]+$$' | sort -u | sed 's/^/sm_/')
+NV_PTX   := $(firstword $(filter compute_90,$(NV_VIRT)) \
+              $(lastword $(filter $(patsubst sm_%,compute_%,$(CUDA_ALL)),$(NV_VIRT))))
+ifeq ($(origin CUDA_ARCHS),undefined)
+CUDA_ARCHS := $(if $(GPU_SEEN),native,$(CUDA_ALL)) $(NV_PTX)
+endif
+# 90 -> sm_90, native -> the GPUs seen; then only what this nvcc builds
+CUDA_WANT := $(foreach a,$(CUDA_ARCHS),$(if $(filter native,$(a)),$(GPU_SEEN),$(if \
+               $(filter sm_% compute_%,$(a)),$(a),sm_$(a))))
+uniq = $(if $1,$(firstword $1) $(call uniq,$(filter-out $(firstword $1),$1)))
+CUDA_USED := $(strip $(call uniq,$(filter $(NV_CODES) $(NV_VIRT),$(CUDA_WANT))))
+CUDA_DROP := $(filter-out $(CUDA_USED),$(CUDA_WANT))
+ifneq ($(CUDA_DROP),)
+$(info hvm4g: $(NVCC) cannot build $(CUDA_DROP): dropped)
+endif
+ifeq ($(CUDA_USED),)
+$(info hvm4g: $(NVCC) builds none of the GPU architectures asked for ($(CUDA_ARCHS)): building without CUDA)
+NVCC :=
+endif
+endif
+endif
+# Code for each GPU is compiled from one of two PTX levels, compute_75
+# below 9.0 and compute_90 from 9.0 on, so NVVM runs twice and ptxas once a
+# GPU (what keeps the build time near one architecture's on two cores).
+comma := ,
+empty :=
+space := $(empty) $(empty)
+sm_level = $(if $(filter 75 80 86 87 88 89,$(patsubst sm_%,%,$(1))),75,90)
+codes_at = $(strip $(foreach a,$(filter sm_%,$(CUDA_USED)),$(if $(filter $(1),$(call \
+             sm_level,$(a))),$(a))) $(filter compute_$(1),$(CUDA_USED)))
+NVARCH := $(foreach l,75 90,$(if $(call codes_at,$(l)),-gencode \
+            'arch=compute_$(l)$(comma)code="$(subst $(space),$(comma),$(call codes_at,$(l)))"')) \
+          $(foreach p,$(filter-out compute_75 compute_90,$(filter compute_%,$(CUDA_USED))),-gencode \
+            arch=$(p)$(comma)code=$(p))
+ifneq ($(NVCC),)
+ifneq ($(CUSRCS),)
+HVM4G_CFLAGS += -DHVM4G_CUDA -DHVM4G_CUDA_ARCHS='"$(CUDA_USED)"'
 OBJS    += $(CUSRCS:%.cu=$(BUILD)/%.o)
 # nvcc may be a wrapper script (CI has /usr/local/bin/nvcc), so ask nvcc
 # itself where its toolkit lives rather than trusting its own directory.
@@ -32,9 +80,11 @@ ifeq ($(CUDA_LIB),)
 $(error nvcc found at $(NVCC) but not libcudart_static.a; set CUDA_LIB=dir or NVCC= to build without CUDA)
 endif
 LDLIBS  += -L$(CUDA_LIB) -lcudart_static -ldl -lrt -lstdc++
+# the architectures compile in parallel, one nvcc thread each
+NV_THREADS := $(if $(shell $(NVCC) --help 2>/dev/null | grep -e '--threads'),--threads 0)
 endif
 endif
-NVFLAGS ?= -O3 -arch=sm_90 -Isrc -lineinfo
+NVFLAGS ?= -O3 -Isrc -lineinfo
 
 # The Metal backend is compiled on macOS wherever `xcrun metal` exists
 # (Xcode's Metal toolchain): the kernels become a metallib embedded in the
@@ -51,18 +101,37 @@ endif
 hvm4g: $(OBJS)
 	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
+# --version's build information (src/run/api.c, hvm4g_version): the commit,
+# rewritten only when it changes, so that api.o is rebuilt then and only then.
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
+            git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+$(BUILD)/commit.txt: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(COMMIT)' | cmp -s - $@ || echo '$(COMMIT)' > $@
+$(BUILD)/src/run/api.o: $(BUILD)/commit.txt
+$(BUILD)/src/run/api.o: HVM4G_CFLAGS += -DHVM4G_COMMIT='"$(COMMIT)"'
+
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.o: %.cu $(HDRS)
+# The architectures built, remembered so that changing them rebuilds what
+# depends on them (the CUDA objects, and gpu.o, which --version reads them in).
+$(BUILD)/cuda-archs: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CUDA_USED)' | cmp -s - $@ || echo '$(CUDA_USED)' > $@
+$(BUILD)/src/dev/gpu.o: $(BUILD)/cuda-archs
+FORCE:
+.PHONY: FORCE
+
+$(BUILD)/%.o: %.cu $(HDRS) $(BUILD)/cuda-archs
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c -o $@ $<
+	$(NVCC) $(NVFLAGS) $(NV_THREADS) $(NVARCH) -c -o $@ $<
 
 # Registers, stack frame and spills of each CUDA kernel (nvcc -Xptxas -v).
 cuda-regs:
 	@test -n "$(NVCC)" || { echo "cuda-regs: no nvcc"; exit 1; }
-	@scripts/cuda_regs.sh $(NVCC) $(NVFLAGS)
+	@scripts/cuda_regs.sh $(NVCC) $(NVFLAGS) $(NVARCH)
 
 .PHONY: cuda-regs
 
@@ -83,10 +152,58 @@ $(BUILD)/metal_lib.c: $(BUILD)/hvm4g.metallib
 $(BUILD)/metal_lib.o: $(BUILD)/metal_lib.c
 	$(CC) -c -o $@ $<
 
-# The runtime as a library (every object but main's): the unit tests link it.
+# The runtime as a library (every object but main's): the unit tests link
+# it, `make install` installs it with include/hvm4g.h.
 LIBOBJS := $(filter-out $(BUILD)/src/main.o,$(OBJS))
 $(BUILD)/libhvm4g.a: $(LIBOBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
+
+lib: $(BUILD)/libhvm4g.a
+
+# Installing: `make install PREFIX=/usr/local DESTDIR=`: the binary, the
+# library, its header, its pkg-config file and the man page (written by the
+# binary from its flag table: --help=man).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  := $(PREFIX)/bin
+LIBDIR  := $(PREFIX)/lib
+INCDIR  := $(PREFIX)/include
+PCDIR   := $(LIBDIR)/pkgconfig
+MANDIR  := $(PREFIX)/share/man/man1
+VERSION := $(shell sed -n 's/^\#define HVM4G_VERSION "\(.*\)"/\1/p' include/hvm4g.h)
+INSTALLED := $(BINDIR)/hvm4g $(LIBDIR)/libhvm4g.a $(INCDIR)/hvm4g.h \
+             $(PCDIR)/hvm4g.pc $(MANDIR)/hvm4g.1
+
+$(BUILD)/hvm4g.1: hvm4g
+	./hvm4g --help=man > $@
+
+# A static library: Libs carries what it needs (threads, math, CUDA).
+# Rewritten each time: PREFIX may differ from the last install.
+$(BUILD)/hvm4g.pc: FORCE
+	@mkdir -p $(BUILD)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
+	  'includedir=$${prefix}/include' '' 'Name: hvm4g' \
+	  'Description: the HVM4 runtime (Interaction Calculus) as a C library' \
+	  'Version: $(VERSION)' \
+	  'Libs: -L$${libdir} -lhvm4g $(strip $(LDLIBS))' 'Cflags: -I$${includedir}' > $@
+
+install: hvm4g $(BUILD)/libhvm4g.a $(BUILD)/hvm4g.pc $(BUILD)/hvm4g.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
+	  $(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)
+	install -m 755 hvm4g $(DESTDIR)$(BINDIR)/hvm4g
+	install -m 644 $(BUILD)/libhvm4g.a $(DESTDIR)$(LIBDIR)/libhvm4g.a
+	install -m 644 include/hvm4g.h $(DESTDIR)$(INCDIR)/hvm4g.h
+	install -m 644 $(BUILD)/hvm4g.pc $(DESTDIR)$(PCDIR)/hvm4g.pc
+	install -m 644 $(BUILD)/hvm4g.1 $(DESTDIR)$(MANDIR)/hvm4g.1
+
+# The files, then the folders install made that are left empty.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir --ignore-fail-on-non-empty $(addprefix $(DESTDIR),$(BINDIR) $(PCDIR) \
+	  $(LIBDIR) $(INCDIR) $(MANDIR) $(PREFIX)/share/man $(PREFIX)/share) 2>/dev/null
+
+.PHONY: lib install uninstall
 
 # The layer rule (scripts/layers.sh, STYLE.md): from the #include lines and
 # from each layer's undefined symbols.
@@ -114,7 +231,7 @@ $(BUILD)/hvm4g: $(OBJS) $(MTL_EXTRA)
 	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -o $@ $(OBJS) $(MTL_EXTRA) $(LDLIBS)
 
 asan:
-	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan build-asan/hvm4g
+	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan CUDA_ARCHS=sm_90 build-asan/hvm4g
 
 # Thread-sanitizer build of the CPU runtime (no CUDA): ./build-tsan/hvm4g.
 TSAN_CFLAGS := -O1 -g -fsanitize=thread

@@ -10,18 +10,22 @@
 # into this repository) and our own bench/*.hvm4. Flags follow the
 # reference's bench script: gen_* run with -C1, collapse_* with -C, the rest
 # with no collapse; every run adds -s, and -T$THREADS when THREADS > 1.
-# With GPU=1 hvm4g also runs with --gpu --dup=owner and --gpu --dup=atomic,
-# the device from the start (--cpu-first=0: no CPU pool first, so the
-# columns are the device's; DEVICE=sim|cuda|metal adds --device=...). Runs go one after the other,
-# never in parallel. REPEAT=N runs each N times and reports the run of
-# median time (for noisy machines). The reference binary is only run, never built here.
+# With GPU=1 hvm4g also runs with --gpu (the hybrid a user gets), and with
+# --gpu --dup=owner and --gpu --dup=atomic from the start (--cpu-first=0:
+# no CPU pool first, so those columns are the device's; DEVICE=sim|cuda|metal
+# adds --device=... to the last two). Runs go one after the other, never
+# in parallel. REPEAT=N runs each N times, the columns interleaved round
+# by round, and reports the run of median time (for noisy machines). The
+# reference binary is only run, never built here.
 #
 # Prints the machine, the date and each command, then a table: program,
 # interactions, M interactions/s of each run (over its whole wall time),
 # with GPU=1 the device's own M interactions/s (over the passes' time
-# alone: "owner dev", "atomic dev") and its passes/deferrals, the ratio
-# hvm4g/reference, and whether the printed results are equal (stat lines
-# excluded).
+# alone: "owner dev", "atomic dev") and its passes/deferrals, then the
+# process walls of hvm4g's CPU run, --gpu and the device from the start
+# (owner) side by side, and whether --gpu met its rule: at most 1.1 times
+# the faster of the other two, plus 0.03 s; then the ratio hvm4g/reference,
+# and whether the printed results are equal (stat lines excluded).
 
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,8 +87,12 @@ run() {
   dir=$(dirname "$file"); base=$(basename "$file")
   echo "  \$ (cd $dir && $* $base $(flags_of "$base"))" >> "$TMP/cmds"
   # shellcheck disable=SC2046
+  local t0 t1
+  t0=$(date +%s.%N)
   out=$(cd "$dir" && timeout -k 5 "$TIMEOUT" "$@" "$base" $(flags_of "$base") 2>&1)
   rc=$?
+  t1=$(date +%s.%N)
+  WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
   out=$(printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g')
   ITRS=$(printf '%s\n' "$out" | awk '/^- Itrs:/ { print $3; exit }')
   SECS=$(printf '%s\n' "$out" | awk '/^- Time:/ { print $3; exit }')
@@ -105,26 +113,32 @@ run() {
   printf '%s\n' "$out" | grep -Ev '^- |^#[0-9]+$' | sed -E 's/ ?#[0-9]+$//' > "$TMP/$label.out"
 }
 
-# pick LABEL FILE ARGS...: run, REPEAT times; keeps the run of median
-# time among those that ended well (else the last run), as run leaves it.
+# keep LABEL: after run, files the run under LABEL's round results when
+# it ended well. median LABEL: of those, the run of median time, as run
+# leaves it (ITRS, MIPS, SECS, WALL, PD, DEVM, STATUS, $TMP/LABEL.out).
 # The median, not the best: it damps a noisy machine without crediting a
 # -T collapse whose threads happened to meet a result early.
-pick() {
-  local label=$1 r n=0 m
-  local -a itrs=() mips=() secs=() pd=() devm=()
-  for ((r = 0; r < REPEAT; r++)); do
-    run "$@"
-    if [ "$STATUS" = ok ]; then
-      itrs+=("$ITRS"); mips+=("$MIPS"); secs+=("${SECS:-0}"); pd+=("$PD"); devm+=("${DEVM:--}")
-      cp "$TMP/$label.out" "$TMP/$label.$n"
-      n=$((n + 1))
-    fi
-  done
-  [ "$n" -eq 0 ] && return
-  m=$(for ((r = 0; r < n; r++)); do echo "${secs[$r]} $r"; done | sort -g | awk -v k=$(((n - 1) / 2)) 'NR == k + 1 { print $2 }')
-  ITRS=${itrs[$m]}; MIPS=${mips[$m]}; SECS=${secs[$m]}; PD=${pd[$m]}; DEVM=${devm[$m]}; STATUS=ok
-  cp "$TMP/$label.$m" "$TMP/$label.out"
+declare -A NKEPT=()
+keep() {
+  local label=$1 n=${NKEPT[$1]:-0}
+  [ "$STATUS" = ok ] || return
+  printf '%s %s %s %s %s %s\n' "${SECS:-0}" "$ITRS" "$MIPS" "$WALL" "$PD" "${DEVM:--}" > "$TMP/$label.r$n"
+  cp "$TMP/$label.out" "$TMP/$label.o$n"
+  NKEPT[$label]=$((n + 1))
 }
+median() {
+  local label=$1 n=${NKEPT[$1]:-0} m
+  if [ "$n" -eq 0 ]; then
+    STATUS=${STATUS_LAST[$label]:-error}; ITRS=; MIPS=; SECS=; WALL=; PD=-; DEVM=-
+    return
+  fi
+  m=$(for ((r = 0; r < n; r++)); do echo "$(cut -d' ' -f1 "$TMP/$label.r$r") $r"; done |
+      sort -g | awk -v k=$(((n - 1) / 2)) 'NR == k + 1 { print $2 }')
+  read -r SECS ITRS MIPS WALL PD DEVM < "$TMP/$label.r$m"
+  STATUS=ok
+  cp "$TMP/$label.o$m" "$TMP/$label.out"
+}
+declare -A STATUS_LAST=()
 
 flags_of() {
   case "$1" in
@@ -136,36 +150,55 @@ flags_of() {
 }
 
 cols=(ref cpu)
-[ "$GPU" = 1 ] && cols+=(owner atomic)
+[ "$GPU" = 1 ] && cols+=(gpu owner atomic)
 dev=(--gpu --cpu-first=0); [ -n "$DEVICE" ] && dev+=("--device=$DEVICE")
 
 printf '| %-24s | %12s |' program "ref itrs"
 for c in "${cols[@]}"; do printf ' %10s |' "$c M/s"; done
-[ "$GPU" = 1 ] && printf ' %10s | %10s | %15s | %15s |' "owner dev" "atomic dev" "owner pass/def" "atomic pass/def"
+[ "$GPU" = 1 ] && printf ' %10s | %10s | %15s | %15s | %8s | %8s | %8s | %4s |' "owner dev" "atomic dev" \
+  "owner pass/def" "atomic pass/def" "cpu s" "--gpu s" "dev s" rule
 printf ' %7s | %7s | %5s |\n' ratio time same
 printf '|%s|%s|' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..14})"
 for c in "${cols[@]}"; do printf '%s|' "$(printf -- '-%.0s' {1..12})"; done
-[ "$GPU" = 1 ] && printf '%s|%s|%s|%s|' "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})" \
-  "$(printf -- '-%.0s' {1..17})" "$(printf -- '-%.0s' {1..17})"
+[ "$GPU" = 1 ] && printf '%s|%s|%s|%s|%s|%s|%s|%s|' "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})" \
+  "$(printf -- '-%.0s' {1..17})" "$(printf -- '-%.0s' {1..17})" "$(printf -- '-%.0s' {1..10})" \
+  "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..6})"
 printf '%s|%s|%s|\n' "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..7})"
 
 for f in "${files[@]}"; do
   name=$(basename "$f" .hvm4)
-  declare -A M=() S=()
+  declare -A M=() S=() W=()
+  NKEPT=(); STATUS_LAST=()
+  # the columns interleaved: each round runs every one once
+  for ((r = 0; r < REPEAT; r++)); do
+    if [ -n "$REF" ]; then run ref "$f" "$REF"; STATUS_LAST[ref]=$STATUS; keep ref; fi
+    run cpu "$f" "$BIN"; STATUS_LAST[cpu]=$STATUS; keep cpu
+    if [ "$GPU" = 1 ]; then
+      run gpu "$f" "$BIN" --gpu; STATUS_LAST[gpu]=$STATUS; keep gpu
+      run owner "$f" "$BIN" "${dev[@]}" --dup=owner; STATUS_LAST[owner]=$STATUS; keep owner
+      run atomic "$f" "$BIN" "${dev[@]}" --dup=atomic; STATUS_LAST[atomic]=$STATUS; keep atomic
+    fi
+  done
   ref_itrs="-"
   if [ -n "$REF" ]; then
-    pick ref "$f" "$REF"
+    median ref
     M[ref]=${MIPS:--}; S[ref]=$STATUS; ref_itrs=${ITRS:--}; ref_secs=${SECS:-}
   else
     M[ref]="-"; S[ref]="-"; ref_secs=""
   fi
-  pick cpu "$f" "$BIN"
-  M[cpu]=${MIPS:--}; S[cpu]=$STATUS; cpu_secs=${SECS:-}
+  median cpu
+  M[cpu]=${MIPS:--}; S[cpu]=$STATUS; cpu_secs=${SECS:-}; W[cpu]=${WALL:--}
   if [ "$GPU" = 1 ]; then
-    pick owner "$f" "$BIN" "${dev[@]}" --dup=owner
-    M[owner]=${MIPS:--}; S[owner]=$STATUS; PDO=$PD; DVO=${DEVM:--}
-    pick atomic "$f" "$BIN" "${dev[@]}" --dup=atomic
+    median gpu
+    M[gpu]=${MIPS:--}; S[gpu]=$STATUS; W[gpu]=${WALL:--}
+    median owner
+    M[owner]=${MIPS:--}; S[owner]=$STATUS; PDO=$PD; DVO=${DEVM:--}; W[owner]=${WALL:--}
+    median atomic
     M[atomic]=${MIPS:--}; S[atomic]=$STATUS; PDA=$PD; DVA=${DEVM:--}
+    # --gpu's rule: within 1.1x of the faster of the CPU and the device, + 0.03 s
+    rule=$(awk -v g="${W[gpu]}" -v c="${W[cpu]}" -v d="${W[owner]}" 'BEGIN {
+      if (g + 0 <= 0 || c + 0 <= 0 || d + 0 <= 0) { print "-"; exit }
+      m = c < d ? c : d; print (g <= 1.1 * m + 0.03) ? "yes" : "NO" }')
   fi
   # Equal results: every hvm4g run against the reference (or the CPU run).
   same=yes
@@ -189,8 +222,9 @@ for f in "${files[@]}"; do
     if [ "${S[$c]}" = ok ] || [ "${S[$c]}" = "-" ]; then printf ' %10s |' "${M[$c]}"
     else printf ' %10s |' "${S[$c]}"; fi
   done
-  [ "$GPU" = 1 ] && printf ' %10s | %10s | %15s | %15s |' "$DVO" "$DVA" "$PDO" "$PDA"
+  [ "$GPU" = 1 ] && printf ' %10s | %10s | %15s | %15s | %8s | %8s | %8s | %4s |' "$DVO" "$DVA" "$PDO" "$PDA" \
+    "${W[cpu]}" "${W[gpu]}" "${W[owner]}" "$rule"
   printf ' %7s | %7s | %5s |\n' "$ratio" "$speed" "$same"
-  unset M S
+  unset M S W
 done
 

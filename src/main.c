@@ -1,89 +1,248 @@
-// main.c: hvm4g, the command-line program: reads the flags and the
-// program, has the scheduler normalize @main, prints the result.
+// main.c: hvm4g, the command-line program, a client of the library
+// (include/hvm4g.h): reads the flags and the program, normalizes @main,
+// prints the result, exits with the status of hvm4g.h (HVM4G_ERR_*).
 //
-// The program runs on a thread with a 1 GiB stack (committed only where
-// touched), so deep terms cannot overflow the parser or printer.
+// Three threads of its own: main, which blocks SIGINT and SIGTERM for
+// every thread it starts; the program's, with a 1 GiB stack (committed
+// only where touched) so deep terms cannot overflow the parser or
+// printer; and the watcher, which takes those signals (sigtimedwait) and
+// draws the progress line. An interrupt prints -s from the counters and
+// ends the process at once: the runtime has no safe point to unwind to.
 
-#include <stdio.h>
-#include <time.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <hvm4g.h>
+#include "run/api.h"
 #include "run/flags.h"
 #include "run/sched.h"
 #include "run/stats.h"
 #include "heap/heap.h"
-#include "lang/names.h"
-#include "lang/parse.h"
-#include "lang/print.h"
 #include "cpu/eval.h"
-#include "cpu/snf.h"
 #include "dev/gpu.h"
+#include "dev/dev.h"
 
-#define MAIN_STACK ((u64)1 << 30)   // the program's thread (see the top)
+#define MAIN_STACK   ((u64)1 << 30)   // the program's thread (see the top)
+#define WATCH_MS     100              // the watcher's poll: an interrupt ends within it
+#define PROGRESS_MS  500              // the progress line's refresh
 
-// Address space reserved besides the heap and its seen set: this thread's
-// stack, a WNF stack and a pool stack per thread, the -T collapse's level
-// and slab tables (collapse_par.c, under 512 MiB), the book, and a margin
-// for code and malloc.
-static u64 reserved_besides(u32 threads) {
-  u64 per    = ((u64)1 << 30) + ((u64)64 << 20);
-  u64 levels = threads > 1 ? (u64)512 << 20 : 0;
-  return MAIN_STACK + (u64)threads * per + levels + ((u64)1 << 27) + ((u64)256 << 20);
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static double seconds_since(struct timespec t0) {
-  struct timespec t1;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+// Colour on a terminal only, never with NO_COLOR set (no-color.org).
+static int colour_on(int fd) {
+  const char *no = getenv("NO_COLOR");
+  return isatty(fd) && !(no && *no);
+}
+
+// Prints a library message on stderr; PARSE_ERROR in red on a terminal.
+static void report(const char *msg) {
+  if (!msg[0]) return;   // a %panic's message went to the output
+  if (strncmp(msg, "PARSE_ERROR", 11) == 0 && colour_on(2)) {
+    fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m%s\n", msg + 11);
+  } else {
+    fprintf(stderr, "%s\n", msg);
+  }
+}
+
+// The watcher
+// ===========
+
+static pthread_mutex_t LINE = PTHREAD_MUTEX_INITIALIZER;
+static int    SHOWN  = 0;   // a progress line is on the screen
+static int    DONE   = 0;   // the run ended: no more progress lines
+static double RUN_T0 = 0;   // the run's start (0: not started)
+static int    PROGRESS = 0; // the progress line is drawn
+
+static void line_clear(void) {
+  if (SHOWN) fputs("\r\033[K", stderr);
+  SHOWN = 0;
+}
+
+// Ends the progress line before the result is printed.
+static void progress_end(void) {
+  pthread_mutex_lock(&LINE);
+  DONE = 1;
+  line_clear();
+  pthread_mutex_unlock(&LINE);
+}
+
+static void human(double v, char *buf, size_t cap) {
+  const char *unit[] = { "", "K", "M", "G", "T" };
+  int u = 0;
+  while (v >= 1000 && u < 4) { v /= 1000; u++; }
+  snprintf(buf, cap, u ? "%.2f%s" : "%.0f%s", v, unit[u]);
+}
+
+// "hvm4g: 1.23G interactions, 41.50M/s, heap 12.0 MiB, CPU x4"
+static void progress_draw(double *last_t, u64 *last_n, u64 *last_dev) {
+  double t = now();
+  u64 dev = gpu_itrs(), n = eval_itrs() + dev;
+  double rate = t > *last_t ? (double)(n - *last_n) / (t - *last_t) : 0;
+  const char *side = dev != *last_dev ? "device" : "CPU";
+  char a[32], r[32];
+  human((double)n, a, sizeof a);
+  human(rate, r, sizeof r);
+  pthread_mutex_lock(&LINE);
+  if (!DONE) {
+    fprintf(stderr, "\r\033[Khvm4g: %s interactions, %s/s, heap %.1f MiB, %s",
+            a, r, (double)heap_used() * 8 / (1 << 20), side);
+    if (side[0] == 'C' && EVAL.threads > 1) fprintf(stderr, " x%u", EVAL.threads);
+    fflush(stderr);
+    SHOWN = 1;
+  }
+  pthread_mutex_unlock(&LINE);
+  *last_t = t;
+  *last_n = n;
+  *last_dev = dev;
+}
+
+static void *watcher(void *unused) {
+  int progress = PROGRESS;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  struct timespec tick = { 0, WATCH_MS * 1000000L };
+  double shown = now(), last_t = now();
+  u64    last_n = 0, last_dev = 0;
+  for (;;) {
+    int sig = sigtimedwait(&set, NULL, &tick);
+    if (sig == SIGINT || sig == SIGTERM) {
+      pthread_mutex_lock(&LINE);
+      DONE = 1;
+      line_clear();
+      pthread_mutex_unlock(&LINE);
+      fprintf(stderr, "hvm4g: interrupted (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+      if (RUN_T0 > 0) stats_print(now() - RUN_T0, 1);
+      fflush(NULL);
+      _exit(HVM4G_INTERRUPTED);
+    }
+    if (progress && RUN_T0 > 0 && now() - shown >= PROGRESS_MS / 1e3) {
+      shown = now();
+      progress_draw(&last_t, &last_n, &last_dev);
+    }
+  }
+  return NULL;
+}
+
+// The program
+// ===========
+
+// -e TERM: leading `#include "file"` directives stay as they are, the rest
+// is @main's term.
+static char *eval_source(const char *text) {
+  const char *p = text;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    if (strncmp(p, "#include", 8) != 0) break;
+    const char *q = strchr(p, '"');
+    q = q ? strchr(q + 1, '"') : NULL;
+    if (!q) break;   // the parser reports it
+    p = q + 1;
+  }
+  size_t head = (size_t)(p - text), len = strlen(text) + 16;
+  char  *src  = malloc(len);
+  // on the term's own line, so that messages keep the user's line numbers
+  if (src) snprintf(src, len, "%.*s@main = %s\n", (int)head, text, p);
+  return src;
+}
+
+static char *read_stdin(void) {
+  size_t cap = 1 << 16, n = 0;
+  char  *buf = malloc(cap + 1);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, stdin);
+    if (n < cap) break;
+    char *nb = realloc(buf, cap * 2 + 1);
+    if (!nb) { free(buf); return NULL; }
+    buf = nb;
+    cap *= 2;
+  }
+  if (buf && ferror(stdin)) { free(buf); return NULL; }
+  if (buf) buf[n] = '\0';
+  return buf;
+}
+
+static int load(hvm4g *h) {
+  if (CLI.eval || strcmp(CLI.file, "-") == 0) {
+    char *src = CLI.eval ? eval_source(CLI.eval) : read_stdin();
+    if (!src) {
+      fprintf(stderr, "hvm4g: cannot read the program from %s (%s)\n",
+              CLI.eval ? "-e" : "stdin", strerror(errno ? errno : ENOMEM));
+      return HVM4G_ERR_PARSE;
+    }
+    // no slash in the name: its #includes are relative to this directory
+    int rc = hvm4g_load_string(h, CLI.eval ? "<-e>" : "<stdin>", src);
+    free(src);
+    return rc;
+  }
+  return hvm4g_load_file(h, CLI.file);
+}
+
+static int fail(hvm4g *h, int rc) {
+  progress_end();
+  report(hvm4g_error(h));
+  fflush(stdout);
+  return rc;
 }
 
 static int run(int argc, char **argv) {
   flags_parse(argc, argv);
+  api_color(colour_on(1));
+  EVAL.live = PROGRESS || EVAL.stats;   // the watcher reads the counts
 
-  u64 words = CLI.heap ? CLI.heap : heap_default_words(reserved_besides(EVAL.threads));
-  if (heap_init(words) != 0) {
-    fprintf(stderr, "Error: cannot reserve a heap of %llu words\n",
-            (unsigned long long)words);
-    return 1;
+  hvm4g_config c;
+  hvm4g_config_init(&c);
+  c.threads    = EVAL.threads;
+  c.heap_words = CLI.heap;
+  c.device     = GPU.device == DEV_SIM   ? HVM4G_DEVICE_SIM
+               : GPU.device == DEV_CUDA  ? HVM4G_DEVICE_CUDA
+               : GPU.device == DEV_METAL ? HVM4G_DEVICE_METAL
+               :                           HVM4G_DEVICE_AUTO;
+  hvm4g *h;
+  int rc = hvm4g_open(&h, &c);
+  if (rc != HVM4G_OK) {
+    fprintf(stderr, "hvm4g: cannot open the runtime (%s)\n",
+            rc == HVM4G_ERR_HEAP ? "no room for the heap: try a smaller --heap"
+                                 : "bad configuration");
+    return rc;
   }
-  names_init();
-  sched_init();
+  // flags_parse set the device and the tuning in the modules already;
+  // hvm4g_open's config only carries what the library's users set.
+  if ((rc = load(h)) != HVM4G_OK) return fail(h, rc);
+  if (hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
 
-  sched_start();   // the device's context, made while the program is read
-  if (parse_file(CLI.file) != 0) return 1;
-  sched_loaded();
-
-  u32 main_id = table_find("main", 4);
-  if (main_id == ~0u || main_id >= BOOK_CAP || BOOK[main_id] == 0) {
-    fprintf(stderr, "Error: @main not defined\n");
-    return 1;
-  }
-
-  eval_init();
-  snf_init();
-
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-
-  u32 root = heap_alloc(1);
-  if (!root) {
-    fprintf(stderr, "Error: heap exhausted\n");
-    return 1;
-  }
-  HEAP[root] = TERM(REF, main_id, 0);
-
+  int where = SCHED.requested ? HVM4G_DEVICE : HVM4G_CPU;
+  RUN_T0 = now();
   if (CLI.collapse) {
-    sched_collapse(root, CLI.limit);
+    rc = hvm4g_collapse(h, NULL, CLI.limit, where, stdout);
   } else {
-    sched_normalize(root);
-    if (!EVAL.silent && !EVAL.debug) {
-      print_term(stdout, HEAP[root]);
-      putchar('\n');
-    }
+    rc = hvm4g_normalize(h, NULL, where);
   }
-
-  stats_print(seconds_since(t0));
-  eval_out_check();
-  if (gpu_finish() != 0) return 1;
+  double secs = now() - RUN_T0;
+  progress_end();
+  if (rc != HVM4G_OK) return fail(h, rc);
+  if (!CLI.collapse && !EVAL.silent && !EVAL.debug) {
+    rc = hvm4g_print_file(h, stdout);
+    putchar('\n');
+    if (rc != HVM4G_OK) return fail(h, rc);
+  }
+  stats_print(secs, 0);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "hvm4g: cannot write the output\n");
+    _exit(HVM4G_ERR_IO);   // exit() would flush stdout again
+  }
+  if (gpu_finish() != 0) return HVM4G_ERR_USAGE;
+  hvm4g_close(h);
   sched_exit(0);
   return 0;
 }
@@ -101,6 +260,32 @@ static void *main_thread(void *p) {
 }
 
 int main(int argc, char **argv) {
+  // Every thread started from here on leaves these signals to the watcher.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  // Progress on a terminal or with --progress (read here: the watcher
+  // starts before the flags are parsed, on the program's thread).
+  int progress = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--progress") == 0) progress = 1;
+  }
+  if (!progress && isatty(2)) {
+    progress = 1;
+    for (int i = 1; i < argc; i++) {   // a run that prints as it goes keeps the terminal
+      if (strncmp(argv[i], "-C", 2) == 0 || strncmp(argv[i], "--collapse", 10) == 0 ||
+          strcmp(argv[i], "-D") == 0 || strcmp(argv[i], "--step-by-step") == 0) {
+        progress = 0;
+      }
+    }
+  }
+  PROGRESS = progress;
+  pthread_t watch;
+  pthread_create(&watch, NULL, watcher, NULL);
+  pthread_detach(watch);
+
   Main m = { argc, argv, 1 };
   pthread_attr_t attr;
   pthread_t      th;

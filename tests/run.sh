@@ -170,6 +170,33 @@ EOF
     nest 80000 'f(' 1 ')'
     echo '//- Itrs: 79999 interactions'
   } > "$g/gen_dup_chain_c.hvm4"
+  # An include path longer than PATH_MAX ends in the name of a file that
+  # exists once cut short; it is an error naming the path, never that file.
+  mkdir -p "$g/_chain"
+  echo '@main = 7' > "$g/_chain/inc_target.hvm4"
+  {
+    echo '// exit: nonzero'
+    echo '// match: regex'
+    printf '#include "'
+    awk 'BEGIN { for (i = 0; i < 2100; i++) printf "./"; print "_chain/inc_target.hvm4.EXPECTED\"" }'
+    echo '@main = 1'
+    echo '//longer than the system allows.*inc_target\.hvm4\.EXPECTED'
+  } > "$g/err_include_path_long.hvm4"
+  # A chain of 3,000 nested includes: refused at a bounded depth with a
+  # message, not followed down the C stack (SIGSEGV under a 1 GB limit).
+  awk -v d="$g/_chain" 'BEGIN { for (i = 0; i < 3000; i++) printf "#include \"c%d.hvm4\"\n", i + 1 > (d "/c" i ".hvm4");
+                               print "@main = 1" > (d "/c3000.hvm4") }'
+  {
+    echo '// exit: nonzero'
+    echo '// match: regex'
+    echo '#include "_chain/c0.hvm4"'
+    echo '//c[0-9]+\.hvm4:[0-9]+:[0-9]+'
+    echo '//includes nested deeper than [0-9]+ files'
+  } > "$g/err_include_deep.hvm4"
+  # A chain within the bound reads every file.
+  awk -v d="$g/_chain" 'BEGIN { for (i = 0; i < 100; i++) printf "#include \"s%d.hvm4\"\n", i + 1 > (d "/s" i ".hvm4");
+                               print "@main = 100" > (d "/s100.hvm4") }'
+  printf '#include "_chain/s0.hvm4"\n//!100\n' > "$g/include_chain_100.hvm4"
   if [ "$ONLY" = '*' ]; then
     printf '%s\n' "$g"/*.hvm4
   fi
@@ -248,7 +275,7 @@ variant_check() {   # name, compiler command...
   if "$@" > "$TMP/variant-$name.log" 2>&1; then record build "$name" 1
   else record build "$name" 0 "$(grep -m1 -iE 'error' "$TMP/variant-$name.log")"; fi
 }
-USER_H=(-Isrc -Itests '-DHVM4G_USER_H="tune_user.h"')
+USER_H=(-Isrc -Iinclude -Itests '-DHVM4G_USER_H="tune_user.h"')
 printf '#include "core/tune.h"\n_Static_assert(NARROW_BUDGET == 128u && LANE_CLOCK, "");\n' \
   > "$TMP/tune_user.c"
 variant_check tune-user "$CC" -std=gnu11 "${USER_H[@]}" -fsyntax-only "$TMP/tune_user.c"
@@ -258,6 +285,15 @@ for f in src/dev/sim.c src/dev/pass.c; do
     -Wno-unused-function -Werror "${USER_H[@]}" -fsyntax-only "$f"
 done
 NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+# Built where no GPU is visible, the binary holds code for every GPU
+# architecture from 7.5 on that nvcc has (at least five), and PTX.
+if [ -n "$NVCC_BIN" ] && ./hvm4g --version | grep -q '^cuda architectures: [sc]' && ! nvidia-smi -L > /dev/null 2>&1; then
+  codes=$(python3 tests/fatbin_archs.py ./hvm4g)
+  sass=$(printf '%s\n' "$codes" | grep -c '^sm_')
+  ptx=$(printf '%s\n' "$codes" | grep -c '^compute_')
+  if [ "$sass" -ge 5 ] && [ "$ptx" -ge 1 ]; then record build cuda-archs 1
+  else record build cuda-archs 0 "./hvm4g holds code for $sass GPU architectures and $ptx PTX (want >= 5, >= 1): $(echo $codes)"; fi
+fi
 if [ -n "$NVCC_BIN" ]; then
   variant_check tune-cuda "$NVCC_BIN" -arch=sm_90 "${USER_H[@]}" -ptx -o /dev/null src/dev/cuda/cuda.cu
 fi
@@ -367,6 +403,17 @@ cli_check help        0 '^  -M, --heap SIZE'       "$BIN" --help
 cli_check help_tuning 0 '^  --lanes N'             "$BIN" --help=tuning
 # --help lists the user flags only: at most 20 (the rest: --help=tuning)
 cli_check help_short  0 '^ok$' sh -c 'n=$("$0" --help | grep -c "^  -"); [ "$n" -le 20 ] && echo ok' "$BIN"
+# Where no GPU can be used (no NVIDIA driver here), --gpu says so in one
+# line and the CPU gives the same output; --device=cuda is an error.
+if [ ! -e /dev/nvidiactl ]; then
+  cli_check gpu_absent_notice 0 '^hvm4g: --gpu: no usable GPU \((no NVIDIA driver|this binary was built without CUDA)' \
+    "$BIN" cli_list.hvm4 --gpu
+  cli_check gpu_absent_same 0 '^same$' sh -c 'a=$("$0" cli_list.hvm4 --gpu 2>/dev/null); b=$("$0" cli_list.hvm4)
+    [ "$a" = "$b" ] && echo same' "$BIN"
+  cli_check gpu_absent_stats 0 '^- Device: not used \(no usable GPU' "$BIN" cli_list.hvm4 --gpu -s
+  cli_check gpu_absent_cuda 1 '^hvm4g: --device=cuda: (no NVIDIA driver|this binary was built without CUDA)' \
+    "$BIN" cli_list.hvm4 --gpu --device=cuda
+fi
 cli_check flag_unknown 1 "^hvm4g: unknown flag '--frobnicate'" "$BIN" cli_list.hvm4 --frobnicate
 cli_check flag_long_aliases 0 '^- Itrs: ' "$BIN" cli_list.hvm4 --stats --threads 2 --collapse=3
 # The flag tables of README.md and docs/flags.md are the table's rows
@@ -489,9 +536,133 @@ cli_check collapse_grow_room 0 'heap growth limit under -C' \
 # --trace: a row per pass, then the packing's mark passes, whose first
 # row starts from the changed words (the root slot) and the last leaves none.
 cli_check trace_phases 0 '^ok$' sh -c '"$0" "$1" -G --device=sim --trace t.csv > /dev/null &&
-  head -n 1 t.csv | grep -qx "pass,entries,interactions,deferrals,pushes,time_us,phase" &&
-  grep -q ",step\$" t.csv && grep ",mark\$" t.csv | head -n 1 | grep -q "^1,1," &&
-  grep ",mark\$" t.csv | tail -n 1 | grep -q "^[0-9]*,[0-9]*,0,0,0," && echo ok' "$BIN" "$CFT"
+  head -n 1 t.csv | grep -qx "pass,entries,interactions,deferrals,pushes,time_us,phase,run,side,start_us" &&
+  grep -q ",step,1,device," t.csv && grep ",mark," t.csv | head -n 1 | grep -q "^1,1," &&
+  grep ",mark," t.csv | tail -n 1 | grep -q "^[0-9]*,[0-9]*,0,0,0," && echo ok' "$BIN" "$CFT"
+
+# --- phase: package ----------------------------------------------------------
+# What a user of the program and of the library meets (README, "Exit
+# statuses"; include/hvm4g.h): the exit statuses, stdin and -e, an
+# interrupt, colour, --stats=json, the trace's runs and its picture, and
+# `make install` with a program built against the installed tree.
+
+add_phase package
+# pkg_check NAME RC REGEX CMD..: CMD exits with exactly RC and some line of
+# its output (stdout and stderr) matches REGEX.
+pkg_check() {
+  local name=$1 want_rc=$2 re=$3; shift 3
+  local out rc
+  out=$(cd "$TMP" && timeout -k 5 "$TEST_TIMEOUT" "$@" 2>&1); rc=$?
+  if [ "$rc" != "$want_rc" ]; then
+    record package "$name" 0 "exit status $rc, not $want_rc: $(printf '%s' "$out" | head -n 3)"
+  elif ! printf '%s\n' "$out" | grep -Eq -- "$re"; then
+    record package "$name" 0 "no line matches /$re/: $(printf '%s' "$out" | head -n 3)"
+  else
+    record package "$name" 1
+  fi
+}
+printf '@main = 1(2)\n' > "$TMP/pk_runtime.hvm4"
+printf '@main = λx.y\n' > "$TMP/pk_parse.hvm4"
+printf '@main = @foo(1)\n' > "$TMP/pk_undef.hvm4"
+printf '#include "pk_nope.hvm4"\n@main = 1\n' > "$TMP/pk_inc.hvm4"
+printf '@k = 41\n' > "$TMP/pk_lib.hvm4"
+printf '@loop = λ{0: 0; λn. @loop(n - 1)}\n@main = @loop(4000000000)\n' > "$TMP/pk_long.hvm4"
+pkg_check exit_ok       0 '^\[1,2,3\]$'                    "$BIN" cli_list.hvm4
+pkg_check exit_runtime  1 '^RUNTIME_ERROR: cannot apply a number$' "$BIN" pk_runtime.hvm4
+pkg_check exit_usage    2 "^hvm4g: unknown flag '--frob'"   "$BIN" cli_list.hvm4 --frob
+pkg_check exit_usage_none 2 '^hvm4g: no program given'      "$BIN"
+pkg_check exit_parse    3 '^PARSE_ERROR \(.*pk_parse.hvm4:1:13\)$' "$BIN" pk_parse.hvm4
+pkg_check exit_missing  3 "^hvm4g: cannot open 'pk_none.hvm4': No such file or directory$" "$BIN" pk_none.hvm4
+pkg_check exit_include  3 "pk_inc.hvm4:1:10: cannot open '.*pk_nope.hvm4' \(#include\): No such file" "$BIN" pk_inc.hvm4
+pkg_check exit_no_main  3 '^hvm4g: @main not defined$'      "$BIN" pk_lib.hvm4
+pkg_check exit_heap     4 '^hvm4g: heap exhausted'          "$BIN" cli_nats.hvm4 --heap=64K
+pkg_check exit_io       5 'cannot write the output'         sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
+if [ "$(uname -s)" != Darwin ]; then
+  pkg_check exit_device 6 '^hvm4g: --device=metal: '      "$BIN" cli_list.hvm4 --gpu --device=metal
+fi
+pkg_check undef_warn    0 '^ok$' sh -c 'o=$("$0" pk_undef.hvm4 2>e.txt) && [ "$o" = "@foo(1)" ] &&
+  [ "$(grep -c "^hvm4g: warning: undefined reference @foo" e.txt)" = 1 ] && echo ok' "$BIN"
+pkg_check stdin         0 '^42$' sh -c 'echo "@main = (40 + 2)" | "$0" -' "$BIN"
+pkg_check eval          0 '^42$'                            "$BIN" -e '(40 + 2)'
+pkg_check eval_include  0 '^42$'                            "$BIN" -e '#include "pk_lib.hvm4" (@k + 1)'
+pkg_check eval_parse    3 '^PARSE_ERROR \(<-e>:1:'          "$BIN" -e 'λx.y'
+# Colour: never when piped or with NO_COLOR; on a terminal (script(1)
+# gives one) PARSE_ERROR is red unless NO_COLOR is set.
+pkg_check color_pipe    0 '^plain$' sh -c '"$0" pk_parse.hvm4 2>&1 | grep -q "$(printf "\033")" && echo coloured || echo plain' "$BIN"
+if command -v script > /dev/null 2>&1; then
+  pkg_check color_tty   0 '^coloured$' sh -c 'script -qec "\"$0\" pk_parse.hvm4" /dev/null | grep -q "$(printf "\033")\[1;31mPARSE_ERROR" && echo coloured || echo plain' "$BIN"
+  pkg_check no_color_tty 0 '^plain$' sh -c 'NO_COLOR=1 script -qec "\"$0\" pk_parse.hvm4" /dev/null | grep -q "$(printf "\033")\[1;31m" && echo coloured || echo plain' "$BIN"
+fi
+# --stats=json: one object that parses, with the -s figures.
+pkg_check stats_json    0 '^ok$' sh -c '"$0" cli_list.hvm4 --stats=json -T2 | tail -n 1 | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d[\"interactions\"] >= 0 and len(d[\"threads\"]) == 2 and d[\"peak_rss_bytes\"] > 0
+print(\"ok\")"' "$BIN"
+pkg_check stats_memory  0 '^- Memory: [0-9.]+ MiB peak resident' "$BIN" cli_list.hvm4 -s
+pkg_check stats_bad     2 "stats expects nothing or =json, got 'xml'" "$BIN" cli_list.hvm4 --stats=xml
+# SIGINT stops a long run within 0.2 s, with -s's figures and status 130.
+pkg_check interrupt     0 '^ok ' sh -c '"$0" pk_long.hvm4 -s > int.out 2> int.err & p=$!
+  sleep 1; t0=$(date +%s%N); kill -INT $p; wait $p; rc=$?; t1=$(date +%s%N)
+  ms=$(( (t1 - t0) / 1000000 ))
+  [ $rc = 130 ] && [ $ms -le 200 ] && grep -q "^- Itrs: [1-9]" int.out &&
+  grep -q "^- Interrupted" int.out && grep -q "interrupted (SIGINT)" int.err && echo "ok ${ms}ms" ||
+  echo "rc=$rc ${ms}ms $(head -c 300 int.out)"' "$BIN"
+pkg_check terminate     0 '^ok$' sh -c '"$0" pk_long.hvm4 > /dev/null 2>&1 & p=$!
+  sleep 0.5; kill -TERM $p; wait $p; [ $? = 130 ] && echo ok' "$BIN"
+# --progress: a line with the interactions, the rate, the heap and the side.
+pkg_check progress      130 'hvm4g: [0-9.]+[KMGT]? interactions, [0-9.]+[KMGT]?/s, heap [0-9.]+ MiB, CPU' \
+  sh -c '"$0" pk_long.hvm4 --progress 2>&1 >/dev/null & p=$!; sleep 1.3; kill -INT $p; wait $p' "$BIN"
+# --trace: two %gnf runs get two run numbers; a hybrid run has CPU rows.
+printf '@gen = λ{0: λx.x; λ&n.λ&x.&A{@gen(n - 1, x * 2), @gen(n - 1, x * 2 + 1)}}\n@main = #P{%%gnf(@gen(6, 1)), %%gnf(@gen(5, 3))}\n' > "$TMP/pk_gnf2.hvm4"
+pkg_check trace_runs    0 '^runs 1 2$' sh -c '"$0" pk_gnf2.hvm4 --device=sim --trace tr2.csv > /dev/null &&
+  echo "runs $(awk -F, "NR > 1 && \$9 == \"device\" { print \$8 }" tr2.csv | sort -u | tr "\n" " " | sed "s/ \$//")"' "$BIN"
+pkg_check trace_hybrid  0 '^ok$' sh -c '"$0" "$1" -G --device=sim -T2 --cpu-first=64 --take-max=1G --trace trh.csv > /dev/null &&
+  grep -q ",cpu,1,cpu," trh.csv && grep -q ",step,1,device," trh.csv && echo ok' "$BIN" "$CFT"
+# scripts/plot-trace.py draws a simulator trace as a non-empty PNG.
+# (the first python3 with matplotlib: apt's goes to /usr/bin, which a
+# python3 of pyenv or a venv earlier on the PATH does not see)
+PLOT_PY=""
+for py in python3 /usr/bin/python3; do
+  if "$py" -c 'import matplotlib' > /dev/null 2>&1; then PLOT_PY=$py; break; fi
+done
+if [ -n "$PLOT_PY" ]; then
+  pkg_check plot_trace  0 '^ok$' sh -c '"$1" "$0/scripts/plot-trace.py" trh.csv trh.png > /dev/null &&
+    [ -s trh.png ] && head -c 8 trh.png | od -An -c | grep -q "P   N   G" && echo ok' "$ROOT" "$PLOT_PY"
+else
+  echo "package: plot_trace skipped: python3 has no matplotlib (apt-get install python3-matplotlib; .ci/run does)"
+  : > "$RES/package/plot_trace.skip"
+fi
+# make install into a DESTDIR, a program built against it with pkg-config
+# (its prefix moved to the DESTDIR: --define-variable), its output equal
+# to the binary's, then make uninstall, which leaves no file.
+if command -v pkg-config > /dev/null 2>&1; then
+  pkg_check install     0 '^ok$' sh -c 'cd "$0" && d=$1/dest && rm -rf "$d" &&
+    make -s install DESTDIR="$d" PREFIX=/opt/hvm4g > "$1/install.log" 2>&1 &&
+    for f in bin/hvm4g lib/libhvm4g.a include/hvm4g.h lib/pkgconfig/hvm4g.pc share/man/man1/hvm4g.1; do
+      [ -s "$d/opt/hvm4g/$f" ] || { echo "missing $f"; exit 1; }; done &&
+    cc -o "$1/embed" examples/embed.c $(PKG_CONFIG_PATH=$d/opt/hvm4g/lib/pkgconfig \
+      pkg-config --define-variable=prefix="$d/opt/hvm4g" --cflags --libs hvm4g) &&
+    "$1/embed" > "$1/embed.out" && grep -qx 42 "$1/embed.out" &&
+    grep -qx "oops: 1 RUNTIME_ERROR: cannot apply a number" "$1/embed.out" &&
+    [ "$("$1/embed" tests/golden/prog_fib.hvm4 2>/dev/null | head -n 1)" = "$("$d/opt/hvm4g/bin/hvm4g" tests/golden/prog_fib.hvm4)" ] &&
+    make -s uninstall DESTDIR="$d" PREFIX=/opt/hvm4g > /dev/null 2>&1 &&
+    [ -z "$(find "$d" -type f)" ] && echo ok' "$ROOT" "$TMP"
+  # Programs kept outside the repository (the reference's tests, when
+  # HVM4_REF_TESTS names them; else the goldens without flags) give the
+  # same output and status through the library (embed -C) and hvm4g -C;
+  # collapse_* and enum_* are left out (some are endless without -CN).
+  pkg_check embed_same  0 '^same [1-9]' sh -c 'n=0; for f in "$1"/*.hvm4; do
+      case ${f##*/} in _*|collapse_*|enum_*) continue ;; esac
+      grep -q "^// args:" "$f" && continue
+      a=$(timeout 20 "$0/embed" -C "$f" 2>&1); ra=$?
+      b=$(timeout 20 "$2" "$f" -C 2>&1); rb=$?
+      [ $ra -ge 124 ] || [ $rb -ge 124 ] && continue
+      [ "$a" = "$b" ] && [ $ra = $rb ] || { echo "differs: $f ($ra, $rb)"; exit 1; }
+      n=$((n + 1)); done; echo "same $n"' "$TMP" "${HVM4_REF_TESTS:-$ROOT/tests/golden}" "$BIN"
+else
+  record package install 0 "no pkg-config (apt-get install pkg-config; .ci/run does)"
+fi
 fi   # QUICK
 
 # --- phases: sim-owner, sim-atomic ---------------------------------------
@@ -588,12 +759,40 @@ if [ -n "${HVM4_REF_TESTS:-}" ]; then
     case "$(basename "$f")" in _*) continue ;; esac
     printf '%s\n' "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")"
   done > "$TMP/ref.list"
+  export DROP_WARNINGS=1   # lib.sh: the reference prints none
   add_phase ref-cpu
   par check ref-cpu "$BIN" {} "$RES" < "$TMP/ref.list"
   if [ "${SKIP_SIM:-0}" != 1 ]; then
     add_phase ref-sim
     par check ref-sim "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/ref.list"
   fi
+  unset DROP_WARNINGS
+fi
+
+# --- phases: upstream, upstream-t16, upstream-sim ----------------------------
+# HigherOrderCO/HVM4's test programs (tests/upstream/), judged by its own
+# directives by tests/upstream/run.sh; one result per program. The same
+# programs under -T16 and on the simulated device must pass as on one
+# thread (effects in one thread's order; the device hands primitives back).
+
+upstream_phase() {   # phase, extra args
+  local phase=$1 line name
+  shift
+  add_phase "$phase"
+  bash "$ROOT/tests/upstream/run.sh" "$BIN" "$@" > "$TMP/$phase.log" 2>&1
+  while IFS= read -r line; do
+    case "$line" in
+      "[PASS] "*) record "$phase" "${line#\[PASS\] }" 1 ;;
+      "[FAIL] "*) name=${line#\[FAIL\] }; record "$phase" "${name%% *}" 0 "${name#* }" ;;
+    esac
+  done < "$TMP/$phase.log"
+  grep -q ' passed, 0 failed$' "$TMP/$phase.log" || record "$phase" runner 0 "$(tail -n1 "$TMP/$phase.log")"
+}
+
+upstream_phase upstream
+if [ "$QUICK" != 1 ]; then
+  upstream_phase upstream-t16 -T16
+  [ "${SKIP_SIM:-0}" != 1 ] && upstream_phase upstream-sim --gpu --device=sim
 fi
 
 # --- phases: sanitizers -----------------------------------------------------

@@ -304,6 +304,22 @@ Term collapse_read(u32 loc, u32 *incs) {
   return t;
 }
 
+static FILE *OUT   = NULL;   // collapse_set_out (NULL until set: stdout)
+static int   COLOR = 0;
+
+void collapse_set_out(FILE *out, int color) {
+  OUT   = out;
+  COLOR = color;
+}
+
+static void out_check(void) {
+  if (OUT == stdout) {
+    eval_out_check();
+  } else if (fflush(OUT) != 0 || ferror(OUT)) {
+    eval_fatal("hvm4g: ", "cannot write the output");
+  }
+}
+
 // Consumes a collapsed branch (a SUP, an ERA or a quoted term): prints it,
 // unless it is an ERA or a SUP (then returns 1: the caller queues its sides
 // one key above the branch's).
@@ -317,12 +333,13 @@ int collapse_use(Term t) {
     }
     default: {
       if (COLLAPSE_PRINTED++ < COLLAPSE_LIMIT && !EVAL.silent) {
-        print_quoted(stdout, t);
+        print_quoted(OUT, t);
         if (EVAL.stats) {
-          printf(" \033[2m#%llu\033[0m", (unsigned long long)eval_itrs());
+          const char *on = COLOR ? "\033[2m" : "", *off = COLOR ? "\033[0m" : "";
+          fprintf(OUT, " %s#%llu%s", on, (unsigned long long)eval_itrs(), off);
         }
-        putchar('\n');
-        if (ferror(stdout)) eval_out_check();   // an endless -C stops too
+        fputc('\n', OUT);
+        if (ferror(OUT)) out_check();   // an endless -C stops too
       }
       return 0;
     }
@@ -348,6 +365,7 @@ static void collapse_seq(Wnf *w) {
 }
 
 void collapse_print(u32 loc, long long limit) {
+  if (!OUT) OUT = stdout;
   if (limit == 0) return;
   COLLAPSE_LIMIT   = limit < 0 ? ~0ull : (u64)limit;
   COLLAPSE_PRINTED = 0;
@@ -358,5 +376,5 @@ void collapse_print(u32 loc, long long limit) {
     collapse_seq(eval_worker(0));
     q_free();
   }
-  eval_out_check();
+  out_check();
 }

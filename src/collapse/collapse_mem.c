@@ -11,7 +11,7 @@
 #include "cpu/eval.h"
 
 void collapse_oom(void) {
-  eval_fatal("Error: ", "out of memory in collapse");
+  eval_fatal("hvm4g: ", "out of memory in collapse");
 }
 
 void *collapse_grow(void *buf, u64 *cap, u64 need, size_t size) {

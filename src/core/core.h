@@ -44,6 +44,7 @@
 #define ERR_LABEL    4  // dynamic label is not a number
 #define ERR_OTHER    5
 #define ERR_LABEL_OWN 6 // dynamic label in the runtime's own range (LAB_OWN)
+#define ERR_DUP_SELF 7  // a DUP's expression is one of its own copies
 
 // How DP0/DP1 take a DUP expression slot (Wnf.dup_mode).
 #define DUP_SOLO   0  // one thread owns the heap: plain load/store

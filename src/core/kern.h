@@ -63,6 +63,7 @@
 #define STOP_LIMIT 19  // the run's heap growth passed GpuConf.grow (-C)
 #define STOP_PASSES 20 // --max-passes reached
 #define STOP_NARROW 21 // the frontier stayed too narrow to pay (--handoff)
+#define STOP_NODEV 23    // no usable device: the CPU normalizes
 #define STOP_UNSCOPED 22 // the program has unscoped binders: the CPU
                          // normalizes it, in one thread's order (gpu.c)
 

@@ -49,7 +49,10 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   w->dup_mode     = a->dup_mode;
   w->owner        = 0;
   w->region_shift = a->region_shift;
-  w->on_device    = 1;
+  // Under -C a %gnf is a boundary: its whole normal form, effects in its
+  // order, comes before the collapse goes on, as on the CPU; so the lane
+  // hands it to the host instead of reading through it.
+  w->on_device    = a->shallow_inc ? 0u : 1u;
   w->status       = WNF_OK;
   w->err          = 0;
   w->defer        = 0;

@@ -152,13 +152,41 @@ typedef u64 Term;
 // The arithmetic ones take two arguments and mean exactly the OP2 of the
 // same operator.
 
-#define PRIM_LOG  0   // %log(str): host prints, yields #Nil
-#define PRIM_GNF  1   // %gnf(t): strong normal form on the device
-#define PRIM_NF   2   // %nf(t): strong normal form on the CPU pool
-#define PRIM_OP   3   // PRIM_OP + OP_x: %add %sub %mul %div %mod %and %or
-                      // %xor %lsh %rsh %not %eq %ne %lt %le %gt %ge
+#define PRIM_LOG         0   // %log(str): host prints, yields #Nil
+#define PRIM_GNF         1   // %gnf(t): strong normal form on the device
+#define PRIM_NF          2   // %nf(t): strong normal form on the CPU pool
+// The host's I/O primitives (src/run/prim.c, docs/language.md): each runs
+// on the CPU, where a device run that meets one hands it back, as %log.
+#define PRIM_ARGV        3   // %argv(_): the program's arguments after --
+#define PRIM_ENV         4   // %env(name)
+#define PRIM_CWD         5   // %cwd(_)
+#define PRIM_CHDIR       6   // %chdir(path)
+#define PRIM_READ_FILE   7   // %read_file(path): UTF-8 text
+#define PRIM_READ_BYTES  8   // %read_bytes(path)
+#define PRIM_WRITE_FILE  9   // %write_file(path, str)
+#define PRIM_WRITE_BYTES 10  // %write_bytes(path, bytes)
+#define PRIM_PANIC       11  // %panic(str): prints str, ends the run, exit 1
+#define PRIM_RAND        12  // %rand(_): a pseudo-random number
+#define PRIM_COMPACT     13  // %compact(t): the normal form of t, copied
+#define PRIM_STREAM_STDIN_OPEN 14  // %stream_stdin_open(_)
+#define PRIM_STREAM_FILE_OPEN  15  // %stream_file_open(path)
+#define PRIM_STREAM_POLL       16  // %stream_poll(strm)
+#define PRIM_STREAM_WAIT       17  // %stream_wait(strm)
+#define PRIM_STREAM_CLOSE      18  // %stream_close(strm)
+#define PRIM_TIMER_START       19  // %timer_start(ms)
+#define PRIM_TIMER_POLL        20  // %timer_poll(time)
+#define PRIM_TIMER_WAIT        21  // %timer_wait(time)
+#define PRIM_PROCESS_SPAWN     22  // %process_spawn(cmd): /bin/sh -c cmd
+#define PRIM_PROCESS_POLL      23  // %process_poll(proc)
+#define PRIM_PROCESS_WAIT      24  // %process_wait(proc)
+#define PRIM_PROCESS_KILL      25  // %process_kill(proc)
+#define PRIM_OP          26  // PRIM_OP + OP_x: %add %sub %mul %div %mod %and %or
+                             // %xor %lsh %rsh %not %eq %ne %lt %le %gt %ge
 #define PRIM_COUNT (PRIM_OP + OP_COUNT)
-#define PRIM_ARITY(id) ((id) < PRIM_OP ? 1u : 2u)
+// Host primitives of two arguments, one bit each; the others take one.
+#define PRIM_TWO_ARGS (((u32)1 << PRIM_WRITE_FILE) | ((u32)1 << PRIM_WRITE_BYTES))
+#define PRIM_ARITY(id) \
+  ((id) < PRIM_OP ? ((PRIM_TWO_ARGS >> (id)) & 1u) + 1u : 2u)
 
 // Nodes
 // =====

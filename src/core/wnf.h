@@ -79,6 +79,18 @@
 #define HEAP_PAUSE(w, loc)  ((void)0)
 #endif
 
+// A DUP slot this run itself took (its DP frame is on the stack) is BUSY
+// to it as to anyone; deferring would wait for a release only this run can
+// make (a DUP that reaches its own copy, two copies under one label). A
+// backend that keeps, for each frame index, the word it took there defines
+// WNF_NOTE_TAKEN(w, i, c) and WNF_SELF_HELD(w, sp, loc), which returns that
+// word (0: not held by this run); the run then reads it again as one thread
+// would, where the slot still holds it. The default: no note, no re-entry.
+#ifndef WNF_NOTE_TAKEN
+#define WNF_NOTE_TAKEN(w, i, c)    ((void)0)
+#define WNF_SELF_HELD(w, sp, loc)  ((Term)0)
+#endif
+
 #ifndef HEAP_LD_BOOK
 #define HEAP_LD_BOOK(w, loc)   HEAP_LD(w, loc)
 #endif
@@ -1116,6 +1128,15 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           }
           if (mode != DUP_SOLO) {
             // take the slot: leave BUSY there while we reduce it
+            if (c == BUSY) {
+              Term own = WNF_SELF_HELD(w, sp, loc);
+              if (own != 0 && sp < cap) {
+                WNF_NOTE_TAKEN(w, sp, own);
+                stk[sp++] = next;
+                next = own;
+                continue;
+              }
+            }
             if (c == BUSY || (mode == DUP_OWNER && REGION_OF(w, loc) != w->owner)) {
               st = WNF_DEFER;
               break;
@@ -1135,8 +1156,17 @@ FN Term wnf_run(THR Wnf *w, Term t) {
               st = WNF_STACK;
               break;
             }
+            WNF_NOTE_TAKEN(w, sp, c);
           } else if (sp == cap) {
             st = WNF_STACK;
+            break;
+          }
+          // A DUP whose expression is one of its own copies (two copies
+          // given one label meet): its WNF is an endless descent.
+          if ((TAG(c) == DP0 || TAG(c) == DP1) && VAL(c) == loc) {
+            if (mode != DUP_SOLO) wnf_put(w, mode, loc, c);
+            st     = WNF_ERROR;
+            w->err = ERR_DUP_SELF;
             break;
           }
           stk[sp++] = next;

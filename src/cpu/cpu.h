@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include "heap/heap.h"
 #include "core/core.h"
+#include "cpu/eval.h"
 #include "cpu/reclaim.h"
 
 // Words a worker takes from the heap per refill of its arena: 2 MiB, the
@@ -79,6 +80,26 @@ void pool_took_back(Wnf *w, u32 slot);
 #define WNF_OFFER(w, slot, b)  pool_offer((w), (slot), (b))
 #define WNF_TOOK_BACK(w, slot) pool_took_back((w), (slot))
 
+// The word each DP frame took under -T, by frame index, so that a run
+// meeting a slot it holds itself reads that word again instead of deferring
+// forever (wnf.h). A per-thread array that grows to the deepest DP frame:
+// reserving one as large as the stack doubled each thread's address space.
+extern _Thread_local Term *CPU_HELD;
+extern _Thread_local u32   CPU_HELD_CAP;
+void cpu_held_put(u32 i, Term c);   // grows CPU_HELD (eval.c)
+#define WNF_NOTE_TAKEN(w, i, c) \
+  ((i) < CPU_HELD_CAP ? (void)(CPU_HELD[(i)] = (c)) : cpu_held_put((i), (c)))
+#define WNF_SELF_HELD(w, sp, loc) cpu_self_held((w), (sp), (loc))
+static inline Term cpu_self_held(const Wnf *w, u32 sp, u32 loc) {
+  for (u32 i = sp; i > 0; i--) {
+    Term f = w->stack[i - 1];
+    if ((TAG(f) == DP0 || TAG(f) == DP1) && VAL(f) == loc && i - 1 < CPU_HELD_CAP) {
+      return CPU_HELD[i - 1];
+    }
+  }
+  return 0;
+}
+
 #include "core/wnf.h"
 
 // Sets up a CPU evaluator over the host heap and book: single-thread DUP
@@ -89,8 +110,7 @@ static inline void cpu_wnf_init(Wnf *w, u32 stack_cap) {
   void *stk = mmap(NULL, (size_t)stack_cap * sizeof(Term), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (stk == MAP_FAILED) {
-    fprintf(stderr, "ERROR: cannot reserve a WNF stack of %u frames\n", stack_cap);
-    exit(1);
+    eval_fatal("hvm4g: ", "cannot reserve a WNF stack");
   }
   // Huge pages for the heap: the evaluator touches fresh heap at a high
   // rate, and 4K page faults would otherwise cost more than the work.

@@ -1,6 +1,7 @@
 // eval.c: the CPU driver around the WNF core: one Wnf per CPU thread, host
 // services (primitives, deferral), errors, interaction counts.
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sched.h>
@@ -26,6 +27,39 @@ static u32  NWORKERS = 0;
 
 // WNF stack entries per thread (reserved, committed when touched).
 #define STACK_WORDS (1u << 27)
+
+static void die_plain(const char *msg);
+
+_Thread_local Term *CPU_HELD     = NULL;
+_Thread_local u32   CPU_HELD_CAP = 0;
+
+// A thread's CPU_HELD is freed when the thread ends.
+static pthread_key_t  HELD_KEY;
+static pthread_once_t HELD_ONCE = PTHREAD_ONCE_INIT;
+
+static void held_key(void) {
+  pthread_key_create(&HELD_KEY, free);
+}
+
+void cpu_held_put(u32 i, Term c) {
+  u32 cap = CPU_HELD_CAP ? CPU_HELD_CAP : 1024;
+  while (cap <= i) cap *= 2;
+  Term *n = realloc(CPU_HELD, (size_t)cap * sizeof(Term));
+  if (!n) die_plain("out of memory for the WNF stack");
+  pthread_once(&HELD_ONCE, held_key);
+  pthread_setspecific(HELD_KEY, n);
+  CPU_HELD     = n;
+  CPU_HELD_CAP = cap;
+  CPU_HELD[i]  = c;
+}
+
+// A frame stands for a node on the path from the root, and a path of an
+// acyclic graph visits each node once: a stack deeper than the heap is a
+// cycle, which then ends within --heap instead of after STACK_WORDS frames.
+static u32 eval_stack_words(void) {
+  u64 heap = HEAP_WORDS < (1u << 16) ? (1u << 16) : HEAP_WORDS;
+  return heap < STACK_WORDS ? (u32)heap : STACK_WORDS;
+}
 
 Wnf *eval_self(void) {
   return eval_worker(pool_tid());
@@ -110,10 +144,18 @@ static void die_with(const char *msg, int plain) {
     CATCH    = NULL;   // the frame's owner pops it
     longjmp(c->env, 1);
   }
-  eval_fatal(plain ? "Error: " : "RUNTIME_ERROR: ", msg);
+  if (plain == 2) eval_fatal(NULL, msg);
+  eval_fatal(plain ? "hvm4g: " : "RUNTIME_ERROR: ", msg);
+}
+
+static EvalFatal FATAL = NULL;   // eval_set_fatal
+
+void eval_set_fatal(EvalFatal hook) {
+  FATAL = hook;
 }
 
 void eval_fatal(const char *kind, const char *msg) {
+  if (FATAL) FATAL(kind, msg);   // returns only when it did not take it
   // Under -T several threads can fail at once: the first one reports and
   // exits; the others park, so that the error is printed once, as on one
   // thread.
@@ -121,8 +163,10 @@ void eval_fatal(const char *kind, const char *msg) {
   if (atomic_exchange(&dying, 1)) {
     for (;;) pause();
   }
-  // stdout is flushed by exit(), after the message, as HVM4 does.
-  fprintf(stderr, "%s%s\n", kind, msg);
+  // stdout is flushed by exit(), after the message, as HVM4 does; a
+  // %panic's message (no kind) is program output, in order on stdout.
+  if (kind) fprintf(stderr, "%s%s\n", kind, msg);
+  else printf("%s\n", msg);
   exit(1);
 }
 
@@ -130,9 +174,14 @@ void eval_die(const char *msg) {
   die_with(msg, 0);
 }
 
+void eval_panic(const char *msg) {
+  die_with(msg, 2);
+}
+
 void eval_out_check(void) {
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "Error: cannot write the output\n");
+    if (FATAL) FATAL("hvm4g: ", "cannot write the output");
+    fprintf(stderr, "hvm4g: cannot write the output\n");
     _exit(1);   // exit() would flush stdout again
   }
 }
@@ -155,6 +204,20 @@ void eval_rethrow(const EvalCatch *c) {
 
 static _Thread_local int AHEAD      = 0;
 static _Atomic int       STOP_AHEAD = 0;
+
+static _Thread_local u32 HOLD_EFFECTS = 0;   // > 0: effects and errors stop
+static _Thread_local int HELD_STOP    = 0;   // the last reduction stopped so
+
+void eval_hold_effects(int on) {
+  if (on) HOLD_EFFECTS++;
+  else    HOLD_EFFECTS--;
+}
+
+int eval_held_stop(void) {
+  int s = HELD_STOP;
+  HELD_STOP = 0;
+  return s;
+}
 
 // Interactions between w's offers (sparks; 0: none): only under -T, and
 // not in work ahead, which may never be needed.
@@ -214,7 +277,7 @@ void eval_init(void) {
   reclaim_init(n);
   for (u32 i = 0; i < n; i++) {
     Wnf *w = &WORKERS[i];
-    cpu_wnf_init(w, STACK_WORDS);
+    cpu_wnf_init(w, eval_stack_words());
     w->book_cnt = table_count();
     w->dup_mode = n > 1 ? DUP_SHARED : DUP_SOLO;
     w->offer    = eval_offer_gap(w, 0);
@@ -230,6 +293,9 @@ static const char *err_msg(u32 err) {
     case ERR_LABEL_OWN:
       return "dynamic label is reserved: labels 16515072 to 16777215 (taken "
              "modulo 2^24; named '$___' to '$$$$') belong to the runtime";
+    case ERR_DUP_SELF:
+      return "a DUP holds one of its own copies (two copies met under one "
+             "label): the term is infinite";
     default:          return "evaluation failed";
   }
 }
@@ -258,7 +324,10 @@ typedef Term (*WnfRun)(Wnf *w, Term t);
 static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
   u32 tid    = (u32)(w - WORKERS);
   u32 spins  = 0;
-  int sliced = AHEAD && !EVAL.debug;   // work ahead: in budgeted slices
+  // Work ahead runs in budgeted slices (to be stopped); so does any run
+  // while EVAL.live asks for the counts (a long WNF writes its count only
+  // when it returns), unless the caller set a budget of its own.
+  int sliced = (AHEAD || (EVAL.live && w->budget == ~0ull)) && !EVAL.debug;
   u64 slice  = AHEAD_SLICE;
   u64 oom_at = ~0ull;                  // interactions at the last full heap
   RootFrame rf = { &t, 0, NULL };
@@ -266,7 +335,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
 #define EVAL_RETURN(x) do { reclaim_drop(tid, &rf); return (x); } while (0)
   for (;;) {
     if (sliced) {
-      ahead_check();
+      if (AHEAD) ahead_check();
       w->budget = w->itrs + slice;
     }
     t = run(w, t);
@@ -276,6 +345,10 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         EVAL_RETURN(t);
       }
       case WNF_HOST: {
+        if (HOLD_EFFECTS) {   // left for the one-thread replay (snf.c)
+          HELD_STOP = 1;
+          return t;
+        }
         // The primitive sits at HEAP[host_at] inside t (or is t). Under
         // DUP_SHARED that slot may be a DUP expression another thread can
         // reach: hold it BUSY while the host works, so it runs once.
@@ -340,6 +413,10 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         EVAL_RETURN(t);
       }
       default: {
+        if (HOLD_EFFECTS) {   // reported, if at all, in one-thread order
+          HELD_STOP = 1;
+          return t;
+        }
         eval_die(err_msg(w->err));
         EVAL_RETURN(t);
       }

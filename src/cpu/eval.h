@@ -17,6 +17,8 @@ typedef struct {
   u32 spark_gap;   // --spark-gap=K: interactions between a thread's offers
   u32 reclaim_gap; // --reclaim-gap=W: words handed out between collections
                    // and the largest arena (0: chosen by reclaim.c)
+  int live;        // the counts are read while a run goes on (progress,
+                   // an interrupt's -s): eval_itrs stays within a slice
 } EvalConf;
 
 extern EvalConf EVAL;
@@ -38,9 +40,19 @@ Wnf *eval_worker(u32 tid);           // the evaluator of CPU thread tid
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);
 
-// Prints "<kind><msg>" and exits non-zero, once per process: a second
+// Ends the run as %panic does: msg on stdout, exit 1 (caught like eval_die
+// in work done ahead, so it happens only where one thread would reach it).
+void eval_panic(const char *msg);
+
+// Prints "<kind><msg>" (kind NULL: msg on stdout) and exits non-zero, once per process: a second
 // thread that fails meanwhile waits for the first one's exit.
 void eval_fatal(const char *kind, const char *msg);
+
+// A hook eval_fatal calls first (the library's, run/api.c): it may take
+// the error (a longjmp out of the runtime, never returning), or return to
+// let eval_fatal print and exit.
+typedef void (*EvalFatal)(const char *kind, const char *msg);
+void eval_set_fatal(EvalFatal hook);
 
 // Flushes stdout; if it failed (a full disk, a closed pipe), says so and
 // exits non-zero.
@@ -63,7 +75,8 @@ typedef struct {
   u32     job;        // SNF_JOB when pushed (cpu.h)
   void   *roots;      // the thread's root frames when pushed (reclaim.h)
   int     hosts;      // host primitives it ran when pushed
-  int     plain;      // an "Error:" (not a RUNTIME_ERROR) message
+  int     plain;      // 1: an "hvm4g:" (not a RUNTIME_ERROR) message;
+                      // 2: a %panic's
   char    msg[160];
 } EvalCatch;
 
@@ -80,6 +93,14 @@ int        eval_holding(void);            // this thread holds a host slot BUSY
 // doubles up to 2^26). eval_stop_ahead(0) clears it.
 void eval_ahead(int on);
 void eval_stop_ahead(int on);
+
+// Effects in one-thread order (snf.c, "Effects and errors under -T"): while
+// this thread holds effects (eval_hold_effects(1), nested), a reduction that
+// meets a host primitive or a runtime error does not run or report it: it
+// stops, leaving its term rebuilt (valid, equal to the input), and
+// eval_held_stop() then returns 1 once (and clears it).
+void eval_hold_effects(int on);
+int  eval_held_stop(void);
 
 // Inside the CPU evaluator (eval.c, snf.c, collapse.c, prim.c)
 // ==========================================================

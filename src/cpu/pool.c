@@ -275,14 +275,12 @@ void pool_init(u32 threads, Wnf *workers, u32 offers, PoolRun job, PoolRun spark
   IN_TASK  = aligned_alloc(64, NTHREADS * sizeof(InTask));
   THREADS  = calloc(NTHREADS, sizeof(pthread_t));
   if (!DQ || !IN_TASK || !THREADS) {
-    fprintf(stderr, "Error: out of memory\n");
-    exit(1);
+    eval_fatal("hvm4g: ", "out of memory");
   }
   for (u32 i = 0; i < NTHREADS; i++) {
     atomic_init(&IN_TASK[i].on, 0);
     if (!dq_init(&DQ[i], 1 << 12)) {
-      fprintf(stderr, "Error: out of memory\n");
-      exit(1);
+      eval_fatal("hvm4g: ", "out of memory");
     }
   }
   pthread_attr_t attr;
@@ -290,8 +288,7 @@ void pool_init(u32 threads, Wnf *workers, u32 offers, PoolRun job, PoolRun spark
   pthread_attr_setstacksize(&attr, (size_t)64 << 20);
   for (u32 i = 1; i < NTHREADS; i++) {
     if (pthread_create(&THREADS[i], &attr, pool_main, (void *)(uintptr_t)i)) {
-      fprintf(stderr, "Error: cannot start thread %u\n", i);
-      exit(1);
+      eval_fatal("hvm4g: ", "cannot start a thread");
     }
     pthread_detach(THREADS[i]);
   }

@@ -67,8 +67,7 @@ void reclaim_init(u32 threads) {
   RECLAIM_ROOTS = calloc(NTHR, sizeof(RootFrame *));
   AWAY          = aligned_alloc(64, NTHR * sizeof(Away));
   if (!RECLAIM_ROOTS || !AWAY) {
-    fprintf(stderr, "Error: out of memory\n");
-    exit(1);
+    eval_fatal("hvm4g: ", "out of memory");
   }
   // the pool's threads start asleep; the program's thread is the one
   // that runs the normal form
@@ -120,14 +119,31 @@ static void wait_a_while(u32 *idle) {
   }
 }
 
+// The DP frames' records of the words they took (CPU_HELD, cpu.h) name no
+// live frame at a safe point: every WNF run there is folded back, each
+// taken word in its slot again, so the slots are the roots. A record of a
+// word a collection freed must still not be read later, when a frame at
+// that index meets the reused slot: a thread forgets its records when it
+// resumes after a collection, before it runs anything.
+static _Atomic u64       COLLECTIONS = 0;
+static _Thread_local u64 HELD_SEEN   = 0;   // COLLECTIONS when last forgotten
+
+static void forget_held(void) {
+  u64 n = atomic_load_explicit(&COLLECTIONS, memory_order_acquire);
+  if (n == HELD_SEEN) return;
+  HELD_SEEN = n;
+  if (CPU_HELD) memset(CPU_HELD, 0, (size_t)CPU_HELD_CAP * sizeof(Term));
+}
+
 void reclaim_park(u32 tid) {
   for (;;) {
     atomic_store(&AWAY[tid].on, 1);
     u32 idle = 0;
     while (atomic_load(&RECLAIM_STOP)) wait_a_while(&idle);
     atomic_store(&AWAY[tid].on, 0);
-    if (!atomic_load(&RECLAIM_STOP)) return;
+    if (!atomic_load(&RECLAIM_STOP)) break;
   }
+  forget_held();
 }
 
 void reclaim_away(u32 tid, int away) {
@@ -137,6 +153,7 @@ void reclaim_away(u32 tid, int away) {
   }
   atomic_store(&AWAY[tid].on, 0);
   if (atomic_load(&RECLAIM_STOP)) reclaim_park(tid);
+  forget_held();
 }
 
 // Marking
@@ -152,7 +169,7 @@ static void push(Term t) {
   if (STK_N == STK_CAP) {
     u64  cap = STK_CAP ? STK_CAP * 2 : 1 << 16;
     u64 *s   = realloc(STK, cap * sizeof(u64));
-    if (!s) eval_fatal("Error: ", "out of memory while reclaiming the heap");
+    if (!s) eval_fatal("hvm4g: ", "out of memory while reclaiming the heap");
     STK = s; STK_CAP = cap;
   }
   STK[STK_N++] = t;
@@ -278,7 +295,7 @@ static void run(void) {
   if (!LIVE) {
     LIVE = mmap(NULL, (HEAP_WORDS / 64 + 1) * sizeof(u64), PROT_READ | PROT_WRITE,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (LIVE == MAP_FAILED) eval_fatal("Error: ", "cannot reserve the heap's live bits");
+    if (LIVE == MAP_FAILED) eval_fatal("hvm4g: ", "cannot reserve the heap's live bits");
   } else {
     memset(LIVE, 0, (TOP / 64 + 1) * sizeof(u64));
   }
@@ -314,8 +331,12 @@ static int collect(u32 tid) {
     while (i != tid && !atomic_load(&AWAY[i].on)) wait_a_while(&spins);
   }
   int ok = ARMED && atomic_load(&HOSTS) == 0;
-  if (ok) run();
+  if (ok) {
+    run();
+    atomic_fetch_add_explicit(&COLLECTIONS, 1, memory_order_release);
+  }
   atomic_store(&RECLAIM_STOP, 0);
+  forget_held();
   return ok;
 }
 

@@ -243,11 +243,17 @@ static _Thread_local u32  CHAIN_CAP = 0;
 // Marks the unmarked DUP slots below t's head with m, bottom up, when they
 // form a chain of copies down to a free variable (each then stuck in O(1)),
 // and turns the memo on.
+// A DUP may come to hold one of its own copies (two copies given one label
+// by a self-applied λ&f): the walk keeps a checkpoint slot, moved at each
+// power of two (Brent), and a chain that comes back to it is a cycle, not
+// a chain down to a variable, so nothing is marked.
 static void chain_visit(Wnf *w, Term t, u16 m) {
-  u32 n = 0;
+  u32 n = 0, mark = 0, next_mark = 1;
   t = spine_head(t);
   while (TAG(t) == DP0 || TAG(t) == DP1) {
     u32  d  = VAL(t);
+    if (n > 0 && d == mark) return;
+    if (n + 1 == next_mark) { mark = d; next_mark *= 2; }
     Term c  = load(d);
     u32  tc = TAG(c);
     // only links (a copy of a variable): their slots have nothing to visit
@@ -276,9 +282,12 @@ static void chain_visit(Wnf *w, Term t, u16 m) {
   }
 }
 
-static void snf_seq(Wnf *w, u32 root, u16 ep) {
+// Returns 1 when, with effects held (eval_hold_effects), a slot's reduction
+// stopped at one: that slot is left as it is, its children unvisited.
+static int snf_seq(Wnf *w, u32 root, u16 ep) {
   u16 up   = SNF_STUCK_EP;   // a %nf inside runs its own normalization
   u32 base = SS_LEN;
+  int held = 0;
   SNF_STUCK_EP = 0;          // on at the first stuck DUP met
   ss_push(root);
   while (SS_LEN > base) {
@@ -287,6 +296,10 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
       Term t   = load(loc);
       chain_visit(w, t, ep);
       if (!known_stuck(t, ep)) t = wnf_at(w, loc);
+      if (eval_held_stop()) {
+        held = 1;
+        break;
+      }
       u32  tag = TAG(t);
       if (tag == DP0 || tag == DP1) {
         SNF_STUCK_EP = ep;
@@ -300,7 +313,21 @@ static void snf_seq(Wnf *w, u32 root, u16 ep) {
     }
   }
   SNF_STUCK_EP = up;
+  return held;
 }
+
+// Effects and errors under -T
+// ---------------------------
+// -T N prints what -T1 prints: the same %log lines in the same order, the
+// same first error, after the same lines. Tasks run in no fixed order, so a
+// task does not run a host primitive (%log, and %nf/%gnf, whose effects and
+// errors would come out of order too) nor report a runtime error: its
+// reduction stops there (eval_hold_effects), leaves the slot's term rebuilt
+// and visits nothing below it. The stuck DUPs' phase holds them the same
+// way. If anything was held, the asking thread then walks the whole result
+// again alone, a fresh one-thread normalization: what the tasks reduced is
+// already a normal form, and the held slots are reduced in one thread's
+// order, effects and errors included.
 
 // Jobs on the pool
 // ================
@@ -324,6 +351,7 @@ typedef struct {
   u16             ep;
   _Atomic int     stop;      // stopped early (snf_at_until): tasks end
   _Atomic int     found;     // a task marked a stuck DUP: the memo is on
+  _Atomic int     held;      // a task stopped at an effect or an error
   Count          *cnt;       // one per thread
   pthread_mutex_t lock;      // guards the stuck DUP slots and left slots
   u32            *dups;
@@ -430,6 +458,7 @@ void snf_task(Wnf *w, u64 task) {
   u32  upj  = SNF_JOB;
   SNF_STUCK_EP = atomic_load_explicit(&job->found, memory_order_relaxed) ? m : 0;
   SNF_JOB      = slot;
+  eval_hold_effects(1);
   for (;;) {
     if (atomic_load_explicit(&job->stop, memory_order_relaxed)) {
       // Stopped (the device takes over): this slot and what hangs from
@@ -448,7 +477,12 @@ void snf_task(Wnf *w, u64 task) {
       job_dup(job, loc);
       break;
     }
+    eval_held_stop();
     Term v   = wnf_at(w, loc);
+    if (eval_held_stop()) {   // left to the replay, with what hangs from it
+      atomic_store_explicit(&job->held, 1, memory_order_relaxed);
+      break;
+    }
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {
       atomic_store_explicit(&SEEN[VAL(v)], m, memory_order_relaxed);
@@ -461,6 +495,7 @@ void snf_task(Wnf *w, u64 task) {
     for (u32 i = ari; i > 1; i--) task_push(job, slot, VAL(v) + i - 1);
     loc = VAL(v);
   }
+  eval_hold_effects(0);
   if (SNF_STUCK_EP) atomic_store_explicit(&job->found, 1, memory_order_relaxed);
   SNF_STUCK_EP = up;
   SNF_JOB      = upj;
@@ -543,7 +578,9 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
   }
   job->ep = ep;
   job_wait(w, job, slot, root, yield);
-  if (atomic_load(&job->stop)) {
+  // A job that held an effect or an error is finished by the one-thread
+  // replay below, not by the device: its held slots are in no left list.
+  if (atomic_load(&job->stop) && !atomic_load(&job->held)) {
     // the rest is the device's: no thread may touch the heap meanwhile
     pool_halt();
     free(LEFT.slots);
@@ -554,12 +591,19 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
     job_free(slot);
     return 1;
   }
-  // stuck DUPs, alone (see the top of this file)
-  for (u32 i = 0; i < job->ndup; i++) {
+  // stuck DUPs, alone (see the top of this file), in the order tasks
+  // found them: their effects and errors are held too
+  int held = atomic_load(&job->held);
+  eval_hold_effects(1);
+  for (u32 i = 0; i < job->ndup && !held; i++) {
     u32 d = job->dups[i];
-    if (!IS_SUB(HEAP[d])) snf_seq(w, d, ep);
+    if (!IS_SUB(HEAP[d])) held = snf_seq(w, d, ep);
   }
+  eval_hold_effects(0);
   job_free(slot);
+  // the one-thread replay: what was done stays done, and the walk meets the
+  // held effects and errors in one thread's order
+  if (held) snf_seq(w, root, epoch_new());
   return 0;
 }
 
@@ -599,8 +643,7 @@ void snf_init(void) {
   SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (SEEN == MAP_FAILED) {
-    fprintf(stderr, "Error: cannot reserve the normalizer's seen set\n");
-    exit(1);
+    eval_fatal("hvm4g: ", "cannot reserve the normalizer's seen set");
   }
   UNSCOPED = parse_unscoped();
   pool_init(EVAL.threads, eval_worker(0), EVAL.sparks, snf_task, eval_spark);
@@ -609,8 +652,7 @@ void snf_init(void) {
   JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
   Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * n * sizeof(Count));
   if (!JOBS || !JOB_FREE || !cnt) {
-    fprintf(stderr, "Error: out of memory\n");
-    exit(1);
+    eval_fatal("hvm4g: ", "out of memory");
   }
   STACKS = calloc(n, sizeof(SlotStack));
   if (!STACKS) {

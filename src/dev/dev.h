@@ -168,6 +168,8 @@ typedef struct {
   // simulator, whose passes are CPU threads and say nothing of whether a
   // device pays (--narrow-rate overrides).
   u32  narrow_rate;
+  // Optional (NULL): after avail() returned 0, why, in a few words.
+  const char *(*why)(void);
 } GpuBackend;
 
 extern const GpuBackend GPU_SIM;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <hvm4g.h>
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "heap/heap.h"
@@ -61,6 +62,24 @@ int gpu_metal_compiled(void) {
 #else
   return 0;
 #endif
+}
+
+const char *gpu_cuda_archs(void) {
+#ifdef HVM4G_CUDA_ARCHS
+  return HVM4G_CUDA_ARCHS;
+#else
+  return NULL;
+#endif
+}
+
+const char *gpu_absent(void) {
+  if (GPU.device == DEV_SIM || GPU.device == DEV_METAL) return NULL;
+#if defined(HVM4G_METAL) && defined(__APPLE__)
+  if (GPU.device == DEV_AUTO) return NULL;
+#endif
+  if (!gpu_cuda_compiled()) return "this binary was built without CUDA (no nvcc at build time)";
+  if (access("/dev/nvidiactl", F_OK) != 0) return "no NVIDIA driver (no /dev/nvidiactl)";
+  return NULL;
 }
 
 int gpu_cuda_likely(void) {
@@ -125,42 +144,56 @@ int gpu_context_live(void) {
   return ctx_started || atomic_load(&ctx_done) || GPU_STATS.runs > 0;
 }
 
-// The backend of this run: the one asked for, else CUDA where a GPU is
-// present and the backend was compiled in, else the simulator. The
-// context made ahead is waited for before the backend is asked anything.
+// Why the last choice found no device (gpu_why_not).
+static const char *WHY_NOT = NULL;
+
+static const char *why(const GpuBackend *b) {
+  const char *w = b->why ? b->why() : NULL;
+  return w && *w ? w : "no usable device";
+}
+
+// A backend asked for by name that cannot run here ends the run.
+static const GpuBackend *required(const GpuBackend *b) {
+  if (b->avail()) return b;
+  fprintf(stderr, "hvm4g: --device=%s: %s; use --device=sim for the "
+          "simulated device\n", b->name, why(b));
+  exit(HVM4G_ERR_DEVICE);
+}
+
+// The backend of this run: the one asked for, else CUDA or Metal where a
+// usable GPU is present and the backend was compiled in, else none (the
+// CPU normalizes; the simulator runs only when asked for). The context
+// made ahead is waited for before the backend is asked anything.
 static const GpuBackend *backend(void) {
   ctx_join();
   switch (GPU.device) {
     case DEV_SIM: return &GPU_SIM;
 #ifdef HVM4G_CUDA
-    case DEV_CUDA: {
-      if (!GPU_CUDA.avail()) {
-        fprintf(stderr, "hvm4g: --device=cuda: no usable CUDA device or "
-                "driver on this machine; use --device=sim\n");
-        exit(1);
-      }
-      return &GPU_CUDA;
-    }
+    case DEV_CUDA: return required(&GPU_CUDA);
 #endif
 #ifdef HVM4G_METAL
-    case DEV_METAL: {
-      if (!GPU_METAL.avail()) {
-        fprintf(stderr, "hvm4g: --device=metal: no usable Metal device on "
-                "this machine; use --device=sim\n");
-        exit(1);
-      }
-      return &GPU_METAL;
-    }
+    case DEV_METAL: return required(&GPU_METAL);
 #endif
     default: break;
   }
+  WHY_NOT = gpu_absent();
 #ifdef HVM4G_CUDA
   if (GPU_CUDA.avail()) return &GPU_CUDA;
+  WHY_NOT = why(&GPU_CUDA);
 #endif
 #if defined(HVM4G_METAL) && defined(__APPLE__)
   if (GPU_METAL.avail()) return &GPU_METAL;
+  WHY_NOT = why(&GPU_METAL);
 #endif
-  return &GPU_SIM;
+  return NULL;
+}
+
+int gpu_usable(void) {
+  return backend() != NULL;
+}
+
+const char *gpu_why_not(void) {
+  return WHY_NOT ? WHY_NOT : "no usable device";
 }
 
 // Nested %gnf on the device is flattened by the core (on_device); a %gnf
@@ -183,8 +216,9 @@ u32 gpu_snf_roots(const u32 *roots, u32 n) {
     GPU_STATS.stop = STOP_UNSCOPED;
     return STOP_UNSCOPED;
   }
-  in_run = 1;
   const GpuBackend *b = backend();
+  if (!b) return STOP_NODEV;
+  in_run = 1;
   u32 stop = gpu_run(b, roots, n);
   // A full device heap: the run packed what it did; a larger heap goes on
   // from there, or the same one once the packing freed most of it, while
@@ -242,6 +276,7 @@ static const char *stop_name(u32 s) {
     case STOP_PASSES: return "--max-passes reached";
     case STOP_NARROW: return "frontier too narrow to pay (--handoff)";
     case STOP_UNSCOPED: return "the program has an unscoped binder (the CPU normalizes it)";
+    case STOP_NODEV: return "no usable device";
     default:         return "unknown";
   }
 }

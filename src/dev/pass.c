@@ -8,8 +8,10 @@
 // A pass that records a stop (primitive, error, arena or stack exhausted)
 // ends the run; gpu_snf_at then lets the CPU finish from the root.
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <hvm4g.h>
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "heap/heap.h"
@@ -170,26 +172,57 @@ void gpu_top_raise(u64 top) {
   }
 }
 
+// The trace (--trace FILE): one CSV row per device pass, per mark pass of
+// the packing, and per CPU phase of a hybrid normal form (gpu_trace_cpu).
+// `run` numbers the normal forms (gpu_trace_run: @main's, each %gnf's), so
+// the rows of two runs, and the sides that took turns on one, stay apart;
+// `start_us` is the row's start since the first normal form began.
+static u64    TRACE_RUN = 0;
+static double TRACE_T0  = -1;
+
+static void trace_fail(void) {
+  fprintf(stderr, "hvm4g: cannot write trace file '%s': %s\n", GPU.trace, strerror(errno));
+  exit(HVM4G_ERR_IO);
+}
+
 static FILE *trace_open(void) {
   static int started = 0;
   if (!GPU.trace) return NULL;
   FILE *f = fopen(GPU.trace, started ? "a" : "w");
-  if (!f) {
-    fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
-    exit(1);
-  }
+  if (!f) trace_fail();
   if (!started) {
-    fprintf(f, "pass,entries,interactions,deferrals,pushes,time_us,phase\n");
+    fprintf(f, "pass,entries,interactions,deferrals,pushes,time_us,phase,run,side,start_us\n");
     started = 1;
   }
+  if (TRACE_T0 < 0) TRACE_T0 = gpu_now();
+  if (TRACE_RUN == 0) TRACE_RUN = 1;   // a device run outside any normal form
   return f;
 }
 
 static void trace_close(FILE *tr) {
-  if (tr && (ferror(tr) | fclose(tr))) {
-    fprintf(stderr, "hvm4g: cannot write trace file '%s'\n", GPU.trace);
-    exit(1);
-  }
+  if (tr && (ferror(tr) | fclose(tr))) trace_fail();
+}
+
+// The columns after `phase`, for a row that started at time t0.
+static void trace_tail(FILE *tr, const char *side, double t0) {
+  fprintf(tr, ",%llu,%s,%.0f\n", (unsigned long long)TRACE_RUN, side,
+          (t0 - TRACE_T0) * 1e6);
+}
+
+void gpu_trace_run(void) {
+  if (!GPU.trace) return;
+  if (TRACE_T0 < 0) TRACE_T0 = gpu_now();
+  TRACE_RUN++;
+}
+
+void gpu_trace_cpu(u32 threads, u64 itrs, double t0, double t1) {
+  FILE *tr = trace_open();
+  if (!tr) return;
+  // entries: the CPU's threads; the pass column counts nothing here
+  fprintf(tr, "0,%u,%llu,0,0,%.0f,cpu", threads, (unsigned long long)itrs,
+          (t1 - t0) * 1e6);
+  trace_tail(tr, "cpu", t0);
+  trace_close(tr);
 }
 
 // Mark passes. A wide frontier gets MARK_BUDGET. A narrow one, by what the
@@ -236,8 +269,9 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
     n      = b->mark((u32)n, budget, &cut, err, errlen);
     s->marks++;
     if (tr) {   // pushes: the terms left to mark (the next mark frontier)
-      fprintf(tr, "%u,%u,0,0,%lld,%.0f,mark\n", ++pass, prev,
+      fprintf(tr, "%u,%u,0,0,%lld,%.0f,mark", ++pass, prev,
               n > 0 ? n : 0, (gpu_now() - p0) * 1e6);
+      trace_tail(tr, "device", p0);
     }
   }
   trace_close(tr);
@@ -306,10 +340,11 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
     if (ctl.top > dtop) dtop = ctl.top;
     if (n > s->widest) s->widest = n;
     if (tr) {
-      fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f,step\n", (unsigned long long)pass,
+      fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f,step", (unsigned long long)pass,
               n, (unsigned long long)ctl.itrs,
               (unsigned long long)ctl.defers,
               (unsigned long long)ctl.pushes, dt * 1e6);
+      trace_tail(tr, "device", p0);
     }
     if (m < 0) {
       fprintf(stderr, "hvm4g: device (%s): %s; the CPU finishes\n",

@@ -661,4 +661,5 @@ const GpuBackend GPU_SIM = {
   .grow        = sim_again,     // the same heap (the host's), packed
   .lanes       = sim_lanes,
   .narrow_rate = 0,
+  .why         = NULL,
 };

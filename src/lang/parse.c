@@ -12,6 +12,7 @@
 // (auto-dup, copies) use explicit stacks.
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -34,11 +35,12 @@
 // Binders
 // =======
 
-enum { B_LAM, B_DUP, B_DYN };
+enum { B_LAM, B_DUP, B_DYN, B_SIDE };
 
 typedef struct {
   u32 nick;      // name, as a nick (HVM4 resolves variables by nick)
-  u8  kind;      // B_LAM: lambda/let; B_DUP: static dup; B_DYN: dynamic dup
+  u8  kind;      // B_LAM: lambda/let; B_DUP: static dup; B_DYN: dynamic dup;
+                 // B_SIDE: `x` of `! &L{x,y} = v`, side `lab` of dup loc[0]
   u8  forked;    // bound by a fork: a bare use picks the branch's side
   u8  cloned;    // `&x`: many uses allowed (auto-dup)
   u32 lab;       // B_DUP label
@@ -85,10 +87,13 @@ static int     RENAMES;               // auto-dups wait for rename_dups
 static Term   *WALK;                  // explicit stack for term walks
 static u32     WALK_CAP;
 
+static FILE   *ERRS;                 // parse_set_errors (NULL: stderr)
+#define ERR_OUT (ERRS ? ERRS : stderr)
+
 static void die(void) { longjmp(FAIL, 1); }
 
 static void oom(void) {
-  fprintf(stderr, "PARSE_ERROR: out of memory\n");
+  fprintf(ERR_OUT, "PARSE_ERROR: out of memory\n");
   die();
 }
 
@@ -110,15 +115,15 @@ static void *grow(void *p, u32 *cap, u64 need, size_t sz) {
 // ======
 
 static void err_head(Src *s) {
-  fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m (%s:%u:%u)\n", s->path, s->row, s->col);
+  fprintf(ERR_OUT, "PARSE_ERROR (%s:%u:%u)\n", s->path, s->row, s->col);
 }
 
 static void err_expected(Src *s, const char *exp) {
   err_head(s);
-  fprintf(stderr, "- expected: %s\n", exp);
+  fprintf(ERR_OUT, "- expected: %s\n", exp);
   char c = s->at < s->end ? s->txt[s->at] : 0;
-  if (c == 0) fprintf(stderr, "- detected: EOF\n");
-  else        fprintf(stderr, "- detected: '%c'\n", c);
+  if (c == 0) fprintf(ERR_OUT, "- detected: EOF\n");
+  else        fprintf(ERR_OUT, "- detected: '%c'\n", c);
   die();
 }
 
@@ -126,9 +131,9 @@ static void err_msg(Src *s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   err_head(s);
-  fputs("- ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  fputs("- ", ERR_OUT);
+  vfprintf(ERR_OUT, fmt, ap);
+  fputc('\n', ERR_OUT);
   va_end(ap);
   die();
 }
@@ -137,9 +142,9 @@ static void err_affine(Src *s, u32 nick, int side, u32 uses) {
   char nm[8];
   nick_str(nick, nm);
   err_head(s);
-  fprintf(stderr, "- variable '%s%s' used %u times\n", nm,
+  fprintf(ERR_OUT, "- variable '%s%s' used %u times\n", nm,
           side == 0 ? "₀" : side == 1 ? "₁" : "", uses);
-  fprintf(stderr, "- hint: declare variable as '&%s' to allow multiple uses\n", nm);
+  fprintf(ERR_OUT, "- hint: declare variable as '&%s' to allow multiple uses\n", nm);
   die();
 }
 
@@ -500,9 +505,24 @@ static Term parse_term(Src *s) {
   return parse_post(s, parse_atom(s), 0);
 }
 
+// An occurrence of binder bi (side: its subscript, -1 for none), counted.
+static Term occ_of(u32 bi, int side) {
+  Bind *b = &B[bi];
+  if (b->kind == B_SIDE) {
+    B[b->loc[0]].uses[b->lab]++;
+    return TERM(OCC, b->lab, b->loc[0]);
+  }
+  if (b->kind == B_LAM) { b->uses[0]++; return TERM(OCC, SIDE_ANY, bi); }
+  int sd = side == -1 && b->forked ? FORK_SIDE : side;
+  if (sd < 0) sd = 0;
+  b->uses[sd]++;
+  return TERM(OCC, (u32)sd, bi);
+}
+
 // Variables: `x`, `x₀`, `x₁`.
 static NOINLINE Term parse_var(Src *s) {
   blank(s);
+  Src  use  = *s;   // a message points at the use, not past it
   u32 nick = name(s);
   blank(s);
   int side = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
@@ -511,23 +531,23 @@ static NOINLINE Term parse_var(Src *s) {
   for (u32 i = SCOPE_LEN; i > 0; i--) {
     Bind *b = &B[SCOPE[i - 1]];
     if (b->nick != nick) continue;
-    if (side == -1 && b->kind != B_LAM && !b->forked) { skipped = 1; continue; }
+    if (side == -1 && b->kind != B_LAM && b->kind != B_SIDE && !b->forked) {
+      skipped = 1;
+      continue;
+    }
     if (side != -1 && b->kind == B_LAM)               { skipped = 1; continue; }
-    int sd = side == -1 && b->forked ? FORK_SIDE : side;
-    if (b->kind == B_LAM) { b->uses[0]++; return TERM(OCC, SIDE_ANY, SCOPE[i - 1]); }
-    if (sd < 0) sd = 0;
-    b->uses[sd]++;
-    return TERM(OCC, (u32)sd, SCOPE[i - 1]);
+    if (b->kind == B_SIDE && side != -1)              { skipped = 1; continue; }
+    return occ_of(SCOPE[i - 1], side);
   }
   char nm[8];
   nick_str(nick, nm);
-  err_head(s);
+  err_head(&use);
   if (side == -1 && skipped) {
-    fprintf(stderr, "- dup variable '%s' requires subscript ₀ or ₁\n", nm);
+    fprintf(ERR_OUT, "- dup variable '%s' requires subscript ₀ or ₁\n", nm);
   } else if (side != -1 && skipped) {
-    fprintf(stderr, "- non-dup variable '%s' must be used without subscript (₀ or ₁)\n", nm);
+    fprintf(ERR_OUT, "- non-dup variable '%s' must be used without subscript (₀ or ₁)\n", nm);
   } else {
-    fprintf(stderr, "- undefined variable '%s'\n", nm);
+    fprintf(ERR_OUT, "- undefined variable '%s'\n", nm);
   }
   die();
   return 0;
@@ -719,10 +739,13 @@ static NOINLINE Term parse_lam_dup(Src *s, u32 nick, u8 cloned) {
   return lam_at(loc, dup_of(b, &l, TERM(OCC, SIDE_ANY, v), body), 1);
 }
 
+static NOINLINE Term parse_uns_lam(Src *s);
+
 static NOINLINE Term parse_lam(Src *s) {
   guard(s);
   blank(s);
   if (cur(s) == '{') return parse_lam_block(s);
+  if (take(s, "$")) return parse_uns_lam(s);
   u8  cloned = (u8)take(s, "&");
   u32 nick   = name(s);
   if (take(s, "&")) return parse_lam_dup(s, nick, cloned);
@@ -731,6 +754,60 @@ static NOINLINE Term parse_lam(Src *s) {
 
 // Superpositions and forks
 // ========================
+
+// The two branches of a fork, `A; B}` after its `{`, with `&₀:`/`&₁:`
+// prefixes allowed; left[i]: the uses of bs[i]'s side 0 in A.
+static void fork_branches(Src *s, Term br[2], const u32 *bs, u32 n, u32 *left) {
+  for (int k = 0; k < 2; k++) {
+    if (take(s, k ? "&₁" : "&₀")) need(s, ":");
+    FORK_SIDE = k;
+    br[k] = parse_term(s);
+    FORK_SIDE = -1;
+    blank(s);
+    take(s, ";");
+    blank(s);
+    for (u32 i = 0; i < n && k == 0; i++) left[i] = B[bs[i]].uses[0];
+  }
+  need(s, "}");
+}
+
+// `&L!{A;B}` and `&(e)!{A;B}` after the `!`: a fork of the whole context.
+// Each variable in scope that a bare name reaches (lambda and let binders,
+// destructured dup sides; not dup variables, which need a subscript) is
+// duplicated under the label and cloned, so A and B each use their own
+// side of it as often as they like: &L[&x,&y,..]{A;B} in HVM4's words.
+static NOINLINE Term parse_autofork(Src *s, const Label *l) {
+  if (FORK_SIDE != -1) err_msg(s, "nested forks are not allowed");
+  need(s, "{");
+  // vs: the forked binders; bs: their dups; left: fork_branches' counts
+  u32 n = 0, *vs = malloc(3 * ((size_t)SCOPE_LEN + 1) * sizeof(u32));
+  if (!vs) oom();
+  u32 *bs = vs + SCOPE_LEN + 1, *left = bs + SCOPE_LEN + 1;
+  for (u32 i = SCOPE_LEN; i > 0; i--) {
+    Bind *b = &B[SCOPE[i - 1]];
+    if (b->kind != B_LAM && b->kind != B_SIDE) continue;
+    int shadowed = 0;
+    for (u32 j = i; j < SCOPE_LEN && !shadowed; j++) shadowed = B[SCOPE[j]].nick == b->nick;
+    if (!shadowed) vs[n++] = SCOPE[i - 1];
+  }
+  for (u32 i = 0; i < n; i++) {
+    bs[i] = dup_bind(B[vs[i]].nick, l, 1, 1);
+    scope_push(bs[i]);
+  }
+  Term br[2];
+  fork_branches(s, br, bs, n, left);
+  for (u32 i = 0; i < n; i++) scope_pop();
+  Term k[3] = {l->term, br[0], br[1]};
+  Term body = l->dyn ? node(DSU, 0, 3, k) : node2(SUP, l->lab, br[0], br[1]);
+  for (u32 i = n; i-- > 0;) {
+    body = close_dup_sides(s, bs[i], body, !l->dyn);
+    Label li = *l;
+    if (li.dyn) li.term = copy_term(l->term);
+    body = dup_of(bs[i], &li, occ_of(vs[i], -1), body);
+  }
+  free(vs);
+  return body;
+}
 
 // `&L λx,y{A;B}` and `&(e) λx,y{A;B}` after the `λ`: each variable is
 // duplicated under the label and the body is the superposition of A and B,
@@ -753,17 +830,7 @@ static NOINLINE Term parse_fork(Src *s, const Label *l) {
   }
   Term br[2];
   u32  left[MAX_FLD];   // x₀ uses in the left branch
-  for (int k = 0; k < 2; k++) {
-    if (take(s, k ? "&₁" : "&₀")) need(s, ":");
-    FORK_SIDE = k;
-    br[k] = parse_term(s);
-    FORK_SIDE = -1;
-    blank(s);
-    take(s, ";");
-    blank(s);
-    for (u32 i = 0; i < n && k == 0; i++) left[i] = B[bs[i]].uses[0];
-  }
-  need(s, "}");
+  fork_branches(s, br, bs, n, left);
   for (u32 i = 0; i < n; i++) scope_pop();
   // HVM4 counts fork variables one binder off from where it binds them:
   // with a static label its check never fires; with a dynamic one it counts
@@ -795,6 +862,7 @@ static NOINLINE Term parse_sup(Src *s) {
   }
   Label l = read_label(s, "");
   if (take(s, "λ")) return parse_fork(s, &l);
+  if (take(s, "!")) return parse_autofork(s, &l);
   need(s, "{");
   Term k[3] = {l.term, 0, 0};
   for (int i = 1; i <= 2; i++) {
@@ -826,6 +894,82 @@ static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
   for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, B[b[i]].uses[0]);
   UNSCOPED = 1;
   return node1(UNS, 0, t);
+}
+
+// `λ$x. body` and `λ$x,y. body` after the `$`: `!f = λx; f(body)` with a
+// fresh f that no name reaches; x is unscoped, later binders scoped.
+static NOINLINE Term parse_uns_lam(Src *s) {
+  u32 vnick = name(s);
+  u32 f     = bind_new(vnick, B_LAM, 0, 0, 0);
+  u32 v     = bind_new(vnick, B_LAM, 0, 0, 0);
+  u32 at    = salloc(2);
+  B[f].loc[0] = at;
+  B[v].loc[0] = at + 1;
+  scope_push(v);
+  Term body = lam_rest(s);
+  scope_pop();
+  if (B[v].uses[0] > 1) err_affine(s, vnick, -1, B[v].uses[0]);
+  B[f].uses[0] = 1;
+  Term t = node2(APP, 0, TERM(OCC, SIDE_ANY, f), body);
+  t = lam_at(at + 1, t, B[v].uses[0]);
+  t = lam_at(at, t, 1);
+  UNSCOPED = 1;
+  return node1(UNS, 0, t);
+}
+
+// `! &L{x,y} = v; body`, `! &{x,y} = v; body` and `! &(e){x,y} = v; body`
+// after the `{`: one dup of v under the label, x standing for its side 0
+// and y for its side 1 without subscripts; `&x` lets a side be used many
+// times (auto-dup), each side on its own. `&L{x₀,x₁}` names the dup x.
+static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
+  if (strict) err_msg(s, "a dup pattern takes `!`, not `!!`");
+  u32 nicks[2];
+  int subs[2];
+  u8  cloned[2];
+  for (int i = 0; i < 2; i++) {
+    blank(s);
+    cloned[i] = (u8)take(s, "&");
+    nicks[i]  = name(s);
+    blank(s);
+    subs[i] = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
+    blank(s);
+    if (i == 0) need(s, ",");
+  }
+  need(s, "}");
+  need(s, "=");
+  Term val = parse_term(s);
+  blank(s);
+  take(s, ";");
+  int named = subs[0] == 0 && subs[1] == 1 && nicks[0] == nicks[1];
+  if (!named && (subs[0] != -1 || subs[1] != -1)) {
+    err_msg(s, "a dup pattern binds plain names, or x₀ and x₁ of one name");
+  }
+  u32 b = dup_bind(nicks[0], l, 0, (u8)(named && cloned[0]));
+  u32 sides[2];
+  if (named) {
+    scope_push(b);
+  } else {
+    for (u32 i = 0; i < 2; i++) {
+      sides[i] = bind_new(nicks[i], B_SIDE, i, 0, 0);
+      B[sides[i]].loc[0] = b;
+      scope_push(sides[i]);
+    }
+  }
+  Term body = parse_term(s);
+  for (u32 i = named ? 1 : 2; i > 0; i--) scope_pop();
+  if (named) return dup_of(b, l, val, close_dup_sides(s, b, body, !l->dyn));
+  // each side by its own binder's rule, in close_dup_sides' order
+  for (u32 k = 0; k < 2; k++) {
+    u32 i = l->dyn ? k : 1 - k;
+    u32 u = B[b].uses[i];
+    if (cloned[i]) {
+      B[b].nick = nicks[i];
+      body = auto_dup(body, b, i, u);
+    } else if (u > 1) {
+      err_affine(s, nicks[i], -1, u);
+    }
+  }
+  return dup_of(b, l, val, body);
 }
 
 // `!x = v; body` after the `=`: (λx.body)(v), with `!!` (strict) λ{λx.body}.
@@ -871,6 +1015,21 @@ static NOINLINE Term parse_bang(Src *s) {
   int strict = take(s, "!");
   blank(s);
   u8  cloned = (u8)take(s, "&");
+  if (cloned) {
+    // `&{`, `&(` or `&L{`: a dup pattern, not a cloned name
+    blank(s);
+    Src probe = *s;
+    if (cur(&probe) != '{' && cur(&probe) != '(') {
+      u32 len;
+      name_span(&probe, &len);
+      blank(&probe);
+    }
+    if (cur(&probe) == '{' || cur(s) == '(') {
+      Label l = cur(s) == '{' ? (Label){0, fresh_labs(1), 0} : read_label(s, "");
+      need(s, "{");
+      return parse_dup_pattern(s, &l, strict);
+    }
+  }
   u32 nick   = name(s);
   if (take(s, "=")) return parse_let(s, nick, strict, cloned);
   need(s, "&");
@@ -1131,10 +1290,22 @@ static int parse_defs(Src *s);
 // memory. NULL after a message.
 #define SRC_MAX (256u << 20)
 
-static char *read_file(const char *path, u32 *len) {
+// `from`: the #include that names the file (NULL: the program itself),
+// which a message points at.
+static void file_error(const Src *from, const char *what, const char *path,
+                       const char *why) {
+  if (from) {
+    fprintf(ERR_OUT, "hvm4g: %s:%u:%u: %s '%s' (#include): %s\n", from->path,
+            from->row, from->col, what, path, why);
+  } else {
+    fprintf(ERR_OUT, "hvm4g: %s '%s': %s\n", what, path, why);
+  }
+}
+
+static char *read_file(const char *path, u32 *len, const Src *from) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "Error: could not open '%s'\n", path);
+    file_error(from, "cannot open", path, strerror(errno));
     return NULL;
   }
   size_t cap = 1 << 16, n = 0;
@@ -1150,11 +1321,14 @@ static char *read_file(const char *path, u32 *len) {
     cap *= 2;
   }
   int bad = ferror(f);
+  int err = errno;
   fclose(f);
   if (big || bad || !buf) {
-    if (big)       fprintf(stderr, "Error: '%s' is larger than %u MiB, the input size limit\n", path, SRC_MAX >> 20);
-    else if (!buf) fprintf(stderr, "Error: out of memory reading '%s'\n", path);
-    else           fprintf(stderr, "Error: could not read '%s'\n", path);
+    char limit[64];
+    snprintf(limit, sizeof limit, "larger than the input size limit (%u MiB)", SRC_MAX >> 20);
+    if (big)       file_error(from, "cannot read", path, limit);
+    else if (!buf) file_error(from, "cannot read", path, "out of memory");
+    else           file_error(from, "cannot read", path, strerror(err));
     free(buf);
     return NULL;
   }
@@ -1185,33 +1359,53 @@ static void parse_src(const char *file, const char *src, u32 len) {
   CUR = out;
 }
 
+// Includes nest on the C stack (parse_include -> parse_src -> parse_defs), so
+// their depth is bounded; a chain deeper than this is refused, not followed.
+#define INCLUDE_DEPTH_MAX 128
+static u32 INCLUDE_DEPTH;
+
 static void parse_include(Src *s) {
   blank(s);
+  Src here = *s;   // a file that cannot be read is reported here
   need(s, "\"");
   u32 at = s->at;
   while (cur(s) != '"' && s->at < s->end) step(s);
   u32 len = s->at - at;
   need(s, "\"");
-  char *rel = strndup(s->txt + at, len);
-  if (!rel) oom();
-  char path[PATH_MAX + 1];
+  if (INCLUDE_DEPTH >= INCLUDE_DEPTH_MAX) {
+    err_msg(s, "includes nested deeper than %u files: '%.*s'", INCLUDE_DEPTH_MAX, (int)len, s->txt + at);
+  }
+  // The joined path is built on the heap and checked against PATH_MAX:
+  // cut short, it could name a different file that exists.
   const char *slash = strrchr(s->path, '/');
-  if (rel[0] == '/' || !slash) snprintf(path, sizeof path, "%s", rel);
-  else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->path), s->path, rel);
-  free(rel);
+  int   dir  = (s->txt[at] == '/' || !slash) ? 0 : (int)(slash - s->path);
+  char *path = NULL;
+  int   plen = dir ? asprintf(&path, "%.*s/%.*s", dir, s->path, (int)len, s->txt + at)
+                   : asprintf(&path, "%.*s", (int)len, s->txt + at);
+  if (plen < 0) oom();
+  if (plen >= PATH_MAX) {
+    err_head(s);
+    fprintf(stderr, "- include path of %d bytes is longer than the system allows (%d): '%s'\n", plen, PATH_MAX, path);
+    free(path);
+    die();
+  }
   // Files are known by their real path, so `a/../b.hvm4` and cycles through
   // different spellings are still read once.
   char *real = realpath(path, NULL);
   if (real) {
-    snprintf(path, sizeof path, "%s", real);
-    free(real);
+    free(path);
+    path = real;
   }
-  if (seen(path)) return;
+  int again = seen(path);
+  free(path);
+  if (again) return;
   u32   n;
-  char *src = read_file(path, &n);
+  char *src = read_file(SEEN[SEEN_LEN - 1], &n, &here);
   if (!src) die();
   (void)n;
+  INCLUDE_DEPTH++;
   parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
+  INCLUDE_DEPTH--;
   free(src);
 }
 
@@ -1252,13 +1446,18 @@ static void stack_limit(void) {
 static int run(const char *file, const char *src) {
   stack_limit();
   if (setjmp(FAIL)) {
-    FORK_SIDE = -1;
-    CUR       = NULL;
+    FORK_SIDE     = -1;
+    CUR           = NULL;
+    INCLUDE_DEPTH = 0;
     return 1;
   }
   seen(file);
   parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
   return 0;
+}
+
+void parse_set_errors(FILE *out) {
+  ERRS = out;
 }
 
 void parse_reset(void) {
@@ -1274,7 +1473,7 @@ int parse_text(const char *file, const char *src) {
 
 int parse_file(const char *path) {
   u32   len;
-  char *src = read_file(path, &len);
+  char *src = read_file(path, &len, NULL);
   if (!src) return 1;
   char *abs = realpath(path, NULL);
   int   rc  = run(abs ? abs : path, src);

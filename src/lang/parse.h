@@ -54,6 +54,7 @@
 #ifndef HVM4G_PARSE_H
 #define HVM4G_PARSE_H
 
+#include <stdio.h>
 #include "core/term.h"
 
 // 0 on success; otherwise an error was printed on stderr.
@@ -62,6 +63,10 @@ int parse_file(const char *path);
 // Parses source text held in memory, `file` naming it in messages and
 // anchoring relative includes. Same result as parse_file.
 int parse_text(const char *file, const char *src);
+
+// Where messages go (NULL: stderr). Messages carry no colour: a terminal's
+// caller adds it.
+void parse_set_errors(FILE *out);
 
 // Forgets the files seen and restarts fresh labels, so the next program
 // parses as in a new process (book and names are kept). For tests.

@@ -8,18 +8,18 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <hvm4g.h>
 #include "run/flags.h"
 #include "run/sched.h"
+#include "run/prim.h"
 #include "heap/heap.h"
 #include "cpu/eval.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
 
-#define VERSION "0.1.0"
+#define USAGE "Usage: hvm4g <file.hvm4 | file.hvm | - | -e TERM> [flags] [-- args]   (hvm4g --help lists them)\n"
 
-#define USAGE "Usage: hvm4g <file.hvm4> [flags]   (hvm4g --help lists them)\n"
-
-Cli CLI = { .file = NULL, .collapse = 0, .limit = -1, .heap = 0 };
+Cli CLI = { .file = NULL, .eval = NULL, .collapse = 0, .limit = -1, .heap = 0 };
 
 typedef enum {
   FL_SWITCH,    // int field set to 1
@@ -30,6 +30,8 @@ typedef enum {
   FL_TEXT,      // const char * field, a non-empty string
   FL_OPTCOUNT,  // `given` set; a count attached (-C10, --collapse=10) goes
                 // into a long long field
+  FL_OPTWORD,   // int field: 1 alone; 2 + i with the i-th word of `meta`
+                // ("[=a|b]") attached (--stats=json)
   FL_HELP,
   FL_VERSION,
 } FlagType;
@@ -58,8 +60,8 @@ static const u32 TAKES[]   = { 64, 32 };
 
 static const Flag FLAGS[] = {
   // name, alias, type, field, lo, hi, meta, values, given, default, tuning, help
-  { "--stats", "-s", FL_SWITCH, &EVAL.stats, 0, 0, NULL, NULL, NULL, NULL, 0,
-    "statistics after the result: interactions, time, rate" },
+  { "--stats", "-s", FL_OPTWORD, &EVAL.stats, 0, 0, "[=json]", NULL, NULL, NULL, 0,
+    "statistics after the result: interactions, time, rate, memory; =json: one JSON object" },
   { "--silent", "-S", FL_SWITCH, &EVAL.silent, 0, 0, NULL, NULL, NULL, NULL, 0,
     "print the interaction count, not the result" },
   { "--collapse", "-C", FL_OPTCOUNT, &CLI.limit, 0, (u64)1 << 62, "[=N]", NULL,
@@ -67,24 +69,30 @@ static const Flag FLAGS[] = {
     "collapse: one line per superposition branch, at most N" },
   { "--threads", "-T", FL_COUNT, &EVAL.threads, 1, 1024, "N", NULL,
     &CLI.threads_set, NULL, 0,
-    "threads for the normal form and the collapse; the output is one thread's" },
+    "threads; the output is the one-thread output" },
   { "--step-by-step", "-D", FL_SWITCH, &EVAL.debug, 0, 0, NULL, NULL, NULL, NULL, 0,
     "print each reduction step (one thread; not with -C or --gpu)" },
+  { "--debug", "-d", FL_SWITCH, &EVAL.debug, 0, 0, NULL, NULL, NULL, NULL, 0,
+    "HVM4's debug trace of each reduction: here the same as -D" },
   { "--heap", "-M", FL_SIZE, &CLI.heap, K(1), G4, "SIZE", NULL, NULL,
     "what fits in memory", 0, "heap capacity in 64-bit words, suffix K/M/G" },
   { "--gpu", "-G", FL_SWITCH, &SCHED.requested, 0, 0, NULL, NULL, NULL, NULL, 0,
-    "normal form on the device (with CUDA: the CPU's cores until it is ready)" },
+    "normal form on the GPU (the CPU's cores until it is ready)" },
   { "--device", NULL, FL_CHOICE, &GPU.device, 0, 0, "sim|cuda|metal|auto",
     DEVICES, NULL, NULL, 0,
-    "the device: auto is CUDA where a GPU is present, else the simulator" },
+    "the device: auto is a usable GPU (else the CPU); sim the simulated one" },
   { "--dup", NULL, FL_CHOICE, &GPU.dup_mode, 0, 0, "owner|atomic", DUPS, NULL,
     NULL, 0, "how a device lane takes a DUP node: its region's owner, or anyone" },
   { "--trace", NULL, FL_TEXT, &GPU.trace, 0, 0, "FILE", NULL, NULL, "none", 0,
-    "one CSV row per device pass" },
+    "one CSV row per device pass and per CPU phase of a hybrid run" },
+  { "--eval", "-e", FL_TEXT, &CLI.eval, 0, 0, "TERM", NULL, NULL, NULL, 0,
+    "run TERM as @main (leading #include \"file\" lines allowed); - as FILE: stdin" },
+  { "--progress", NULL, FL_SWITCH, &CLI.progress, 0, 0, NULL, NULL, NULL,
+    "on a terminal", 0, "a progress line on stderr, refreshed every 0.5 s" },
   { "--help", "-h", FL_HELP, NULL, 0, 0, "[=tuning]", NULL, NULL, NULL, 0,
     "this list; =tuning: the tuning flags" },
-  { "--version", NULL, FL_VERSION, NULL, 0, 0, NULL, NULL, NULL, NULL, 0,
-    "the version" },
+  { "--version", "-v", FL_VERSION, NULL, 0, 0, NULL, NULL, NULL, NULL, 0,
+    "the version, commit, backends and CUDA architectures" },
 
   { "--sparks", NULL, FL_COUNT, &EVAL.sparks, 0, 1024, "N", NULL, NULL, NULL, 1,
     "under -T: strict operands each thread keeps on offer (0: none)" },
@@ -148,14 +156,15 @@ static const Flag FLAGS[] = {
 static void out_check(FILE *f) {
   if (fflush(f) != 0 || ferror(f)) {
     fprintf(stderr, "hvm4g: cannot write the output\n");
-    exit(1);
+    exit(HVM4G_ERR_IO);
   }
 }
 
-// The one format of a command-line error: "hvm4g: <what>", exit status 1;
+// The one format of a command-line error: "hvm4g: <what>", exit status
+// `rc`;
 // `usage`: the usage line after it (the command itself is malformed).
-__attribute__((noreturn, format(printf, 2, 3)))
-static void flag_fail(int usage, const char *fmt, ...) {
+__attribute__((noreturn, format(printf, 3, 4)))
+static void flag_fail(int rc, int usage, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "hvm4g: ");
@@ -163,11 +172,12 @@ static void flag_fail(int usage, const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
   if (usage) fputs(USAGE, stderr);
-  exit(1);
+  exit(rc);
 }
 
-#define usage_error(...) flag_fail(1, __VA_ARGS__)
-#define flag_error(...)  flag_fail(0, __VA_ARGS__)
+#define usage_error(...)  flag_fail(HVM4G_ERR_USAGE, 1, __VA_ARGS__)
+#define flag_error(...)   flag_fail(HVM4G_ERR_USAGE, 0, __VA_ARGS__)
+#define device_error(...) flag_fail(HVM4G_ERR_DEVICE, 0, __VA_ARGS__)
 
 // A whole string of digits, at most max (no sign, spaces or wrap-around);
 // 0 if it is not one.
@@ -228,40 +238,109 @@ static void spelling(const Flag *f, char *buf, size_t cap) {
            f->name, sep, meta);
 }
 
+// The rows of one kind (user or tuning), each as its spelling and its
+// default in words: what --help and the Markdown tables print.
+typedef struct {
+  char spelling[64];
+  char deflt[96];
+} RowText;
+
+static u32 rows_of(int tuning, const Flag **rows, RowText *text) {
+  u32 n = 0;
+  for (u32 i = 0; i < NFLAGS; i++) {
+    if (FLAGS[i].tuning != tuning) continue;
+    rows[n] = &FLAGS[i];
+    spelling(&FLAGS[i], text[n].spelling, sizeof text[n].spelling);
+    default_text(&FLAGS[i], text[n].deflt, sizeof text[n].deflt);
+    n++;
+  }
+  return n;
+}
+
 static void help(FILE *out, int tuning) {
+  const Flag *rows[NFLAGS];
+  RowText     text[NFLAGS];
+  u32         n = rows_of(tuning, rows, text);
   fputs(USAGE, out);
   fputs(tuning ? "\nTuning flags (the defaults are the chosen values):\n\n"
                : "\nRuns an HVM4 program: prints the normal form of @main.\n\n",
         out);
-  for (u32 i = 0; i < NFLAGS; i++) {
-    const Flag *f = &FLAGS[i];
-    if (f->tuning != tuning) continue;
-    char sp[64], d[96];
-    spelling(f, sp, sizeof sp);
-    default_text(f, d, sizeof d);
+  for (u32 i = 0; i < n; i++) {
+    const char *sp = text[i].spelling;
     // a long spelling gets a line of its own
-    if (strlen(sp) > 22) fprintf(out, "  %s\n  %-22s %s\n", sp, "", f->help);
-    else fprintf(out, "  %-22s %s\n", sp, f->help);
-    if (d[0]) fprintf(out, "  %-22s (default: %s)\n", "", d);
+    if (strlen(sp) > 22) fprintf(out, "  %s\n  %-22s %s\n", sp, "", rows[i]->help);
+    else fprintf(out, "  %-22s %s\n", sp, rows[i]->help);
+    if (text[i].deflt[0]) fprintf(out, "  %-22s (default: %s)\n", "", text[i].deflt);
   }
   if (!tuning) fputs("\nhvm4g --help=tuning lists the tuning flags.\n", out);
 }
 
 void flags_markdown(FILE *out, int tuning) {
+  const Flag *rows[NFLAGS];
+  RowText     text[NFLAGS];
+  u32         n = rows_of(tuning, rows, text);
   fprintf(out, "| flag | meaning | default |\n|------|---------|---------|\n");
-  for (u32 i = 0; i < NFLAGS; i++) {
-    const Flag *f = &FLAGS[i];
-    if (f->tuning != tuning) continue;
-    char sp[64], d[96];
-    spelling(f, sp, sizeof sp);
-    default_text(f, d, sizeof d);
+  for (u32 i = 0; i < n; i++) {
     fputs("| `", out);
-    for (const char *c = sp; *c; c++) {   // a | inside a cell ends it
+    for (const char *c = text[i].spelling; *c; c++) {   // a | inside a cell ends it
       if (*c == '|') fputc('\\', out);
       fputc(*c, out);
     }
-    fprintf(out, "` | %s | %s |\n", f->help, d);
+    fprintf(out, "` | %s | %s |\n", rows[i]->help, text[i].deflt);
   }
+}
+
+// roff text: a backslash or a leading dot or quote would be a request.
+static void roff(FILE *out, const char *t) {
+  if (*t == '.' || *t == '\'') fputs("\\&", out);
+  for (; *t; t++) {
+    if (*t == '\\') fputs("\\e", out);
+    else if (*t == '-') fputs("\\-", out);
+    else fputc(*t, out);
+  }
+}
+
+// The man page hvm4g.1 (--help=man; `make install` writes it): the flags
+// from the same rows as --help, the exit statuses from hvm4g.h.
+static void man_page(FILE *out) {
+  fprintf(out, ".TH HVM4G 1 \"\" \"hvm4g %s\" \"User Commands\"\n", HVM4G_VERSION);
+  fputs(".SH NAME\nhvm4g \\- run HVM4 programs (the Interaction Calculus) on the CPU or a GPU\n"
+        ".SH SYNOPSIS\n.B hvm4g\n.RI [ flags ] \" \" file.hvm4 | \\- | \\-e \" term\"\n"
+        ".SH DESCRIPTION\nPrints the strong normal form of\n.BR @main ,\n"
+        "or with \\-C its collapse, one line per superposition branch.\n"
+        "A file of \\- is read from standard input.\n", out);
+  for (int tuning = 0; tuning <= 1; tuning++) {
+    fputs(tuning ? ".SH TUNING FLAGS\nFor measuring and testing the device; "
+                   "the defaults are the chosen values.\n" : ".SH FLAGS\n", out);
+    for (u32 i = 0; i < NFLAGS; i++) {
+      const Flag *f = &FLAGS[i];
+      if (f->tuning != tuning) continue;
+      char sp[64], d[96];
+      spelling(f, sp, sizeof sp);
+      default_text(f, d, sizeof d);
+      fputs(".TP\n.B ", out);
+      roff(out, sp);
+      fputc('\n', out);
+      roff(out, f->help);
+      if (d[0]) {
+        fputs(" (default: ", out);
+        roff(out, d);
+        fputc(')', out);
+      }
+      fputc('\n', out);
+    }
+  }
+  fprintf(out, ".SH EXIT STATUS\n.TP\n%d\nsuccess\n.TP\n%d\na runtime error "
+          "(RUNTIME_ERROR)\n.TP\n%d\na usage error: a bad flag or argument\n"
+          ".TP\n%d\na parse error, an unreadable file, or no @main\n.TP\n%d\n"
+          "the heap (or the memory) is exhausted\n.TP\n%d\nthe output could not "
+          "be written\n.TP\n%d\nthe device asked for is not usable\n.TP\n%d\n"
+          "interrupted by SIGINT or SIGTERM (after \\-s's figures, if asked)\n",
+          HVM4G_OK, HVM4G_ERR_RUNTIME, HVM4G_ERR_USAGE, HVM4G_ERR_PARSE,
+          HVM4G_ERR_HEAP, HVM4G_ERR_IO, HVM4G_ERR_DEVICE, HVM4G_INTERRUPTED);
+  fputs(".SH ENVIRONMENT\n.TP\nNO_COLOR\nwhen set and not empty, no colour "
+        "(colour is used only on a terminal anyway)\n"
+        ".SH SEE ALSO\nhvm4g.h (the C library), docs/flags.md\n", out);
 }
 
 // The row a command-line word names: its value, if attached, in *val.
@@ -324,8 +403,22 @@ static void set_value(const Flag *f, const char *v) {
       }
       flag_error("%s expects %s, got '%s'", f->name, f->meta, v);
     }
+    case FL_OPTWORD: {
+      const char *p = f->meta + 2;   // past "[="
+      size_t len = strlen(v);
+      for (int i = 0; *p && *p != ']'; i++) {
+        size_t k = strcspn(p, "|]");
+        if (k == len && strncmp(p, v, k) == 0) {
+          *(int *)f->field = 2 + i;
+          return;
+        }
+        p += k + (p[k] == '|');
+      }
+      flag_error("%s expects nothing or %.*s, got '%s'", f->name,
+                 (int)strlen(f->meta) - 2, f->meta + 1, v);
+    }
     case FL_TEXT:
-      if (!*v) flag_error("%s expects a file name", f->name);
+      if (!*v) flag_error("%s expects %s", f->name, f->meta);
       *(const char **)f->field = v;
       break;
     default:
@@ -336,16 +429,16 @@ static void set_value(const Flag *f, const char *v) {
 // What this binary cannot do, said before anything runs.
 static void check_device(void) {
   if (GPU.device == DEV_CUDA && !gpu_cuda_compiled()) {
-    flag_error("--device=cuda: this binary was built without CUDA (no nvcc "
+    device_error("--device=cuda: this binary was built without CUDA (no nvcc "
                 "at build time)");
   }
   if (GPU.device == DEV_METAL && !gpu_metal_compiled()) {
 #if defined(__APPLE__)
-    flag_error("--device=metal: this binary was built without the Metal "
+    device_error("--device=metal: this binary was built without the Metal "
                 "backend (no `xcrun metal` at build time: install Xcode and "
                 "its Metal toolchain, then rebuild); use --device=sim");
 #else
-    flag_error("--device=metal: Metal is not available on this platform "
+    device_error("--device=metal: Metal is not available on this platform "
                 "(Apple GPUs only); use --device=sim or --device=cuda");
 #endif
   }
@@ -355,6 +448,11 @@ void flags_parse(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v;
+    if (strcmp(a, "--") == 0) {
+      // what follows is the program's, for %argv
+      prim_set_args(argc - i - 1, argv + i + 1);
+      break;
+    }
     if (a[0] != '-' || a[1] == '\0') {
       if (CLI.file) usage_error("more than one program given ('%s', '%s')", CLI.file, a);
       CLI.file = a;
@@ -368,12 +466,13 @@ void flags_parse(int argc, char **argv) {
         if (v && strcmp(v, "tuning") == 0) help(stdout, 1);
         else if (v && strcmp(v, "markdown") == 0) flags_markdown(stdout, 0);
         else if (v && strcmp(v, "markdown-tuning") == 0) flags_markdown(stdout, 1);
+        else if (v && strcmp(v, "man") == 0) man_page(stdout);
         else if (v) usage_error("--help expects nothing or =tuning, got '%s'", v);
         else help(stdout, 0);
         out_check(stdout);
         exit(0);
       case FL_VERSION:
-        printf("hvm4g %s\n", VERSION);
+        printf("%s\n", hvm4g_version());
         out_check(stdout);
         exit(0);
       case FL_SWITCH:
@@ -381,6 +480,10 @@ void flags_parse(int argc, char **argv) {
         *(int *)f->field = 1;
         break;
       case FL_OPTCOUNT:
+        if (v) set_value(f, v);
+        break;
+      case FL_OPTWORD:
+        *(int *)f->field = 1;
         if (v) set_value(f, v);
         break;
       default:
@@ -392,7 +495,8 @@ void flags_parse(int argc, char **argv) {
         break;
     }
   }
-  if (CLI.file == NULL) usage_error("no program given");
+  if (CLI.file && CLI.eval) usage_error("a program file and -e given; give one");
+  if (CLI.file == NULL && CLI.eval == NULL) usage_error("no program given");
   check_device();
   if (EVAL.debug && CLI.collapse) flag_error("-D is not supported with -C");
   if (EVAL.debug && SCHED.requested) {

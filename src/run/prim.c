@@ -1,48 +1,134 @@
 // prim.c: the host primitives, which the WNF core hands to the CPU driver
-// (WNF_HOST): %log, %nf and %gnf.
+// (WNF_HOST): %log, %nf, %gnf, %compact here, the I/O ones in prim_io.c,
+// and the reading of string arguments they share (prim_in.h).
 //
-// %log(s) forces the string s (a list of #Chr{#n}) head first. The prefix
-// read so far is kept as a heap function acc = λt.(#Con{#Chr{#n}, ..t}), as
-// HVM4 keeps it, so that the interaction counts equal HVM4's: printing
-// applies acc to #Nil (one APP-LAM per character, plus one), and a
-// superposition met on the way splits the call, each side a %log of a clone
-// of acc applied to that side (the rest of the list cloned with the SUP's
-// label); an erasure yields &{}; a ↑ moves above the call.
+// A string argument is forced head first. The prefix read so far is kept
+// as a heap function acc = λt.(#Con{#Chr{#n}, ..t}), as HVM4 keeps it, so
+// that the interaction counts equal HVM4's: the string is finally read by
+// applying acc to #Nil (one APP-LAM per character, plus one), and a
+// superposition met on the way splits the call, each side the primitive
+// on a clone of acc applied to that side (the rest of the list cloned with
+// the SUP's label); an erasure yields &{}; a ↑ moves above the call.
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "run/prim.h"
+#include "run/prim_in.h"
+#include "run/effects.h"
 #include "run/sched.h"
 #include "cpu/eval.h"
 #include "cpu/snf.h"
 #include "heap/heap.h"
 #include "lang/names.h"
+#include "lang/parse.h"
 #include "lang/print.h"
 
-static Term ctr(Wnf *w, u32 nick, u32 ari, const Term *args) {
+// Terms
+// =====
+
+Term prim_ctr(Wnf *w, u32 nick, u32 ari, const Term *args) {
   if (ari == 0) return TERM(C00, nick, 0);
   u32 loc = eval_alloc(w, ari);
   for (u32 i = 0; i < ari; i++) HEAP[loc + i] = args[i];
   return TERM(C00 + ari, nick, loc);
 }
 
-static Term chr_con(Wnf *w, Term code, Term tail) {
-  Term chr = ctr(w, NICK_CHR, 1, &code);
-  Term ht[2] = { chr, tail };
-  return ctr(w, NICK_CON, 2, ht);
+Term prim_ctr1(Wnf *w, u32 nick, Term arg) {
+  return prim_ctr(w, nick, 1, &arg);
 }
+
+static Term chr_con(Wnf *w, Term code, Term tail) {
+  Term ht[2] = { prim_ctr1(w, NICK_CHR, code), tail };
+  return prim_ctr(w, NICK_CON, 2, ht);
+}
+
+// Decodes one UTF-8 sequence at s[*i]: the code point, or ~0u for a byte
+// that starts no valid sequence (overlong, surrogate, past U+10FFFF or cut
+// short), *i moved past what was read.
+static u32 utf8_next(const u8 *s, size_t n, size_t *i) {
+  u8  b = s[*i];
+  u32 need, cp, min;
+  if (b < 0x80) { *i += 1; return b; }
+  if ((b & 0xE0) == 0xC0)      { need = 1; cp = b & 0x1F; min = 0x80; }
+  else if ((b & 0xF0) == 0xE0) { need = 2; cp = b & 0x0F; min = 0x800; }
+  else if ((b & 0xF8) == 0xF0) { need = 3; cp = b & 0x07; min = 0x10000; }
+  else { *i += 1; return ~0u; }
+  if (*i + need >= n) { *i += 1; return ~0u; }
+  for (u32 k = 1; k <= need; k++) {
+    u8 c = s[*i + k];
+    if ((c & 0xC0) != 0x80) { *i += 1; return ~0u; }
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) { *i += 1; return ~0u; }
+  *i += need + 1;
+  return cp;
+}
+
+// The list is built from its end, so each cell is written once.
+Term prim_string(Wnf *w, const char *s, size_t n) {
+  u32   *cps = malloc((n + 1) * sizeof *cps);
+  size_t k   = 0;
+  if (!cps) eval_die("out of memory reading a string");
+  for (size_t i = 0; i < n;) {
+    u32 cp = utf8_next((const u8 *)s, n, &i);
+    cps[k++] = cp == ~0u ? 0xFFFD : cp;   // HVM4 replaces a bad byte so
+  }
+  Term list = TERM(C00, NICK_NIL, 0);
+  while (k > 0) list = chr_con(w, TERM(NUM, 0, cps[--k]), list);
+  free(cps);
+  return list;
+}
+
+static u32 nick_named(const char *s) {
+  return nick_of(s, (u32)strlen(s));
+}
+
+Term prim_ok(Wnf *w, Term t) {
+  return prim_ctr1(w, nick_named("OK"), t);
+}
+
+Term prim_ok_nil(Wnf *w) {
+  return prim_ok(w, TERM(C00, NICK_NIL, 0));
+}
+
+Term prim_err(Wnf *w, const char *fmt, ...) {
+  char    msg[1024 + 256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (n < 0) n = 0;
+  if ((size_t)n >= sizeof msg) n = (int)sizeof msg - 1;
+  return prim_ctr1(w, nick_named("ERR"), prim_string(w, msg, (size_t)n));
+}
+
+char *prim_utf8(const u32 *codes, u32 len, u32 *bad) {
+  char *s = malloc((size_t)len * 4 + 1);
+  u32   n = 0;
+  if (!s) eval_die("out of memory reading a string");
+  for (u32 i = 0; i < len; i++) {
+    u32 c = codes[i];
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
+      free(s);
+      *bad = i;
+      return NULL;
+    }
+    n += utf8_encode(c, s + n);
+  }
+  s[n] = 0;
+  return s;
+}
+
+// String arguments
+// ================
 
 static Term app(Wnf *w, Term f, Term x) {
   u32 loc = eval_alloc(w, 2);
   HEAP[loc + 0] = f;
   HEAP[loc + 1] = x;
   return TERM(APP, 0, loc);
-}
-
-static Term log_new(Wnf *w, Term arg) {
-  u32 loc = eval_alloc(w, 1);
-  HEAP[loc] = arg;
-  return TERM(PRI, PRIM_LOG, loc);
 }
 
 // λt.(acc #Con{#Chr{code}, t})
@@ -60,23 +146,37 @@ static void clone(Wnf *w, u32 lab, Term t, Term k[2]) {
   k[1] = TERM(DP1, lab, loc);
 }
 
-// The result when the list's cell, head or code is ↑x or &L{x,y}: %log of
-// acc applied to x (and y), which go back in place of the rest of the list
-// (hole == 0), or, as HVM4 does for both the head and its code point, as
-// #Chr{x} followed by `tail` (hole == 1).
-static Term log_split(Wnf *w, Term acc, Term got, int hole, Term tail) {
+// pri's primitive again, with argument `arg` replaced by x and the other
+// argument (if any) by `other`.
+static Term call_again(Wnf *w, Term pri, u32 arg, Term x, Term other) {
+  u32 id  = EXT(pri);
+  u32 ari = PRIM_ARITY(id);
+  u32 loc = eval_alloc(w, ari);
+  for (u32 i = 0; i < ari; i++) HEAP[loc + i] = i == arg ? x : other;
+  return TERM(PRI, id, loc);
+}
+
+// The result when the list's cell, head or code is ↑x or &L{x,y}: the
+// call on acc applied to x (and y), which go back in place of the rest of
+// the list (hole == 0), or, as HVM4 does for both the head and its code
+// point, as #Chr{x} followed by `tail` (hole == 1). Without acc (0), the
+// call on x and y themselves: an argument that is not a string.
+static Term str_split(Wnf *w, Term pri, u32 arg, Term acc, Term got, int hole, Term tail) {
+  u32  ari   = PRIM_ARITY(EXT(pri));
+  Term other = ari > 1 ? HEAP[VAL(pri) + (1 - arg)] : 0;
   if (TAG(got) == INC) {
     u32  il  = VAL(got);
     Term x   = HEAP[il];
     Term rst = hole ? chr_con(w, x, tail) : x;
-    HEAP[il] = log_new(w, app(w, acc, rst));
+    HEAP[il] = call_again(w, pri, arg, acc ? app(w, acc, rst) : rst, other);
     return TERM(INC, 0, il);
   }
   u32  lab = EXT(got);
   Term x   = HEAP[VAL(got) + 0];
   Term y   = HEAP[VAL(got) + 1];
-  Term a[2];
-  clone(w, lab, acc, a);
+  Term a[2] = { 0, 0 }, o[2] = { 0, 0 };
+  if (acc) clone(w, lab, acc, a);
+  if (ari > 1) clone(w, lab, other, o);
   Term r0  = x, r1 = y;
   if (hole) {
     Term t[2];
@@ -85,60 +185,134 @@ static Term log_split(Wnf *w, Term acc, Term got, int hole, Term tail) {
     r1 = chr_con(w, y, t[1]);
   }
   u32 s = eval_alloc(w, 2);
-  HEAP[s + 0] = log_new(w, app(w, a[0], r0));
-  HEAP[s + 1] = log_new(w, app(w, a[1], r1));
+  HEAP[s + 0] = call_again(w, pri, arg, acc ? app(w, a[0], r0) : r0, o[0]);
+  HEAP[s + 1] = call_again(w, pri, arg, acc ? app(w, a[1], r1) : r1, o[1]);
   return TERM(SUP, lab, s);
 }
 
-// Prints the string (acc #Nil), which holds only known characters.
-static void log_print(Wnf *w, Term acc) {
-  Term cur = eval_wnf(w, app(w, acc, TERM(C00, NICK_NIL, 0)));
-  while (TAG(cur) == C00 + 2 && EXT(cur) == NICK_CON) {
-    Term head = eval_wnf(w, HEAP[VAL(cur) + 0]);
-    Term code = eval_wnf(w, HEAP[VAL(head)]);
-    char b[4];
-    fwrite(b, 1, utf8_encode(VAL(code), b), stdout);
-    cur = eval_wnf(w, HEAP[VAL(cur) + 1]);
+int prim_lift(Wnf *w, Term pri, u32 arg, Term *val, Term *out) {
+  Term v = eval_wnf(w, HEAP[VAL(pri) + arg]);
+  *val   = v;
+  if (TAG(v) == ERA) {
+    *out = v;
+    return 1;
   }
-  putchar('\n');
+  if (TAG(v) != INC && TAG(v) != SUP) return 0;
+  *out = str_split(w, pri, arg, 0, v, 0, 0);
+  return 1;
 }
 
-static Term prim_log(Wnf *w, Term pri) {
+// The code points of the string (acc #Nil), which holds only known
+// characters.
+static u32 *str_codes(Wnf *w, Term acc, u32 *len) {
+  u32  cap = 64, n = 0;
+  u32 *cps = malloc(cap * sizeof *cps);
+  Term cur = eval_wnf(w, app(w, acc, TERM(C00, NICK_NIL, 0)));
+  while (cps && TAG(cur) == C00 + 2 && EXT(cur) == NICK_CON) {
+    Term head = eval_wnf(w, HEAP[VAL(cur) + 0]);
+    Term code = eval_wnf(w, HEAP[VAL(head)]);
+    if (n == cap) {
+      u32 *more = realloc(cps, (cap *= 2) * sizeof *cps);
+      if (!more) free(cps);
+      cps = more;
+      if (!cps) break;
+    }
+    cps[n++] = VAL(code);
+    cur = eval_wnf(w, HEAP[VAL(cur) + 1]);
+  }
+  if (!cps) eval_die("out of memory reading a string");
+  *len = n;
+  return cps;
+}
+
+StrRead prim_str_arg(Wnf *w, Term pri, u32 arg, u32 **codes, u32 *len, Term *out) {
   u32  id   = eval_alloc(w, 1);
   Term acc  = TERM(LAM, 0, id);   // λt.t
-  Term list = HEAP[VAL(pri)];
+  Term list = HEAP[VAL(pri) + arg];
   HEAP[id]  = TERM(VAR, 0, id);
   for (;;) {
     list = eval_wnf(w, list);
     u32 tag = TAG(list);
-    if (tag == ERA) return list;
-    if (tag == INC || tag == SUP) return log_split(w, acc, list, 0, 0);
+    if (tag == ERA) { *out = list; return STR_LIFTED; }
+    if (tag == INC || tag == SUP) {
+      *out = str_split(w, pri, arg, acc, list, 0, 0);
+      return STR_LIFTED;
+    }
     if (tag == C00 && EXT(list) == NICK_NIL) {
-      log_print(w, acc);
-      return TERM(C00, NICK_NIL, 0);
+      *codes = str_codes(w, acc, len);
+      return STR_DONE;
     }
-    if (!(tag == C00 + 2 && EXT(list) == NICK_CON)) {
-      eval_die("%log expected a string list");
-    }
+    if (!(tag == C00 + 2 && EXT(list) == NICK_CON)) { *len = 0; return STR_SHAPE; }
     Term head = eval_wnf(w, HEAP[VAL(list) + 0]);
     Term tail = HEAP[VAL(list) + 1];
     u32  ht   = TAG(head);
-    if (ht == ERA) return head;
-    if (ht == INC || ht == SUP) return log_split(w, acc, head, 1, tail);
-    if (!(ht == C00 + 1 && EXT(head) == NICK_CHR)) {
-      eval_die("%log expected #Chr head");
+    if (ht == ERA) { *out = head; return STR_LIFTED; }
+    if (ht == INC || ht == SUP) {
+      *out = str_split(w, pri, arg, acc, head, 1, tail);
+      return STR_LIFTED;
     }
+    if (!(ht == C00 + 1 && EXT(head) == NICK_CHR)) { *len = 1; return STR_SHAPE; }
     Term code = eval_wnf(w, HEAP[VAL(head)]);
     u32  ct   = TAG(code);
-    if (ct == ERA) return code;
-    if (ct == INC || ct == SUP) return log_split(w, acc, code, 1, tail);
-    if (ct != NUM) {
-      eval_die("%log expected a numeric codepoint");
+    if (ct == ERA) { *out = code; return STR_LIFTED; }
+    if (ct == INC || ct == SUP) {
+      *out = str_split(w, pri, arg, acc, code, 1, tail);
+      return STR_LIFTED;
     }
+    if (ct != NUM) { *len = 2; return STR_SHAPE; }
     acc  = acc_cons(w, acc, code);
     list = tail;
   }
 }
+
+// %log and %panic
+// ===============
+
+static Term prim_log(Wnf *w, Term pri) {
+  static const char *SHAPE[3] = {
+    "%log expected a string list", "%log expected #Chr head",
+    "%log expected a numeric codepoint",
+  };
+  u32 *codes, len;
+  Term out;
+  switch (prim_str_arg(w, pri, 0, &codes, &len, &out)) {
+    case STR_LIFTED: return out;
+    case STR_SHAPE:  eval_die(SHAPE[len]); return 0;
+    case STR_DONE:   break;
+  }
+  EffectLine line = {0};   // written whole: no other thread's line inside it
+  for (u32 i = 0; i < len; i++) {
+    char b[4];
+    effect_line_put(&line, b, utf8_encode(codes[i], b));
+  }
+  effect_line_write(&line);
+  free(codes);
+  return TERM(C00, NICK_NIL, 0);
+}
+
+// %panic(s): s printed as %log prints it, then the run ends (exit 1) with
+// nothing printed after it. Its string is lifted over SUP/INC/ERA as any
+// string argument, so the panic happens where that branch is reduced.
+static Term prim_panic(Wnf *w, Term pri) {
+  u32 *codes, len;
+  Term out;
+  switch (prim_str_arg(w, pri, 0, &codes, &len, &out)) {
+    case STR_LIFTED: return out;
+    case STR_SHAPE:  eval_die("%panic expected a string"); return 0;
+    case STR_DONE:   break;
+  }
+  char  *msg = malloc((size_t)len * 4 + 1);
+  size_t n   = 0;
+  if (!msg) eval_die("out of memory reading a string");
+  for (u32 i = 0; i < len; i++) n += utf8_encode(codes[i], msg + n);
+  msg[n] = 0;
+  free(codes);
+  eval_panic(msg);
+  return 0;
+}
+
+// %nf, %gnf, %compact
+// ===================
 
 // Nested %nf/%gnf recurse on the C stack (each runs a normal form that may
 // meet another): past the thread's stack, less a margin for one more level,
@@ -157,8 +331,10 @@ static void nf_stack_check(void) {
   }
 }
 
-// Strong normal form of `t` in a fresh slot: %nf on the CPU, %gnf where
-// the scheduler puts it.
+// Strong normal form of `t` in a fresh slot: %nf (and %compact) on the
+// CPU, %gnf where the scheduler puts it. %compact is HVM4's normal form
+// copied out of its nursery; this heap has no nursery to reclaim, so the
+// normal form itself is the result.
 static Term prim_nf(Wnf *w, Term pri, int dev) {
   nf_stack_check();
   u32 slot = eval_alloc(w, 1);
@@ -171,19 +347,32 @@ static Term prim_nf(Wnf *w, Term pri, int dev) {
   return HEAP[slot];
 }
 
+// Dispatch
+// ========
+
+int prim_effects_used(void) {
+  for (u32 id = 0; id < PRIM_OP; id++) {
+    if (id != PRIM_NF && id != PRIM_GNF && id != PRIM_COMPACT && parse_used(id)) return 1;
+  }
+  return 0;
+}
+
 Term prim_host(Wnf *w, Term pri) {
+  // one host step: -D's budget of one interaction must not cut it short
+  u64  budget = w->budget;
+  Term r;
+  w->budget = ~0ull;
   switch (EXT(pri)) {
-    case PRIM_LOG: {
-      // one host step: -D's budget of one interaction must not cut it short
-      u64  budget = w->budget;
-      w->budget = ~0ull;
-      Term r = prim_log(w, pri);
-      w->budget = budget;
-      return r;
-    }
-    case PRIM_NF:  return prim_nf(w, pri, 0);
-    case PRIM_GNF: return prim_nf(w, pri, 1);
+    case PRIM_LOG:     r = prim_log(w, pri); break;
+    case PRIM_PANIC:   r = prim_panic(w, pri); break;
+    case PRIM_NF:
+    case PRIM_COMPACT: w->budget = budget; return prim_nf(w, pri, 0);
+    case PRIM_GNF:     w->budget = budget; return prim_nf(w, pri, 1);
     default: {
+      if (EXT(pri) < PRIM_OP) {
+        r = prim_io(w, pri);
+        break;
+      }
       const char *name = prim_name(EXT(pri));
       char msg[128];
       snprintf(msg, sizeof msg, "unknown primitive '%%%s'", name ? name : "?");
@@ -191,4 +380,6 @@ Term prim_host(Wnf *w, Term pri) {
       return 0;
     }
   }
+  w->budget = budget;
+  return r;
 }

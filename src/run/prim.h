@@ -1,4 +1,4 @@
-// prim.h: the host primitives (%log, %nf, %gnf), which the WNF core hands
+// prim.h: the host primitives (%log, %nf, %gnf, the I/O ones), which the WNF core hands
 // to the CPU evaluator (WNF_HOST) and the scheduler installs there
 // (eval_set_host).
 
@@ -9,5 +9,15 @@
 
 // The result of the primitive application `pri`, reduced by worker w.
 Term prim_host(Wnf *w, Term pri);
+
+// The I/O primitives (prim_io.c): files, the environment, the arguments.
+Term prim_io(Wnf *w, Term pri);
+
+// Whether the program calls a primitive with an effect (%log, a file, ..):
+// such a run cannot be started over.
+int prim_effects_used(void);
+
+// The program's arguments after `--`, which %argv returns.
+void prim_set_args(int argc, char **argv);
 
 #endif

@@ -14,7 +14,13 @@
 // only once the CPU has worked --warm-after ms on a run the device could
 // take over, about what the context costs, so a run the pool ends sooner
 // never pays for a device it would not use (a context being made delays
-// the process's exit).
+// the process's exit). A device named with --device=cuda gets its context
+// at once, and a run fails with the reason if it cannot be used.
+//
+// No usable device (built without CUDA, no driver, no GPU, one too old):
+// --gpu says so in one line on stderr and the CPU normalizes, on every
+// core; a %gnf is normalized by the CPU. The simulator runs only when
+// asked for (--device=sim).
 //
 // Starting over: the device heap shadows all the pool allocated, and on a
 // tree shared through DUPs the slots the pool left reach most of it, so
@@ -26,6 +32,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <hvm4g.h>
 #include "run/sched.h"
 #include "run/prim.h"
 #include "core/kern.h"
@@ -63,6 +70,7 @@ static struct {
   u64    dropped_w;  // and the heap words they had allocated
 } ST = { .warm_at = -1 };
 
+static const char *NODEV = NULL;   // why no device is usable, once known
 static int    warm_due = 0;   // the context is deferred until the CPU has run
 static double warm_t0  = 0;   // when it was deferred
 static int    restart_armed = 0;   // the caller holds a copy of the heap
@@ -72,9 +80,21 @@ void sched_init(void) {
   eval_set_host(prim_host);
 }
 
+// --gpu where no device can run: the CPU normalizes, on every core.
+static void no_device(const char *why) {
+  if (NODEV) return;
+  NODEV = why;
+  if (SCHED.requested) {
+    fprintf(stderr, "hvm4g: --gpu: no usable GPU (%s); running on the CPU "
+            "with %u thread%s\n", why, EVAL.threads, EVAL.threads == 1 ? "" : "s");
+  }
+}
+
 u32 sched_pool_threads(int collapse) {
-  if (!SCHED.requested || collapse || SCHED.cpu_first == 0) return 0;
-  if (!gpu_cuda_likely()) return 0;
+  if (!SCHED.requested || collapse) return 0;
+  int pool = (GPU.device == DEV_AUTO && gpu_absent() != NULL) ||
+             (SCHED.cpu_first > 0 && gpu_cuda_likely());
+  if (!pool) return 0;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 2 ? 0 : n > 64 ? 64 : (u32)n;
 }
@@ -96,8 +116,8 @@ static void prepare(void) {
   if (!gpu_cuda_compiled() || gpu_context_live() || warm_due) return;
   if (GPU.device == DEV_SIM) return;
   warm_t0 = gpu_now();
-  if (gpu_cuda_likely() && EVAL.threads > 1 && SCHED.cpu_first > 0 &&
-      SCHED.warm_after > 0) {
+  if (GPU.device == DEV_AUTO && gpu_cuda_likely() && EVAL.threads > 1 &&
+      SCHED.cpu_first > 0 && SCHED.warm_after > 0) {
     warm_due = 1;   // sched_take_over starts it (or the first device run)
     return;
   }
@@ -105,17 +125,35 @@ static void prepare(void) {
 }
 
 void sched_start(void) {
-  if (SCHED.requested) prepare();
+  if (!SCHED.requested) return;
+  const char *why = gpu_absent();
+  if (why && GPU.device == DEV_CUDA) {
+    fprintf(stderr, "hvm4g: --device=cuda: %s; use --device=sim for the "
+            "simulated device\n", why);
+    exit(HVM4G_ERR_DEVICE);
+  }
+  if (why) {
+    no_device(why);
+  } else {
+    prepare();
+  }
 }
 
 void sched_loaded(void) {
   if (!SCHED.requested && parse_used(PRIM_GNF)) prepare();
 }
 
+// A device run's stop; STOP_NODEV also records why there is no device.
+static u32 device_stop(u32 stop) {
+  if (stop == STOP_NODEV) no_device(gpu_why_not());
+  return stop;
+}
+
 // Whoever needs the device now makes its context itself.
 static u32 device_at(u32 loc) {
+  if (NODEV) return STOP_NODEV;
   warm_due = 0;
-  return gpu_snf_at(loc);
+  return device_stop(gpu_snf_at(loc));
 }
 
 // A run starts on the CPU pool when the context is still to be made or
@@ -132,7 +170,7 @@ static int cpu_first(void) {
 // its threads keep writing.
 static int take_over(void) {
   if (warm_due && gpu_now() - warm_t0 < SCHED.warm_after / 1e3) return 0;
-  if (gpu_context_making()) return 0;
+  if (gpu_context_making() || NODEV) return 0;
   if (snf_made() < SCHED.cpu_first) return 0;   // not wide enough yet
   int big = heap_used() > SCHED.take_max;
   if (big && !restart_armed) {
@@ -142,6 +180,10 @@ static int take_over(void) {
   // The context is made only for a run the device could take.
   if (warm_due) warm_start();
   int ready = !warm_due && !gpu_context_making();
+  if (ready && !gpu_usable()) {   // the context found no device
+    no_device(gpu_why_not());
+    return 0;
+  }
   if (ready) restart_due = big;
   return ready;
 }
@@ -151,7 +193,7 @@ static int may_return(u32 stop) {
 }
 
 static int restart_arm(int on) {
-  restart_armed = on && SCHED.restart && !parse_used(PRIM_LOG);
+  restart_armed = on && SCHED.restart && !prim_effects_used();
   return restart_armed;
 }
 
@@ -191,10 +233,17 @@ static u32 device_from_pool(int *dups) {
   ST.taken++;
   ST.left += n;
   warm_due = 0;
-  return gpu_snf_roots(left, n);
+  return device_stop(gpu_snf_roots(left, n));
+}
+
+// The CPU's part of a hybrid normal form, a row of the trace (--trace).
+static int cpu_traced(int left, double t0, u64 itrs0) {
+  gpu_trace_cpu(EVAL.threads, eval_itrs() - itrs0, t0, gpu_now());
+  return left;
 }
 
 static void normalize_hybrid(u32 root) {
+  gpu_trace_run();
   u32 stop = 0;
   int cpu  = cpu_first();
   if (!cpu) {
@@ -205,7 +254,9 @@ static void normalize_hybrid(u32 root) {
   if (cpu && restart_arm(1) && heap_snap(&snap) != 0) restart_arm(0);
   int dups = 0;
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
-    int left = snf_at_until(root, take_over);
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    int left = cpu_traced(snf_at_until(root, take_over), t0, i0);
     restart_arm(0);   // later turns: the copy is no longer the program
     if (!left) {      // the CPU finished
       stop = 0;
@@ -222,11 +273,19 @@ static void normalize_hybrid(u32 root) {
   }
   heap_snap_free(&snap);
   // The CPU finishes what the device left, and the stuck DUPs the pool met.
-  if (stop || dups) snf_at(root);
+  if (stop || dups) {
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    snf_at(root);
+    cpu_traced(0, t0, i0);
+  }
 }
 
 void sched_normalize(u32 root) {
-  if (SCHED.requested) {
+  // A device asked for by name that cannot run ends the run, whichever
+  // side would have finished first.
+  if (SCHED.requested && GPU.device == DEV_CUDA) gpu_usable();
+  if (SCHED.requested && !NODEV) {
     normalize_hybrid(root);
   } else {
     // a CPU normal form reclaims the words it no longer reaches (not -D,
@@ -238,24 +297,40 @@ void sched_normalize(u32 root) {
 }
 
 void sched_collapse(u32 root, long long limit) {
-  if (SCHED.requested) {
+  if (SCHED.requested && !NODEV) {
     warm_due = 0;
-    gpu_snf_bounded(root);   // the collapser goes on either way
+    gpu_trace_run();
+    device_stop(gpu_snf_bounded(root));   // the collapser goes on either way
   }
   collapse_print(root, limit);
 }
 
 // The device needs the heap to itself (a device run copies the heap back
 // when it ends), so a %gnf met while the -T pool is reducing is normalized
-// by the pool instead: the same result, on the CPU.
+// by the pool instead: the same result, on the CPU. Under -D it is
+// normalized on the CPU too, one step at a time, so its steps are shown.
 void sched_gnf(u32 slot) {
-  if (pool_busy() || device_at(slot)) snf_at(slot);
+  if (EVAL.debug || pool_busy()) {
+    snf_at(slot);
+    return;
+  }
+  gpu_trace_run();
+  if (device_at(slot)) {
+    double t0 = gpu_now();
+    u64    i0 = eval_itrs();
+    snf_at(slot);
+    cpu_traced(0, t0, i0);
+  }
 }
 
 void sched_print_stats(FILE *out) {
   if (!GPU_STATS.runs) {
     // --gpu -T N: the pool may end a run before the device is worth it
     if (!SCHED.requested) return;
+    if (NODEV) {
+      fprintf(out, "- Device: not used (no usable GPU: %s; the CPU ran it)\n", NODEV);
+      return;
+    }
     if (GPU_STATS.stop == STOP_UNSCOPED) {
       fprintf(out, "- Device: not used (the program has an unscoped binder: "
               "the CPU normalizes it in one thread's order)\n");

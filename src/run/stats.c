@@ -1,40 +1,66 @@
-// stats.c: the -s and -S report (stats.h).
+// stats.c: the -s, --stats=json and -S report (stats.h).
 
 #include <stdio.h>
-#include <sys/resource.h>
-#include "heap/heap.h"
-#include "cpu/reclaim.h"
 #include "run/stats.h"
+#include "run/api.h"
 #include "run/sched.h"
+#include "heap/heap.h"
 #include "cpu/eval.h"
+#include "cpu/reclaim.h"
 #include "dev/gpu.h"
+#include "dev/dev.h"
 
-// Peak resident memory, and what the CPU heap handed out and took back.
-static void stats_memory(void) {
-  struct rusage ru;
-  double peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
-  ReclaimStats r = reclaim_stats();
-  printf("- Memory: %.1f MiB peak resident\n", peak);
-  printf("- Heap: %llu words allocated, %llu reclaimed in %llu collections (%.3f seconds)\n",
-         (unsigned long long)heap_given(), (unsigned long long)r.freed,
-         (unsigned long long)r.runs, r.secs);
+static u64 worker_itrs(u32 t) {
+  Wnf *w = eval_worker(t);
+  return w ? __atomic_load_n(&w->itrs, __ATOMIC_RELAXED) : 0;
 }
 
-void stats_print(double secs) {
+// The figures of -s as one JSON object on one line.
+static void print_json(FILE *out, double secs, int interrupted) {
+  u64 itrs = eval_itrs() + gpu_itrs();
+  ReclaimStats r = reclaim_stats();
+  fprintf(out, "{\"interactions\": %llu, \"threads\": [", (unsigned long long)itrs);
+  for (u32 t = 0; t < EVAL.threads; t++) {
+    fprintf(out, "%s%llu", t ? ", " : "", (unsigned long long)worker_itrs(t));
+  }
+  fprintf(out, "], \"seconds\": %.6f, \"mips\": %.3f, \"heap_words\": %llu, "
+          "\"peak_rss_bytes\": %llu, \"device_runs\": %llu, "
+          "\"device_interactions\": %llu, \"device_passes\": %llu, "
+          "\"device_seconds\": %.6f, \"words_allocated\": %llu, "
+          "\"words_reclaimed\": %llu, \"collections\": %llu, "
+          "\"reclaim_seconds\": %.6f, \"interrupted\": %s}\n",
+          secs, secs > 0 ? (double)itrs / secs / 1e6 : 0.0,
+          (unsigned long long)heap_used(), (unsigned long long)api_peak_rss(),
+          (unsigned long long)GPU_STATS.runs, (unsigned long long)gpu_itrs(),
+          (unsigned long long)GPU_STATS.passes, GPU_STATS.dev_s,
+          (unsigned long long)heap_given(), (unsigned long long)r.freed,
+          (unsigned long long)r.runs, r.secs, interrupted ? "true" : "false");
+}
+
+void stats_print(double secs, int interrupted) {
   u64 itrs = eval_itrs() + gpu_itrs();
   if (!EVAL.stats) {
     if (EVAL.silent) printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
     return;
   }
+  if (EVAL.stats == STATS_JSON) {
+    print_json(stdout, secs, interrupted);
+    return;
+  }
   printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
   if (EVAL.threads > 1) {
     for (u32 t = 0; t < EVAL.threads; t++) {
-      printf("- Itrs[%u]: %llu interactions\n", t,
-             (unsigned long long)__atomic_load_n(&eval_worker(t)->itrs, __ATOMIC_RELAXED));
+      printf("- Itrs[%u]: %llu interactions\n", t, (unsigned long long)worker_itrs(t));
     }
   }
   printf("- Time: %.3f seconds\n", secs);
   printf("- Perf: %.2f M interactions/s\n", secs > 0 ? (double)itrs / secs / 1e6 : 0.0);
-  stats_memory();
+  printf("- Memory: %.1f MiB peak resident; %llu heap words in use\n",
+         (double)api_peak_rss() / (1 << 20), (unsigned long long)heap_used());
+  ReclaimStats r = reclaim_stats();
+  printf("- Heap: %llu words allocated, %llu reclaimed in %llu collections (%.3f seconds)\n",
+         (unsigned long long)heap_given(), (unsigned long long)r.freed,
+         (unsigned long long)r.runs, r.secs);
+  if (interrupted) printf("- Interrupted: the run was stopped before its end\n");
   sched_print_stats(stdout);
 }

@@ -241,21 +241,128 @@ def same_as_base(new, old):
     return rc1 == rc0 and keep(out1) == keep(out0)
 
 
+# Generated programs, besides the mutated ones
+# ============================================
+# Each returns (code, extra files {name: text}, extra modes, the names of
+# the modes to run or None for all).
+
+# Church numerals written with λ&f (or an explicit DUP, labelled or not)
+# applied to themselves: copies that share a label, DUPs that come to hold
+# their own copies.
+def gen_numeral(rng):
+    k = rng.choice([1, 2, 2, 3, 4])
+    body = "x"
+    for _ in range(k):
+        body = f"f({body})"
+    lab = rng.choice(["", "&L", "&F", "&A"])
+    if k == 2 and rng.random() < 0.5:
+        # an explicit DUP, labelled or with an automatic label
+        head, body = f"λf.!g{lab or '&'}=f;λx.", "g₀(g₁(x))"
+    else:
+        head = rng.choice(["λ&f.λx.", "λ&f.λ&x."])
+    defs = f"@c = {head}{body}\n"
+    selfs = rng.choice(["@c(@c)", "@c(@c(@c))", "@c(@c)(@c)", "(@c @c)"])
+    arg = rng.choice(["λy.y", "λy.#P{y}", "λy.y + 1", "λy.[y]", "λy.&B{y, 0}",
+                      "λy.%log(\"s\")", "λ&y.#Q{y, y}"])
+    main = rng.choice([f"{selfs}", f"{selfs}({arg})", f"{selfs}({arg}, 0)",
+                       f"%nf({selfs}({arg}, 3))", f"%gnf({selfs}({arg}, 3))",
+                       f"%nf({selfs})", f"#T{{{selfs}({arg}, 1), {selfs}({arg}, 2)}}"])
+    # One thread only, judged for crashes, hangs, sanitizer reports and
+    # memory past --heap: a DUP re-entered while it is reduced reads its
+    # expression again in one uninterrupted run, and a -T run that defers or
+    # a device lane that stops rebuilds in between, so their results may
+    # differ (an open gap: tests/golden/dup_self_* are cpu-only)
+    return defs + f"@main = {main}\n", {}, [], ("cpu",)
+
+
+# %log under -T with errors: a tree of constructors whose leaves log after
+# a slow sum, fail (apply a number or a constructor), or are values. The
+# -T runs must print -T1's lines, in its order, and its first error.
+def gen_log(rng):
+    def leaf():
+        c = rng.randrange(65, 91)
+        n = rng.choice([0, 10, 1000, 20000])
+        k = rng.random()
+        if k < 0.5:
+            return f"%log([#CHR{{(@w({n}) * 0) + {c}}}, #CHR{{{c}}}])"
+        if k < 0.65:
+            return f"(@w({n}) * 0)(1)"
+        if k < 0.75:
+            return "#A{1}(2)"
+        if k < 0.85:
+            return f"%nf(#V{{{leaf()}}})"
+        return str(rng.randrange(100))
+    def tree(d):
+        if d == 0 or rng.random() < 0.3:
+            return leaf()
+        return "#T{" + ", ".join(tree(d - 1) for _ in range(rng.choice([2, 3]))) + "}"
+    code = ("@w = λ{0: 0; λ&n. n + @w(n - 1)}\n"
+            f"@main = {tree(rng.choice([1, 2, 3, 4]))}\n")
+    return code, {}, [("t2", ["-T2"]), ("t16", ["-T16"]),
+                      ("sim-take-t2", ["--gpu", "--device=sim", "-T2", "--cpu-first=2"])], None
+
+
+# Include trees: files that include each other (a tree, shared files,
+# cycles, a chain past the depth bound, a path past PATH_MAX, a missing
+# file): each must be read once or refused with a message, never a crash.
+def gen_include(rng):
+    files = {}
+    n = rng.choice([2, 5, 20, 200])
+    for i in range(n):
+        incs = []
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            k = rng.random()
+            if k < 0.7:
+                j = i + 1 + rng.randrange(3)
+            elif k < 0.85:
+                j = rng.randrange(n + 1)         # shared, or a cycle
+            else:
+                j = None
+            if j is None:
+                name = rng.choice(["missing.hvm4", "./" * 2100 + "inc0.hvm4.x",
+                                   "sub/../inc1.hvm4", "/nonexistent/x.hvm4"])
+            else:
+                name = f"inc{min(j, n)}.hvm4"
+            incs.append(f'#include "{name}"')
+        files[f"inc{i}.hvm4"] = "\n".join(incs) + f"\n@d{i} = {i}\n"
+    files[f"inc{n}.hvm4"] = f"@d{n} = {n}\n"
+    code = '#include "inc0.hvm4"\n@main = [@d0, @d1]\n'
+    return code, files, [], None
+
+
+GENERATORS = [(0.12, gen_numeral), (0.12, gen_log), (0.06, gen_include)]
+
+
 def one_case(a, idx, src, seed):
     rng = random.Random(f"{seed}:{idx}")
-    code = mutate(rng, src)
+    files, modes, only = {}, [], None
+    pick, gen = rng.random(), None
+    for p, g in GENERATORS:
+        if pick < p:
+            gen = g
+            break
+        pick -= p
+    if gen:
+        code, files, modes, only = gen(rng)
+    else:
+        code = mutate(rng, src)
     flags = rng.choice([["-C20"], []])
     with tempfile.TemporaryDirectory(prefix="hvm4g-fuzz.") as d:
         path = os.path.join(d, "case.hvm4")
         with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(code)
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(text)
         res = {}
-        for name, extra in MODES:
+        for name, extra in MODES + modes:
+            if only and name not in only:
+                continue
             res[name] = run(a.bin, path, flags + [f"--heap={a.heap}"] + extra,
                             a.timeout)
             if res["cpu"][0] is None:
                 break        # never ends on the CPU: nothing to compare
-        if a.metal and res["cpu"][0] is not None:
+        if a.metal and not only and res["cpu"][0] is not None:
             for name, extra in METAL_MODES:
                 res[name] = run(a.metal, path,
                                 flags + [f"--heap={a.heap}"] + extra,
@@ -275,6 +382,8 @@ def one_case(a, idx, src, seed):
         with open(keep, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(f"// fuzz: seed {seed} case {idx} flags {' '.join(flags)}: {why}\n")
             f.write(code + "\n")
+            for name, text in files.items():   # the include tree, inline
+                f.write(f"// --- {name}\n// " + text.replace("\n", "\n// ") + "\n")
         why += f" ({keep})"
     return why
 
@@ -308,7 +417,9 @@ def main():
             p = os.path.join(d, n)
             if n.endswith(".hvm4") and not n.startswith("_"):
                 src = code_of(p)
-                if "#include" not in src:
+                # a cpu-only program differs on the device by design
+                cpu_only = "\n// cpu-only:" in "\n" + open(p, encoding="utf-8", errors="replace").read()
+                if "#include" not in src and not cpu_only:
                     corpus.append(src)
     print(f"fuzz: seed {seed}, {len(corpus)} programs, {a.bin}", flush=True)
     end = time.time() + a.time if a.time else None

@@ -231,7 +231,48 @@ struct PassRes {
 
 // The step kernel's shape: LANE_TPB threads a block, K_STEP_BLOCKS blocks a
 // multiprocessor holds at once (tune.h); ptxas fits the registers to that
-// (`make cuda-regs`), trading a few spills for more warps.
+// (`make cuda-regs`), trading a few spills for more warps. An architecture
+// holds at most ARCH_BLOCKS blocks a multiprocessor (the CUDA guide's
+// table; an unknown newer one gets the smallest, which is always valid).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || \
+    __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030
+#define ARCH_BLOCKS 32
+#elif __CUDA_ARCH__ == 890 || __CUDA_ARCH__ == 1200 || __CUDA_ARCH__ == 1210
+#define ARCH_BLOCKS 24
+#else
+#define ARCH_BLOCKS 16
+#endif
+#define K_STEP_MIN_BLOCKS (K_STEP_BLOCKS < ARCH_BLOCKS ? K_STEP_BLOCKS : ARCH_BLOCKS)
+
+// The sum and the maximum of v over the lanes of warp mask m: one
+// instruction from sm_80 on, a shuffle from each lane before it (Turing).
+static __device__ __forceinline__ u32 warp_sum(u32 m, u32 v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(m, v);
+#else
+  u32 s = 0;
+  for (u32 i = 0; i < 32; i++) {
+    u32 x = __shfl_sync(m, v, (int)i);
+    if ((m >> i) & 1u) s += x;
+  }
+  return s;
+#endif
+}
+
+#if LANE_BALANCE
+static __device__ __forceinline__ u32 warp_max(u32 m, u32 v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(m, v);
+#else
+  u32 t = 0;
+  for (u32 i = 0; i < 32; i++) {
+    u32 x = __shfl_sync(m, v, (int)i);
+    if (((m >> i) & 1u) && x > t) t = x;
+  }
+  return t;
+#endif
+}
+#endif
 
 // LANE_BALANCE (tune.h, a diagnostic): how evenly a warp's lanes share a
 // pass's interactions: their sum against 32 times the busiest lane's, over
@@ -243,8 +284,8 @@ __device__ unsigned long long D_BAL[2];
 static __device__ void lane_balance(u32 m, u64 itrs) {
   __syncwarp(m);
   u32 v   = itrs > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)itrs;
-  u32 sum = __reduce_add_sync(m, v);
-  u32 top = __reduce_max_sync(m, v);
+  u32 sum = warp_sum(m, v);
+  u32 top = warp_max(m, v);
   if ((threadIdx.x & 31u) == (u32)__ffs(m) - 1u) {
     atomicAdd(&D_BAL[0], (unsigned long long)sum);
     atomicAdd(&D_BAL[1], 32ull * top);
@@ -396,7 +437,7 @@ __global__ void k_count(CompactArgs c, u64 chunks, u64 words, u32 *sums) {
     for (u64 w = ch * RANK_CHUNK + LANE; w < (ch + 1) * RANK_CHUNK; w += 32) {
       if (w < words) s += __popc(c.live[w]);
     }
-    s = __reduce_add_sync(FULL_MASK, s);
+    s = warp_sum(FULL_MASK, s);
     if (LANE == 0) sums[ch] = s;
   }
 }
@@ -554,21 +595,64 @@ static struct {
     }                                                                    \
   } while (0)
 
+// Why the device is not usable (cu_why), once cu_avail has said so.
+static char WHY[192];
+
+// The first device, if this binary can run on it: compute capability 7.5
+// or later, and code for it (SASS, or PTX the driver compiles) in the
+// binary. Any other outcome leaves the reason in WHY.
+static int cu_probe(void) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) {
+    snprintf(WHY, sizeof WHY, "no CUDA device");
+    return 0;
+  }
+  if (e == cudaErrorInsufficientDriver) {
+    snprintf(WHY, sizeof WHY, "the NVIDIA driver is older than this build's CUDA %d.%d",
+             CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+    return 0;
+  }
+  if (e != cudaSuccess) {
+    snprintf(WHY, sizeof WHY, "no usable NVIDIA driver (%s)", cudaGetErrorString(e));
+    return 0;
+  }
+  cudaDeviceProp p;
+  if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess) {
+    snprintf(WHY, sizeof WHY, "cannot read the GPU's properties (%s)", cudaGetErrorString(e));
+    return 0;
+  }
+  if (p.major * 10 + p.minor < 75) {
+    snprintf(WHY, sizeof WHY, "%s has compute capability %d.%d; hvm4g needs 7.5 or later",
+             p.name, p.major, p.minor);
+    return 0;
+  }
+  if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(0)) != cudaSuccess) {
+    snprintf(WHY, sizeof WHY, "cannot make a CUDA context on %s (%s)", p.name,
+             cudaGetErrorString(e));
+    return 0;
+  }
+  cudaFuncAttributes fa;
+  if ((e = cudaFuncGetAttributes(&fa, t64::k_step)) != cudaSuccess) {
+    snprintf(WHY, sizeof WHY, "this binary has no code for %s (compute capability "
+             "%d.%d; rebuild with make CUDA_ARCHS=native)", p.name, p.major, p.minor);
+    return 0;
+  }
+  C.sms = p.multiProcessorCount;
+  return 1;
+}
+
 static int cu_avail(void) {
   if (!C.probed) {
     C.probed = 1;
-    int n = 0;
-    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
-      cudaDeviceProp p;
-      if (cudaGetDeviceProperties(&p, 0) == cudaSuccess && p.major >= 9 &&
-          cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess) {
-        C.ok  = 1;
-        C.sms = p.multiProcessorCount;
-      }
-    }
+    C.ok     = cu_probe();
     cudaGetLastError();   // clear a "no driver" error
   }
   return C.ok;
+}
+
+static const char *cu_why(void) {
+  return WHY;
 }
 
 static u32 cu_lanes(void) {
@@ -1513,5 +1597,5 @@ static int cu_grow_heap(void) {
 
 extern "C" const GpuBackend GPU_CUDA = {
   "cuda", cu_avail, cu_warm, cu_open, cu_pass, cu_roots, cu_mark, cu_close,
-  cu_abandon, cu_grow_heap, cu_lanes, NARROW_RATE_DEVICE,
+  cu_abandon, cu_grow_heap, cu_lanes, NARROW_RATE_DEVICE, cu_why,
 };

@@ -2,7 +2,7 @@
 // (namespaces t64 and t32, D_TAKE32 0 and 1), after lane.h. No include
 // guard: it is meant to be compiled twice.
 
-__global__ void __launch_bounds__(LANE_TPB, K_STEP_BLOCKS)
+__global__ void __launch_bounds__(LANE_TPB, K_STEP_MIN_BLOCKS)
 k_step(PassArgs a, const u64 *in, u32 n, u32 lanes, u64 *outs, u32 *out_n,
        u32 *arena, Term *stacks, u32 *seen, PassCtl *ctl) {
   u32 lane = blockIdx.x * blockDim.x + threadIdx.x;

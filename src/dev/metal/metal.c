@@ -226,6 +226,7 @@ const GpuBackend GPU_METAL = {
   .grow        = NULL,
   .lanes       = mt_lanes,
   .narrow_rate = MT_NARROW_RATE,
+  .why         = NULL,
 };
 
 #endif

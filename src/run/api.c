@@ -1,0 +1,361 @@
+// api.c: the library (include/hvm4g.h) over the runtime's modules. The
+// hvm4g program is one of its clients (main.c).
+//
+// The runtime reports a fatal error by calling eval_fatal, which would
+// print and exit; the library installs a hook (eval_set_fatal) that, on
+// the thread of an API call, records the message and jumps back to that
+// call's frame, which returns the error's code. The runtime's state is
+// process-wide, hence one runtime per process.
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <hvm4g.h>
+#include "run/api.h"
+#include "run/sched.h"
+#include "heap/heap.h"
+#include "lang/names.h"
+#include "lang/parse.h"
+#include "lang/print.h"
+#include "cpu/eval.h"
+#include "cpu/snf.h"
+#include "collapse/collapse.h"
+#include "dev/gpu.h"
+#include "dev/dev.h"
+
+#ifndef HVM4G_COMMIT
+#define HVM4G_COMMIT "unknown"
+#endif
+
+#define ERR_CAP  1024   // a message: a parse report is a few lines
+
+struct hvm4g {
+  char   err[ERR_CAP];
+  char   warn[ERR_CAP];
+  int    ready;         // eval and the normalizer are set up (first run)
+  u32    result;        // the heap slot of the last normal form (0: none)
+  double secs;          // the last run's wall time
+};
+
+static int    OPENED = 0;        // hvm4g_open succeeded once in this process
+static hvm4g  RUNTIME;
+static int    COLOR  = 0;        // api_color
+
+void api_color(int on) {
+  COLOR = on;
+}
+
+// The frame of the API call in progress on this thread (NULL: none).
+typedef struct {
+  jmp_buf env;
+  hvm4g  *h;
+  int     code;
+} Call;
+
+static _Thread_local Call *CALL = NULL;
+
+// An "hvm4g: " message that says the heap (or the memory) ran out is its
+// own status; a RUNTIME_ERROR is the program's.
+static int fatal_code(const char *kind, const char *msg) {
+  if (strncmp(kind, "RUNTIME_ERROR", 13) == 0) return HVM4G_ERR_RUNTIME;
+  if (strstr(msg, "heap exhausted") || strstr(msg, "out of memory") ||
+      strstr(msg, "cannot reserve")) {
+    return HVM4G_ERR_HEAP;
+  }
+  if (strstr(msg, "cannot write")) return HVM4G_ERR_IO;
+  return HVM4G_ERR_RUNTIME;
+}
+
+// On a thread of the -T pool there is no frame to return to (its pool
+// would wait for it forever): the error ends the process, with the status
+// of its kind, printed once however many threads fail.
+static void on_fatal(const char *kind, const char *msg) {
+  Call *c = CALL;
+  if (!kind) {   // a %panic: its message is the program's output
+    printf("%s\n", msg);
+    fflush(stdout);
+    kind = "";
+    msg  = "";
+  }
+  if (!c) {
+    static atomic_int ending = 0;
+    if (atomic_exchange(&ending, 1)) return;   // eval_fatal parks this one
+    fprintf(stderr, "%s%s\n", kind, msg);
+    exit(fatal_code(kind, msg));
+  }
+  snprintf(c->h->err, ERR_CAP, "%s%s", kind, msg);
+  c->code = fatal_code(kind, msg);
+  CALL    = NULL;
+  longjmp(c->env, 1);
+}
+
+static int fail(hvm4g *h, int code, const char *fmt, const char *arg) {
+  snprintf(h->err, ERR_CAP, fmt, arg);
+  return code;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+// Setup
+// =====
+
+void hvm4g_config_init(hvm4g_config *c) {
+  c->threads    = 1;
+  c->heap_words = 0;
+  c->device     = HVM4G_DEVICE_AUTO;
+}
+
+static u32 device_of(int d) {
+  switch (d) {
+    case HVM4G_DEVICE_SIM:   return DEV_SIM;
+    case HVM4G_DEVICE_CUDA:  return DEV_CUDA;
+    case HVM4G_DEVICE_METAL: return DEV_METAL;
+    default:                 return DEV_AUTO;
+  }
+}
+
+int hvm4g_open(hvm4g **out, const hvm4g_config *c) {
+  *out = NULL;
+  if (OPENED) return HVM4G_ERR_STATE;   // one runtime per process
+  hvm4g_config dflt;
+  if (!c) {
+    hvm4g_config_init(&dflt);
+    c = &dflt;
+  }
+  if (c->threads > 1024 || (c->heap_words && c->heap_words < 1024) ||
+      c->heap_words > ((u64)1 << 32) || c->device < 0 ||
+      c->device > HVM4G_DEVICE_METAL) {
+    return HVM4G_ERR_USAGE;
+  }
+  if ((c->device == HVM4G_DEVICE_CUDA && !gpu_cuda_compiled()) ||
+      (c->device == HVM4G_DEVICE_METAL && !gpu_metal_compiled())) {
+    return HVM4G_ERR_DEVICE;
+  }
+  hvm4g *h = &RUNTIME;
+  memset(h, 0, sizeof *h);
+  EVAL.threads = c->threads ? c->threads : 1;
+  GPU.device   = device_of(c->device);
+  u64 words = c->heap_words ? c->heap_words
+                            : heap_default_words(api_reserved_besides(EVAL.threads));
+  if (heap_init(words) != 0) return HVM4G_ERR_HEAP;
+  OPENED = 1;
+  eval_set_fatal(on_fatal);
+  names_init();
+  sched_init();
+  sched_start();   // the device's context, made while the program is read
+  *out = h;
+  return HVM4G_OK;
+}
+
+void hvm4g_close(hvm4g *h) {
+  // The pool's threads and the device's context live until the process
+  // ends (sched_exit): a closed runtime only stops answering.
+  if (h) h->result = 0;
+}
+
+u64 api_reserved_besides(u32 threads) {
+  u64 per    = ((u64)1 << 30) + ((u64)64 << 20);   // a WNF and a pool stack
+  u64 levels = threads > 1 ? (u64)512 << 20 : 0;   // -T collapse tables
+  // the program's thread (main.c), the book, code and malloc
+  return ((u64)1 << 30) + (u64)threads * per + levels + ((u64)1 << 27) +
+         ((u64)256 << 20);
+}
+
+// Loading
+// =======
+
+// Parse messages go to a memory stream, then into h->err.
+static int load(hvm4g *h, const char *path, const char *name, const char *src) {
+  h->err[0]  = '\0';
+  h->warn[0] = '\0';
+  if (h->ready) {
+    return fail(h, HVM4G_ERR_STATE, "hvm4g: %s", "a program is loaded before the first run");
+  }
+  char  *msg = NULL;
+  size_t len = 0;
+  FILE  *errs = open_memstream(&msg, &len);
+  parse_set_errors(errs);
+  Call c = { .h = h, .code = 0 };
+  int rc;
+  if (setjmp(c.env) == 0) {
+    CALL = &c;
+    rc   = path ? parse_file(path) : parse_text(name, src);
+    CALL = NULL;
+  } else {
+    rc = c.code;   // the heap ran out while loading
+  }
+  parse_set_errors(NULL);
+  if (errs) fclose(errs);
+  if (rc != 0 && msg && h->err[0] == '\0') {
+    while (len > 0 && msg[len - 1] == '\n') msg[--len] = '\0';
+    snprintf(h->err, ERR_CAP, "%s", msg);
+  }
+  free(msg);
+  if (rc != 0) return strstr(h->err, "heap exhausted") ? HVM4G_ERR_HEAP : HVM4G_ERR_PARSE;
+  // A reference to a name never defined stays as written in the output
+  // (as the reference prints it): worth one warning, not an error.
+  size_t at = 0;
+  u32    n  = 0;
+  for (u32 id = 0; id < table_count() && id < BOOK_CAP; id++) {
+    const char *nm = table_name(id);
+    if (BOOK[id] != 0 || !nm) continue;
+    if (n++ == 0) at = (size_t)snprintf(h->warn, ERR_CAP, "hvm4g: warning: undefined reference");
+    if (at < ERR_CAP) at += (size_t)snprintf(h->warn + at, ERR_CAP - at, "%s @%s", n > 1 ? "," : "", nm);
+  }
+  if (n && at < ERR_CAP) snprintf(h->warn + at, ERR_CAP - at, " (printed as written)");
+  return HVM4G_OK;
+}
+
+int hvm4g_load_file(hvm4g *h, const char *path) {
+  return load(h, path, NULL, NULL);
+}
+
+int hvm4g_load_string(hvm4g *h, const char *name, const char *src) {
+  return load(h, NULL, name ? name : "<string>", src);
+}
+
+// Running
+// =======
+
+// The root slot of a run of @name; 0 after setting the error.
+static u32 run_root(hvm4g *h, const char *name) {
+  if (!name) name = "main";
+  u32 id = table_find(name, (u32)strlen(name));
+  if (id == ~0u || id >= BOOK_CAP || BOOK[id] == 0) {
+    fail(h, HVM4G_ERR_PARSE, "hvm4g: @%s not defined", name);
+    return 0;
+  }
+  if (!h->ready) {
+    sched_loaded();
+    eval_init();
+    snf_init();
+    h->ready = 1;
+  }
+  u32 root = heap_alloc(1);
+  if (!root) {
+    fail(h, HVM4G_ERR_HEAP, "hvm4g: %s", "heap exhausted (use --heap=SIZE for a larger heap)");
+    return 0;
+  }
+  HEAP[root] = TERM(REF, id, 0);
+  return root;
+}
+
+// Runs @name's normal form (collapse: its collapse to `out`) in a frame
+// that takes the runtime's fatal errors.
+static int run(hvm4g *h, const char *name, int where, int collapse,
+               long long limit, FILE *out) {
+  h->err[0] = '\0';
+  h->result = 0;
+  if (where != HVM4G_CPU && where != HVM4G_DEVICE) {
+    return fail(h, HVM4G_ERR_USAGE, "hvm4g: %s", "where is HVM4G_CPU or HVM4G_DEVICE");
+  }
+  Call c = { .h = h, .code = 0 };
+  double t0 = now();
+  if (setjmp(c.env) != 0) {
+    h->secs = now() - t0;
+    collapse_set_out(stdout, 0);   // not the caller's stream, which may go
+    return c.code;
+  }
+  CALL = &c;
+  u32 root = run_root(h, name);
+  if (!root) {
+    CALL = NULL;
+    return strstr(h->err, "heap") ? HVM4G_ERR_HEAP : HVM4G_ERR_PARSE;
+  }
+  SCHED.requested = where == HVM4G_DEVICE;
+  if (collapse) {
+    collapse_set_out(out, COLOR);
+    sched_collapse(root, limit);
+    collapse_set_out(stdout, 0);
+  } else {
+    sched_normalize(root);
+    h->result = root;
+  }
+  CALL    = NULL;
+  h->secs = now() - t0;
+  return HVM4G_OK;
+}
+
+int hvm4g_normalize(hvm4g *h, const char *name, int where) {
+  return run(h, name, where, 0, -1, NULL);
+}
+
+int hvm4g_collapse(hvm4g *h, const char *name, long long limit, int where, FILE *out) {
+  if (!out) return fail(h, HVM4G_ERR_USAGE, "hvm4g: %s", "hvm4g_collapse needs a stream");
+  return run(h, name, where, 1, limit, out);
+}
+
+// Results
+// =======
+
+int hvm4g_print_file(hvm4g *h, FILE *out) {
+  if (!h->result) return fail(h, HVM4G_ERR_STATE, "hvm4g: %s", "no normal form to print");
+  print_term(out, HEAP[h->result]);
+  return ferror(out) ? fail(h, HVM4G_ERR_IO, "hvm4g: %s", "cannot write the output") : HVM4G_OK;
+}
+
+long long hvm4g_print(hvm4g *h, char *buf, size_t cap) {
+  char  *text = NULL;
+  size_t len  = 0;
+  FILE  *mem  = open_memstream(&text, &len);
+  if (!mem) return fail(h, HVM4G_ERR_HEAP, "hvm4g: %s", "out of memory"), -1;
+  int rc = hvm4g_print_file(h, mem);
+  fclose(mem);
+  if (rc == HVM4G_OK && cap > 0) {
+    size_t n = len < cap - 1 ? len : cap - 1;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+  }
+  free(text);
+  return rc == HVM4G_OK ? (long long)len : -1;
+}
+
+u64 api_peak_rss(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+#ifdef __APPLE__
+  return (u64)ru.ru_maxrss;          // bytes there
+#else
+  return (u64)ru.ru_maxrss << 10;    // KiB on Linux
+#endif
+}
+
+void hvm4g_get_stats(hvm4g *h, hvm4g_stats *s) {
+  s->device_interactions = gpu_itrs();
+  s->interactions        = h->ready ? eval_itrs() + s->device_interactions
+                                    : s->device_interactions;
+  s->seconds             = h->secs;
+  s->heap_words          = heap_used();
+  s->peak_rss_bytes      = api_peak_rss();
+}
+
+const char *hvm4g_error(const hvm4g *h) {
+  return h ? h->err : "hvm4g: no runtime";
+}
+
+const char *hvm4g_warning(const hvm4g *h) {
+  return h && h->warn[0] ? h->warn : NULL;
+}
+
+const char *hvm4g_version(void) {
+  static char text[512];
+  if (text[0]) return text;
+  const char *archs = gpu_cuda_archs() ? gpu_cuda_archs() : "";
+  int cuda = gpu_cuda_compiled(), metal = gpu_metal_compiled();
+  snprintf(text, sizeof text,
+           "hvm4g %s\ncommit: %s\nbackends: cpu, sim%s%s\n"
+           "cuda architectures: %s\nmetal: %s",
+           HVM4G_VERSION, HVM4G_COMMIT, cuda ? ", cuda" : "", metal ? ", metal" : "",
+           !cuda ? "none (built without nvcc)" : archs[0] ? archs : "nvcc's default",
+           metal ? "compiled in" : "not compiled in (macOS with Xcode's Metal toolchain only)");
+  return text;
+}
