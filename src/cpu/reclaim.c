@@ -46,8 +46,12 @@ u32          RECLAIM_ARENA = CPU_ARENA;
 // reach of a few levels (docs/memory.md).
 #define GAP_MIN   (1ull << 23)
 // Free runs shorter than this stay unused until a later collection: an
-// arena shorter than a few nodes would cost a refill every few rules.
+// arena shorter than a few nodes would cost a refill every few rules, and
+// one shorter than the core's refill request (WNF_RESERVE) is never taken:
+// every refill would skip it and bump the top, the heap growing as if
+// nothing were reclaimed. Also the smallest arena --reclaim-gap may ask.
 #define MIN_CHUNK 1024u
+_Static_assert(MIN_CHUNK >= 2 * WNF_RESERVE, "a chunk must hold the core's refills");
 
 typedef struct {
   _Alignas(64) _Atomic int on;
@@ -60,6 +64,8 @@ static int          ARMED    = 0;
 static u64          BASE     = 0;      // words below stay
 static int          LOW      = 0;      // the last collection left little room
 static ReclaimStats STATS    = {0};
+static u64          USED_LIVE  = 0;    // live words above BASE, last counted
+static u64          USED_GIVEN = 0;    // heap_given() then
 
 void reclaim_init(u32 threads) {
   if (RECLAIM_ROOTS) return;   // eval_init's, before the pool's
@@ -75,20 +81,30 @@ void reclaim_init(u32 threads) {
   RECLAIM_THREADS = NTHR;
 }
 
-// Words handed out before the next collection: --reclaim-gap, else
-// GAP_LIVE times what is live and at least GAP_MIN. A collection's cost is
-// the live words' walk, a cache miss a word where handing a word out costs
-// a store: amortized over several times as many words handed out.
-#define GAP_LIVE 8
+// Words handed out before the next collection: GAP_LIVE times what is
+// live and at least GAP_MIN. A collection's cost is the live words' walk,
+// a cache miss a word where handing a word out costs a store: amortized
+// over several times as many words handed out. --reclaim-gap (the tests'
+// frequent collections) sets the gap, but never below the live words over
+// GAP_LIVE_TINY: a gap fixed while the live data grows would make every
+// collection walk the live data for a few interactions, quadratic work.
+#define GAP_LIVE      8
+#define GAP_LIVE_TINY 4
 static u64 gap_after(u64 live) {
-  if (EVAL.reclaim_gap) return EVAL.reclaim_gap;
+  if (EVAL.reclaim_gap) {
+    u64 floor = live / GAP_LIVE_TINY;
+    return EVAL.reclaim_gap > floor ? EVAL.reclaim_gap : floor;
+  }
   return GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN;
 }
 
 void reclaim_arm(void) {
   BASE          = heap_used();
   ARMED         = 1;
-  RECLAIM_ARENA = EVAL.reclaim_gap && EVAL.reclaim_gap < CPU_ARENA ? EVAL.reclaim_gap : CPU_ARENA;
+  u32 arena     = EVAL.reclaim_gap > MIN_CHUNK ? EVAL.reclaim_gap : MIN_CHUNK;
+  RECLAIM_ARENA = EVAL.reclaim_gap && arena < CPU_ARENA ? arena : CPU_ARENA;
+  USED_LIVE     = 0;
+  USED_GIVEN    = heap_given();
   RECLAIM_NEXT  = heap_given() + gap_after(0);
 }
 
@@ -239,7 +255,7 @@ static void chunk_add(u64 lo, u64 len) {
 
 // The free run [lo, hi): arenas of at most RECLAIM_ARENA words.
 static void free_run(u64 lo, u64 hi) {
-  u64 min = RECLAIM_ARENA < MIN_CHUNK ? RECLAIM_ARENA : MIN_CHUNK;
+  u64 min = MIN_CHUNK;
   if (hi - lo < min) return;   // not reused: its seen marks wait with it
   snf_forget((u32)lo, hi);
   while (lo < hi) {
@@ -308,11 +324,16 @@ static void run(void) {
     w->next = 0;   // arenas were in the swept words: taken again
     w->end  = 0;
   }
-  u64 freed = TOP - top;   // what the evaluators may take again
-  for (u64 i = 0; i < CHUNK_N; i++) freed += (u32)CHUNKS[i];
-  LOW = HEAP_WORDS - TOP + freed < HEAP_WORDS / 16;
+  u64 room = TOP - top;   // what the evaluators may take again
+  for (u64 i = 0; i < CHUNK_N; i++) room += (u32)CHUNKS[i];
+  LOW = HEAP_WORDS - TOP + room < HEAP_WORDS / 16;
+  // reclaimed: the words in use (live after the last collection, plus
+  // those handed out since) that are no longer live
+  u64 used = USED_LIVE + (heap_given() - USED_GIVEN);
   STATS.runs++;
-  STATS.freed += freed;
+  STATS.freed += used > live ? used - live : 0;
+  USED_LIVE    = live;
+  USED_GIVEN   = heap_given();
   STATS.live   = BASE + live;
   STATS.secs  += now() - t0;
   RECLAIM_NEXT = heap_given() + gap_after(BASE + live);

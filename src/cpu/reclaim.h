@@ -66,7 +66,7 @@ void reclaim_host(int d);
 // For -s and the exhausted heap's message.
 typedef struct {
   u64    runs;      // collections
-  u64    freed;     // words handed back to the evaluators, summed
+  u64    freed;     // words found no longer live, summed
   u64    live;      // live words after the last one (0: none ran)
   double secs;      // time spent collecting
 } ReclaimStats;
