@@ -108,9 +108,12 @@ void reclaim_arm(void) {
   RECLAIM_NEXT  = heap_given() + gap_after(0);
 }
 
+// The free chunks go with the arming: whatever runs next (a device run
+// that writes back above the top, a collapse) takes words from the top.
 void reclaim_disarm(void) {
   ARMED        = 0;
   RECLAIM_NEXT = ~0ull;
+  heap_set_free(NULL, 0, heap_used());
 }
 
 void reclaim_host(int d) {

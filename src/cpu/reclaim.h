@@ -44,7 +44,8 @@ static inline void reclaim_drop(u32 tid, RootFrame *f) {
 void reclaim_init(u32 threads);   // eval_init or pool_init, the first
 // From now on collections may run: the words below the top stay (the
 // book, the program's root), the rest is reclaimed when unreachable.
-// sched.c arms it for a CPU normal form, not for -C, -D or the device.
+// sched.c arms it for a CPU normal form and the CPU phases of a hybrid
+// one, not for -C, -D or the device.
 void reclaim_arm(void);
 void reclaim_disarm(void);
 // A WNF run of thread tid stopped with WNF_OOM (its term rebuilt and held

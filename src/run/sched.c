@@ -242,6 +242,10 @@ static int cpu_traced(int left, double t0, u64 itrs0) {
   return left;
 }
 
+// The CPU's phases of a hybrid normal form reclaim too, each armed on its
+// own: the words below the top when it starts (what the device wrote back,
+// the snapshot a restart rewinds to) stay, and no free chunk outlives the
+// phase (reclaim_disarm), so the device never meets a reused word.
 static void normalize_hybrid(u32 root) {
   gpu_trace_run();
   u32 stop = 0;
@@ -256,7 +260,9 @@ static void normalize_hybrid(u32 root) {
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
     double t0 = gpu_now();
     u64    i0 = eval_itrs();
+    reclaim_arm();
     int left = cpu_traced(snf_at_until(root, take_over), t0, i0);
+    reclaim_disarm();
     restart_arm(0);   // later turns: the copy is no longer the program
     if (!left) {      // the CPU finished
       stop = 0;
@@ -276,7 +282,9 @@ static void normalize_hybrid(u32 root) {
   if (stop || dups) {
     double t0 = gpu_now();
     u64    i0 = eval_itrs();
+    reclaim_arm();
     snf_at(root);
+    reclaim_disarm();
     cpu_traced(0, t0, i0);
   }
 }
