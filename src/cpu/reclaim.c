@@ -50,7 +50,7 @@ u32          RECLAIM_ARENA = CPU_ARENA;
 // one shorter than the core's refill request (WNF_RESERVE) is never taken:
 // every refill would skip it and bump the top, the heap growing as if
 // nothing were reclaimed. Also the smallest arena --reclaim-gap may ask.
-#define MIN_CHUNK 1024u
+#define MIN_CHUNK 256u
 _Static_assert(MIN_CHUNK >= 2 * WNF_RESERVE, "a chunk must hold the core's refills");
 
 typedef struct {
@@ -90,16 +90,28 @@ void reclaim_init(u32 threads) {
 // collection walk the live data for a few interactions, quadratic work.
 #define GAP_LIVE      8
 #define GAP_LIVE_TINY 4
+// A collection whose reusable room (chunks and the top's drop) is under a
+// SPARSE_SHARE of the words handed out since the last one found its garbage
+// in runs too short to reuse, between live words: the next few would only
+// cost their walk. The gap then grows SPARSE_GROWTH times (up to
+// SPARSE_MAX), and a productive collection sets it back. A full heap still
+// collects whatever the gap (reclaim_oom), so --heap stays the bound.
+#define SPARSE_SHARE  8
+#define SPARSE_GROWTH 4
+#define SPARSE_MAX    256
+static u64 SPARSE = 1;   // the gap's factor now
+
 static u64 gap_after(u64 live) {
   if (EVAL.reclaim_gap) {
     u64 floor = live / GAP_LIVE_TINY;
     return EVAL.reclaim_gap > floor ? EVAL.reclaim_gap : floor;
   }
-  return GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN;
+  return SPARSE * (GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN);
 }
 
 void reclaim_arm(void) {
   BASE          = heap_used();
+  SPARSE        = 1;
   ARMED         = 1;
   u32 arena     = EVAL.reclaim_gap > MIN_CHUNK ? EVAL.reclaim_gap : MIN_CHUNK;
   RECLAIM_ARENA = EVAL.reclaim_gap && arena < CPU_ARENA ? arena : CPU_ARENA;
@@ -214,8 +226,27 @@ static void trace(Term t) {
   for (u32 j = 0; j < n; j++) mark_word((u64)VAL(t) + j);
 }
 
+// Live words lie scattered over the heap, so tracing is a cache miss a
+// node: a term waits in a short queue while its node and live bits are
+// fetched, and the misses of the queued terms overlap.
+#define PREFETCH_QUEUE 16
 static void drain(void) {
-  while (STK_N > 0) trace(STK[--STK_N]);
+  Term queue[PREFETCH_QUEUE];
+  u32  head = 0, n = 0;
+  while (STK_N > 0 || n > 0) {
+    if (STK_N > 0 && n < PREFETCH_QUEUE) {
+      Term t   = STK[--STK_N];
+      u64  loc = VAL(NO_SUB(t));
+      __builtin_prefetch(&HEAP[loc]);
+      __builtin_prefetch(&LIVE[loc >> 6]);
+      queue[(head + n++) % PREFETCH_QUEUE] = t;
+      continue;
+    }
+    Term t = queue[head];
+    head   = (head + 1) % PREFETCH_QUEUE;
+    n--;
+    trace(t);
+  }
 }
 
 static void root_slot(u32 loc) {
@@ -333,6 +364,11 @@ static void run(void) {
   // reclaimed: the words in use (live after the last collection, plus
   // those handed out since) that are no longer live
   u64 used = USED_LIVE + (heap_given() - USED_GIVEN);
+  if (room < (heap_given() - USED_GIVEN) / SPARSE_SHARE) {
+    if (SPARSE < SPARSE_MAX) SPARSE *= SPARSE_GROWTH;
+  } else {
+    SPARSE = 1;
+  }
   STATS.runs++;
   STATS.freed += used > live ? used - live : 0;
   USED_LIVE    = live;

@@ -65,7 +65,19 @@ static u16 epoch_new(void) {
   return e;
 }
 
+// One byte per page of SEEN: whether a mark was set there since it was
+// last cleared, so that snf_forget clears only the pages the normal form
+// visited (a collection forgets every freed run; most were never seen).
+#define SEEN_PAGE_WORDS (4096 / sizeof(u16))
+static u8 *SEEN_DIRTY = NULL;
+
+static void seen_dirty(u32 loc) {
+  u8 *dirty = &SEEN_DIRTY[loc / SEEN_PAGE_WORDS];
+  if (!__atomic_load_n(dirty, __ATOMIC_RELAXED)) __atomic_store_n(dirty, 1, __ATOMIC_RELAXED);
+}
+
 static int seen_add(Wnf *w, u32 loc, u16 ep) {
+  seen_dirty(loc);
   if (w->dup_mode == DUP_SOLO) {
     if (atomic_load_explicit(&SEEN[loc], memory_order_relaxed) == ep) return 0;
     atomic_store_explicit(&SEEN[loc], ep, memory_order_relaxed);
@@ -485,6 +497,7 @@ void snf_task(Wnf *w, u64 task) {
     }
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {
+      seen_dirty(VAL(v));
       atomic_store_explicit(&SEEN[VAL(v)], m, memory_order_relaxed);
       SNF_STUCK_EP = m;
       job_dup(job, VAL(v));
@@ -628,21 +641,25 @@ void snf_roots(void (*root)(u32 loc)) {
 // zero), the ends cleared.
 void snf_forget(u32 lo, u64 hi) {
   if (!SEEN || lo >= hi) return;
-  const u64 page = 4096 / sizeof(u16);
-  u64 a = ((u64)lo + page - 1) / page * page, b = hi / page * page;
-  if (a >= b) {
-    memset((void *)(SEEN + lo), 0, (hi - lo) * sizeof(u16));
-    return;
+  const u64 page = SEEN_PAGE_WORDS;
+  for (u64 p = lo / page; p * page < hi; p++) {
+    if (!SEEN_DIRTY[p]) continue;
+    u64 a = p * page > lo ? p * page : lo;
+    u64 b = (p + 1) * page < hi ? (p + 1) * page : hi;
+    if (a == p * page && b == (p + 1) * page) {
+      madvise((void *)(SEEN + a), page * sizeof(u16), MADV_DONTNEED);
+      SEEN_DIRTY[p] = 0;
+    } else {
+      memset((void *)(SEEN + a), 0, (b - a) * sizeof(u16));
+    }
   }
-  memset((void *)(SEEN + lo), 0, (a - lo) * sizeof(u16));
-  madvise((void *)(SEEN + a), (b - a) * sizeof(u16), MADV_DONTNEED);
-  memset((void *)(SEEN + b), 0, (hi - b) * sizeof(u16));
 }
 
 void snf_init(void) {
   SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (SEEN == MAP_FAILED) {
+  SEEN_DIRTY = calloc(HEAP_WORDS / SEEN_PAGE_WORDS + 1, 1);
+  if (SEEN == MAP_FAILED || !SEEN_DIRTY) {
     eval_fatal("hvm4g: ", "cannot reserve the normalizer's seen set");
   }
   UNSCOPED = parse_unscoped();
