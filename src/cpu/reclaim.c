@@ -44,7 +44,7 @@ u32          RECLAIM_ARENA = CPU_ARENA;
 // costs a walk of the live words and a scan of one bit per word, so the gap
 // keeps that small beside the work, and the touched heap within the caches'
 // reach of a few levels (docs/memory.md).
-#define GAP_MIN   (1ull << 23)
+#define GAP_MIN   (1ull << 25)
 // Free runs shorter than this stay unused until a later collection: an
 // arena shorter than a few nodes would cost a refill every few rules, and
 // one shorter than the core's refill request (WNF_RESERVE) is never taken:
@@ -100,6 +100,7 @@ void reclaim_init(u32 threads) {
 #define SPARSE_GROWTH 4
 #define SPARSE_MAX    256
 static u64 SPARSE = 1;   // the gap's factor now
+#define ARENA_SHARE   16
 
 static u64 gap_after(u64 live) {
   if (EVAL.reclaim_gap) {
@@ -113,8 +114,13 @@ void reclaim_arm(void) {
   BASE          = heap_used();
   SPARSE        = 1;
   ARMED         = 1;
-  u32 arena     = EVAL.reclaim_gap > MIN_CHUNK ? EVAL.reclaim_gap : MIN_CHUNK;
-  RECLAIM_ARENA = EVAL.reclaim_gap && arena < CPU_ARENA ? arena : CPU_ARENA;
+  // An arena is at most an ARENA_SHARE of the heap per thread: in a small
+  // heap one thread's arena would otherwise hold every free word, and the
+  // others would find it full however little is live.
+  u64 arena     = EVAL.reclaim_gap && EVAL.reclaim_gap < CPU_ARENA ? EVAL.reclaim_gap : CPU_ARENA;
+  u64 share     = HEAP_WORDS / ((u64)ARENA_SHARE * NTHR);
+  if (arena > share) arena = share;
+  RECLAIM_ARENA = (u32)(arena > MIN_CHUNK ? arena : MIN_CHUNK);
   USED_LIVE     = 0;
   USED_GIVEN    = heap_given();
   RECLAIM_NEXT  = heap_given() + gap_after(0);

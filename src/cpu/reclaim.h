@@ -25,7 +25,7 @@ extern u32          RECLAIM_THREADS;
 extern _Atomic int  RECLAIM_STOP;   // a collection is under way: park
 extern u64          RECLAIM_NEXT;   // heap_given() at which one is due
 extern u32          RECLAIM_ARENA;  // words of an arena (cpu.h's CPU_ARENA,
-                                    // or less: --reclaim-gap)
+                                    // or less: --reclaim-gap, a small heap)
 
 // Thread tid holds f (its term or slot) until reclaim_drop: f goes on top
 // of its list. No list (a unit test's bare pool): nothing to hold.
