@@ -347,7 +347,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
       case WNF_HOST: {
         if (HOLD_EFFECTS) {   // left for the one-thread replay (snf.c)
           HELD_STOP = 1;
-          return t;
+          EVAL_RETURN(t);
         }
         // The primitive sits at HEAP[host_at] inside t (or is t). Under
         // DUP_SHARED that slot may be a DUP expression another thread can
@@ -405,17 +405,27 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         int r     = reclaim_oom(tid);
         oom_at    = w->itrs;
         if (r == 2 || (r == 1 && !again)) continue;
+        // A pool task has no frame to return to: the one-thread replay
+        // meets the same end on the caller's thread, which reports it.
+        if (HOLD_EFFECTS) {
+          HELD_STOP = 1;
+          EVAL_RETURN(t);
+        }
         die_exhausted();
         EVAL_RETURN(t);
       }
       case WNF_STACK: {
+        if (HOLD_EFFECTS) {
+          HELD_STOP = 1;
+          EVAL_RETURN(t);
+        }
         die_plain("evaluation stack exhausted");
         EVAL_RETURN(t);
       }
       default: {
         if (HOLD_EFFECTS) {   // reported, if at all, in one-thread order
           HELD_STOP = 1;
-          return t;
+          EVAL_RETURN(t);
         }
         eval_die(err_msg(w->err));
         EVAL_RETURN(t);
