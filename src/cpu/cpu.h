@@ -17,6 +17,7 @@
 #include "heap/heap.h"
 #include "core/core.h"
 #include "cpu/eval.h"
+#include "cpu/reclaim.h"
 
 // Words a worker takes from the heap per refill of its arena: 2 MiB, the
 // span of one page-table page, so that threads faulting in fresh memory do
@@ -53,20 +54,24 @@ static inline Term cpu_cas(Wnf *w, u32 loc, Term old, Term new_) {
   return old;
 }
 
-// A fresh arena of max(n, CPU_ARENA) words (just n when the heap is short).
-static inline u32 cpu_refill(Wnf *w, u32 n) {
-  u32 want = n > CPU_ARENA ? n : CPU_ARENA;
-  u32 at   = heap_alloc(want);
+// A fresh arena: a chunk a collection freed, else max(n, CPU_ARENA) words
+// from the top (just n when the heap is short).
+static inline u32 cpu_take(Wnf *w, u32 n) {
+  u32 want = n > RECLAIM_ARENA ? n : RECLAIM_ARENA;
+  u32 got  = 0;
+  u32 at   = heap_take(n, want, &got);
   if (at == 0) {
-    want = n;
-    at   = heap_alloc(want);
-    if (at == 0) {
-      return 0;
-    }
+    return 0;
   }
   w->next = at;
-  w->end  = at + want;
+  w->end  = at + got;
   return 1;
+}
+
+// The core's refill: a collection due or under way stops the run too
+// (WNF_OOM, rebuilt), and the driver joins it (eval.c, reclaim.c).
+static inline u32 cpu_refill(Wnf *w, u32 n) {
+  return reclaim_due() ? 0 : cpu_take(w, n);
 }
 
 // Sparks under -T (wnf.h "Sparks"; the pool in snf.c keeps the offers).

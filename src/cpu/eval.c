@@ -12,6 +12,7 @@
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "cpu/cpu.h"
+#include "cpu/reclaim.h"
 
 EvalConf EVAL = { .threads = 1, .sparks = 4, .spark_gap = 1024 };
 
@@ -77,6 +78,7 @@ typedef struct HostHold {
 } HostHold;
 
 static _Thread_local HostHold *HOLDS = NULL;
+static _Thread_local int       HOSTS = 0;   // host primitives running here
 
 EvalCatch *eval_catch_push(EvalCatch *c) {
   EvalCatch *up = CATCH;
@@ -84,6 +86,8 @@ EvalCatch *eval_catch_push(EvalCatch *c) {
   c->holds    = HOLDS;
   c->stuck_ep = SNF_STUCK_EP;
   c->job      = SNF_JOB;
+  c->roots    = RECLAIM_ROOTS && pool_tid() < RECLAIM_THREADS ? RECLAIM_ROOTS[pool_tid()] : NULL;
+  c->hosts    = HOSTS;
   CATCH       = c;
   return up;
 }
@@ -107,6 +111,9 @@ static void die_with(const char *msg, int plain) {
       atomic_store_explicit((_Atomic Term *)&HEAP[h->at], h->pri, memory_order_release);
     }
     HOLDS        = c->holds;
+    if (RECLAIM_ROOTS && pool_tid() < RECLAIM_THREADS) RECLAIM_ROOTS[pool_tid()] = c->roots;
+    reclaim_host(c->hosts - HOSTS);
+    HOSTS        = c->hosts;
     SNF_STUCK_EP = c->stuck_ep;
     SNF_JOB      = c->job;
     snprintf(c->msg, sizeof c->msg, "%s", msg);
@@ -214,13 +221,25 @@ static void ahead_check(void) {
   }
 }
 
+// Outside a WNF run no collection may stop the caller (it holds what it
+// builds in C): only the heap's room counts.
 int eval_refill(Wnf *w, u32 n) {
-  return (int)cpu_refill(w, n);
+  return (int)cpu_take(w, n);
+}
+
+// "heap exhausted: N live words": those the last collection found live,
+// or every word in use when none ran.
+static void die_exhausted(void) {
+  ReclaimStats r = reclaim_stats();
+  char msg[120];
+  snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use --heap=SIZE for a larger heap)",
+           (unsigned long long)(r.runs ? r.live : heap_used()));
+  die_plain(msg);
 }
 
 u32 eval_alloc(Wnf *w, u32 n) {
   if (w->end - w->next < n && !eval_refill(w, n)) {
-    die_plain("heap exhausted (use --heap=SIZE for a larger heap)");
+    die_exhausted();
   }
   u32 at = w->next;
   w->next += n;
@@ -232,6 +251,7 @@ void eval_init(void) {
   WORKERS = calloc(n, sizeof(Wnf));
   if (!WORKERS) die_plain("out of memory");
   NWORKERS = n;
+  reclaim_init(n);
   for (u32 i = 0; i < n; i++) {
     Wnf *w = &WORKERS[i];
     cpu_wnf_init(w, eval_stack_words());
@@ -286,13 +306,20 @@ static atomic_int MET_AGAIN = 0;   // the last error was that (eval_met_again)
 // plain one compiles exactly as if -D did not exist.
 typedef Term (*WnfRun)(Wnf *w, Term t);
 
+// The term under reduction sits in a root frame: whenever the core has
+// stopped (rebuilt), a collection may run and must see it (reclaim.c).
 static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
+  u32 tid    = (u32)(w - WORKERS);
   u32 spins  = 0;
   // Work ahead runs in budgeted slices (to be stopped); so does any run
   // while EVAL.live asks for the counts (a long WNF writes its count only
   // when it returns), unless the caller set a budget of its own.
   int sliced = (AHEAD || (EVAL.live && w->budget == ~0ull)) && !EVAL.debug;
   u64 slice  = AHEAD_SLICE;
+  u64 oom_at = ~0ull;                  // interactions at the last full heap
+  RootFrame rf = { &t, 0, NULL };
+  reclaim_hold(tid, &rf);
+#define EVAL_RETURN(x) do { reclaim_drop(tid, &rf); return (x); } while (0)
   for (;;) {
     if (sliced) {
       if (AHEAD) ahead_check();
@@ -302,12 +329,12 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
     switch (w->status) {
       case WNF_OK: {
         if (sliced) w->budget = ~0ull;
-        return t;
+        EVAL_RETURN(t);
       }
       case WNF_HOST: {
         if (HOLD_EFFECTS) {   // left for the one-thread replay (snf.c)
           HELD_STOP = 1;
-          return t;
+          EVAL_RETURN(t);
         }
         // The primitive sits at HEAP[host_at] inside t (or is t). Under
         // DUP_SHARED that slot may be a DUP expression another thread can
@@ -323,7 +350,11 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         HostHold hold = { at, pri, HOLDS };
         if (at && w->dup_mode != DUP_SOLO) HOLDS = &hold;
         if (!HOST) eval_die("a primitive needs the host, and none is installed");
+        reclaim_host(1);
+        HOSTS++;
         Term r = HOST(w, pri);
+        HOSTS--;
+        reclaim_host(-1);
         HOLDS = hold.up;
         if (at) {
           atomic_store_explicit((_Atomic Term *)&HEAP[at], r, memory_order_release);
@@ -334,7 +365,8 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
       }
       case WNF_DEFER: {
         // Another CPU thread holds a DUP slot or reduces an operand we
-        // offered: help the pool meanwhile, then retry.
+        // offered: help the pool meanwhile, then retry. A safe point.
+        if (RECLAIM_ROOTS && tid < NWORKERS) reclaim_poll(tid);
         w->defers++;
         if (eval_help(w)) {
           spins = 0;
@@ -350,24 +382,37 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
           if (slice < AHEAD_SLICE_MAX) slice *= 2;
           continue;
         }
-        return t;
+        EVAL_RETURN(t);
       }
-      case WNF_OOM:
-      case WNF_STACK: {
+      case WNF_OOM: {
+        // Full, or a collection is due or under way: t is rebuilt and in
+        // its root frame. A second full heap with no interaction between
+        // is the end.
+        int again = w->itrs == oom_at;
+        int r     = reclaim_oom(tid);
+        oom_at    = w->itrs;
+        if (r == 2 || (r == 1 && !again)) continue;
         // A pool task has no frame to return to: the one-thread replay
         // meets the same end on the caller's thread, which reports it.
         if (HOLD_EFFECTS) {
           HELD_STOP = 1;
-          return t;
+          EVAL_RETURN(t);
         }
-        die_plain(w->status == WNF_OOM ? "heap exhausted (use --heap=SIZE for a larger heap)"
-                                  : "evaluation stack exhausted");
-        return t;
+        die_exhausted();
+        EVAL_RETURN(t);
+      }
+      case WNF_STACK: {
+        if (HOLD_EFFECTS) {
+          HELD_STOP = 1;
+          EVAL_RETURN(t);
+        }
+        die_plain("evaluation stack exhausted");
+        EVAL_RETURN(t);
       }
       default: {
         if (HOLD_EFFECTS) {   // reported, if at all, in one-thread order
           HELD_STOP = 1;
-          return t;
+          EVAL_RETURN(t);
         }
         // Met in the whole-definition order, a DUP's own copy (held, or
         // its expression by now) is one symptom: the same message whatever
@@ -377,10 +422,11 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
           eval_die(err_msg(ERR_DUP_AGAIN));
         }
         eval_die(err_msg(w->err));
-        return t;
+        EVAL_RETURN(t);
       }
     }
   }
+#undef EVAL_RETURN
 }
 
 // Sparks
@@ -405,6 +451,9 @@ void eval_spark(Wnf *w, u64 task) {
   Term t      = NO_SUB(y);
   Term keep   = 0;   // still on offer: a stop of the pool is under way
   u32  tries  = 0, idle = 0;
+  u32  tid    = pool_tid();
+  RootFrame rf = { &t, 0, NULL };   // t, while a collection runs
+  reclaim_hold(tid, &rf);
   for (;;) {
     w->budget = w->itrs + SPARK_SLICE;
     t = wnf_run(w, t);
@@ -415,10 +464,15 @@ void eval_spark(Wnf *w, u64 task) {
       }
       continue;
     }
-    if (w->status != WNF_DEFER || eval_holding() || ++tries >= SPARK_TRIES) break;
+    // a collection due: joined (once; a full heap is the offering
+    // worker's to report)
+    if (w->status == WNF_OOM && ++tries < SPARK_TRIES && reclaim_oom(tid) == 2) continue;
+    if (w->status != WNF_DEFER || eval_holding() || ++tries >= SPARK_TRIES ||
+        atomic_load_explicit(&RECLAIM_STOP, memory_order_relaxed)) break;
     w->defers++;
     pool_idle_wait(&idle);
   }
+  reclaim_drop(tid, &rf);
   w->budget = budget;
   atomic_store_explicit(at, t | keep, memory_order_release);
 }

@@ -15,6 +15,8 @@ typedef struct {
   int debug;       // -D: print each step
   u32 sparks;      // --sparks=N: offers a -T thread keeps open (0: none)
   u32 spark_gap;   // --spark-gap=K: interactions between a thread's offers
+  u32 reclaim_gap; // --reclaim-gap=W: words handed out between collections
+                   // and the largest arena (0: chosen by reclaim.c)
   int live;        // the counts are read while a run goes on (progress,
                    // an interrupt's -s): eval_itrs stays within a slice
 } EvalConf;
@@ -71,6 +73,8 @@ typedef struct {
   u16     stuck_ep;   // SNF_STUCK_EP when pushed (cpu.h): a jump out of a
                       // normalization ends its stuck DUP memo
   u32     job;        // SNF_JOB when pushed (cpu.h)
+  void   *roots;      // the thread's root frames when pushed (reclaim.h)
+  int     hosts;      // host primitives it ran when pushed
   int     plain;      // 1: an "hvm4g:" (not a RUNTIME_ERROR) message;
                       // 2: a %panic's
   char    msg[160];

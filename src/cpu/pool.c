@@ -14,6 +14,7 @@
 #include "cpu/pool.h"
 #include "cpu/deque.h"
 #include "cpu/eval.h"
+#include "cpu/reclaim.h"
 
 // Which CPU thread this is (0: the thread running the program).
 static _Thread_local u32 TID = 0;
@@ -132,6 +133,15 @@ void pool_resume(void) {
   atomic_store(&HALT, 0);
 }
 
+void pool_roots(void (*root)(u32 loc)) {
+  for (u32 i = 0; i < NTHREADS; i++) {
+    Deque  *q   = &DQ[i];
+    Ring   *r   = atomic_load(&q->ring);
+    int64_t top = atomic_load(&q->top), bot = atomic_load(&q->bottom);
+    for (int64_t k = top; k < bot; k++) root((u32)atomic_load(RING_AT(r, k)));
+  }
+}
+
 void pool_drop(void) {
   u64 x;
   for (u32 i = 0; i < NTHREADS; i++) {
@@ -153,6 +163,7 @@ static int idle_work(Wnf *w) {
 // Runs one task (or the holder's idle work) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
+  reclaim_poll(TID);   // between tasks: a safe point
   atomic_store(&IN_TASK[TID].on, 1);
   if (atomic_load(&HALT)) {
     atomic_store_explicit(&IN_TASK[TID].on, 0, memory_order_release);
@@ -190,11 +201,13 @@ static void *pool_main(void *arg) {
   TID = (u32)(uintptr_t)arg;
   Wnf *w = &WORKERS[TID];
   for (;;) {
+    reclaim_away(TID, 1);   // asleep: no collection waits for it
     pthread_mutex_lock(&IDLE_LOCK);
     while (atomic_load(&ACTIVE) == 0 || parked()) {
       pthread_cond_wait(&IDLE_COND, &IDLE_LOCK);
     }
     pthread_mutex_unlock(&IDLE_LOCK);
+    reclaim_away(TID, 0);
     u32 idle = 0;
     while (atomic_load_explicit(&ACTIVE, memory_order_relaxed) > 0 && !parked()) {
       work_once(w, &idle);
@@ -253,6 +266,7 @@ int pool_busy(void) {
 
 void pool_init(u32 threads, Wnf *workers, u32 offers, PoolRun job, PoolRun spark) {
   NTHREADS  = threads > 1 ? threads : 1;
+  reclaim_init(NTHREADS);
   WORKERS   = workers;
   OFFERS    = offers;
   RUN_JOB   = job;

@@ -64,6 +64,9 @@ void pool_park(int on);
 // While halted: drops every queued task (the sparks a stopped job left,
 // whose slots a heap put back to an earlier state no longer holds).
 void pool_drop(void);
+// For a collection (reclaim.c, every thread parked): the location of each
+// queued task and spark to `root`.
+void pool_roots(void (*root)(u32 loc));
 
 #if defined(__x86_64__)
 #define cpu_relax() __asm__ __volatile__("pause")

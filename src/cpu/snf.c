@@ -27,6 +27,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -37,6 +38,7 @@
 #include "lang/print.h"
 #include "cpu/pool.h"
 #include "lang/parse.h"
+#include "cpu/reclaim.h"
 
 // Seen set
 // ========
@@ -63,7 +65,19 @@ static u16 epoch_new(void) {
   return e;
 }
 
+// One byte per page of SEEN: whether a mark was set there since it was
+// last cleared, so that snf_forget clears only the pages the normal form
+// visited (a collection forgets every freed run; most were never seen).
+#define SEEN_PAGE_WORDS (4096 / sizeof(u16))
+static u8 *SEEN_DIRTY = NULL;
+
+static void seen_dirty(u32 loc) {
+  u8 *dirty = &SEEN_DIRTY[loc / SEEN_PAGE_WORDS];
+  if (!__atomic_load_n(dirty, __ATOMIC_RELAXED)) __atomic_store_n(dirty, 1, __ATOMIC_RELAXED);
+}
+
 static int seen_add(Wnf *w, u32 loc, u16 ep) {
+  seen_dirty(loc);
   if (w->dup_mode == DUP_SOLO) {
     if (atomic_load_explicit(&SEEN[loc], memory_order_relaxed) == ep) return 0;
     atomic_store_explicit(&SEEN[loc], ep, memory_order_relaxed);
@@ -86,7 +100,8 @@ static int is_whnf(u32 tag) {
 }
 
 
-// HEAP[loc] to WNF, stored back.
+// HEAP[loc] to WNF, stored back. The slot is a root meanwhile: a
+// collection may run while its term is reduced (reclaim.c).
 static Term wnf_at(Wnf *w, u32 loc) {
   Term t = __atomic_load_n(&HEAP[loc], __ATOMIC_RELAXED);
   if (is_whnf(TAG(t))) return t;
@@ -94,7 +109,11 @@ static Term wnf_at(Wnf *w, u32 loc) {
     step_wnf_at(w, loc);
     return HEAP[loc];
   }
+  u32       tid = pool_tid();
+  RootFrame rf  = { NULL, loc, NULL };
+  reclaim_hold(tid, &rf);
   Term r = eval_wnf(w, t);
+  reclaim_drop(tid, &rf);
   if (r != t) __atomic_store_n(&HEAP[loc], r, __ATOMIC_RELAXED);
   return r;
 }
@@ -108,12 +127,21 @@ static _Thread_local u32 *SS     = NULL;
 static _Thread_local u32  SS_LEN = 0;
 static _Thread_local u32  SS_CAP = 0;
 
+// Each thread's stack, for a collection's roots (snf_roots).
+typedef struct {
+  u32 **at;
+  u32  *len;
+} SlotStack;
+
+static SlotStack *STACKS = NULL;
+
 static void ss_push(u32 loc) {
   if (SS_LEN == SS_CAP) {
     u32  cap = SS_CAP ? SS_CAP * 2 : 4096;
     u32 *ns  = realloc(SS, (size_t)cap * sizeof(u32));
     if (!ns) eval_die("out of memory in the normalizer");
     SS = ns; SS_CAP = cap;
+    STACKS[pool_tid()] = (SlotStack){ &SS, &SS_LEN };
   }
   SS[SS_LEN++] = loc;
 }
@@ -378,6 +406,8 @@ static void job_free(u32 slot) {
   Job *job = &JOBS[slot];
   free(job->dups);
   free(job->left);
+  job->dups = NULL; job->ndup  = 0;   // no longer a collection's roots
+  job->left = NULL; job->nleft = 0;
   pthread_mutex_destroy(&job->lock);
   pthread_mutex_lock(&JOB_LOCK);
   JOB_FREE[JOB_NFREE++] = slot;
@@ -469,6 +499,7 @@ void snf_task(Wnf *w, u64 task) {
     }
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {
+      seen_dirty(VAL(v));
       atomic_store_explicit(&SEEN[VAL(v)], m, memory_order_relaxed);
       SNF_STUCK_EP = m;
       job_dup(job, VAL(v));
@@ -504,6 +535,7 @@ static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(void)) {
   eval_nest(1);
   for (;;) {
     u64 t;
+    reclaim_poll(pool_tid());   // between tasks: a safe point
     if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop)) {
       POLLED = job;
       if (yield()) atomic_store(&job->stop, 1);
@@ -590,10 +622,46 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
   return 0;
 }
 
+// Collections
+// ===========
+
+void snf_roots(void (*root)(u32 loc)) {
+  if (!STACKS) return;   // before snf_init: no normalizer yet
+  for (u32 i = 0; i < pool_size(); i++) {
+    if (!STACKS[i].at) continue;
+    u32 *ss = *STACKS[i].at;
+    for (u32 k = 0; k < *STACKS[i].len; k++) root(ss[k]);
+  }
+  for (u32 j = 0; j < MAX_JOBS; j++) {
+    for (u32 k = 0; k < JOBS[j].ndup; k++) root(JOBS[j].dups[k]);
+    for (u32 k = 0; k < JOBS[j].nleft; k++) root(JOBS[j].left[k]);
+  }
+}
+
+// A freed word's mark would say a slot reused there was visited (or found
+// stuck) by this normalization. Whole pages are given back (they read as
+// zero), the ends cleared.
+void snf_forget(u32 lo, u64 hi) {
+  if (!SEEN || lo >= hi) return;
+  const u64 page = SEEN_PAGE_WORDS;
+  for (u64 p = lo / page; p * page < hi; p++) {
+    if (!SEEN_DIRTY[p]) continue;
+    u64 a = p * page > lo ? p * page : lo;
+    u64 b = (p + 1) * page < hi ? (p + 1) * page : hi;
+    if (a == p * page && b == (p + 1) * page) {
+      madvise((void *)(SEEN + a), page * sizeof(u16), MADV_DONTNEED);
+      SEEN_DIRTY[p] = 0;
+    } else {
+      memset((void *)(SEEN + a), 0, (b - a) * sizeof(u16));
+    }
+  }
+}
+
 void snf_init(void) {
   SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (SEEN == MAP_FAILED) {
+  SEEN_DIRTY = calloc(HEAP_WORDS / SEEN_PAGE_WORDS + 1, 1);
+  if (SEEN == MAP_FAILED || !SEEN_DIRTY) {
     eval_fatal("hvm4g: ", "cannot reserve the normalizer's seen set");
   }
   UNSCOPED = parse_unscoped();
@@ -604,6 +672,11 @@ void snf_init(void) {
   Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * n * sizeof(Count));
   if (!JOBS || !JOB_FREE || !cnt) {
     eval_fatal("hvm4g: ", "out of memory");
+  }
+  STACKS = calloc(n, sizeof(SlotStack));
+  if (!STACKS) {
+    fprintf(stderr, "Error: out of memory\n");
+    exit(1);
   }
   for (u32 j = 0; j < MAX_JOBS; j++) {
     JOBS[j].cnt = cnt + (size_t)j * n;

@@ -23,5 +23,11 @@ u64  snf_made(void);
 // for the sequential phase, which a later snf_at(loc) runs.
 const u32 *snf_left(u32 *n, int *dups);
 void snf_task(Wnf *w, u64 task);   // runs a job's task (pool.c)
+// For a collection (reclaim.c, every thread parked): each slot the
+// normalizer holds (its slot stacks, the stuck DUPs its jobs left for the
+// sequential phase) to `root`; snf_forget drops the seen set's marks of
+// the words [lo, hi), freed.
+void snf_roots(void (*root)(u32 loc));
+void snf_forget(u32 lo, u64 hi);
 
 #endif

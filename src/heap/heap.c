@@ -87,13 +87,59 @@ u64 heap_default_words(u64 other) {
   return words < 1024 ? 1024 : words;
 }
 
+// Words handed out, and the free chunks of the last collection: each a
+// word (start << 32 | length), taken by index, never split nor given back
+// (a chunk too short for a request is skipped until the next collection).
+static _Atomic u64  GIVEN     = 0;
+static u64         *FREE      = NULL;
+static u64          FREE_N    = 0;
+static u64          FREE_CAP  = 0;
+static _Atomic u64  FREE_AT   = 0;
+
 u32 heap_alloc(u32 n) {
   u64 at = atomic_fetch_add(&HEAP_TOP, n);
   if (at + n > HEAP_WORDS) {
     atomic_fetch_sub(&HEAP_TOP, n);
     return 0;
   }
+  atomic_fetch_add_explicit(&GIVEN, n, memory_order_relaxed);
   return (u32)at;
+}
+
+u32 heap_take(u32 n, u32 want, u32 *got) {
+  while (atomic_load_explicit(&FREE_AT, memory_order_relaxed) < FREE_N) {
+    u64 i = atomic_fetch_add_explicit(&FREE_AT, 1, memory_order_relaxed);
+    if (i >= FREE_N) break;
+    u32 len = (u32)FREE[i];
+    if (len >= n) {
+      atomic_fetch_add_explicit(&GIVEN, len, memory_order_relaxed);
+      *got = len;
+      return (u32)(FREE[i] >> 32);
+    }
+  }
+  u32 at = heap_alloc(want);
+  if (at == 0 && want > n) {
+    want = n;
+    at   = heap_alloc(n);
+  }
+  *got = want;
+  return at;
+}
+
+void heap_set_free(const u64 *chunks, u64 n, u64 top) {
+  if (n > FREE_CAP) {
+    u64 *f = realloc(FREE, n * sizeof(u64));
+    if (!f) n = FREE_CAP;   // fewer chunks reused: still correct
+    else { FREE = f; FREE_CAP = n; }
+  }
+  if (n > 0) memcpy(FREE, chunks, n * sizeof(u64));
+  FREE_N = n;
+  atomic_store(&FREE_AT, 0);
+  atomic_store(&HEAP_TOP, top);
+}
+
+u64 heap_given(void) {
+  return atomic_load_explicit(&GIVEN, memory_order_relaxed);
 }
 
 u64 heap_used(void) {
@@ -110,6 +156,7 @@ int heap_snap(HeapSnap *s) {
 
 void heap_rewind(const HeapSnap *s) {
   if (s->words) memcpy(HEAP, s->words, s->top * sizeof(Term));
+  FREE_N = 0;   // chunks of a later heap
   atomic_store(&HEAP_TOP, s->top);
 }
 

@@ -26,6 +26,14 @@ int  heap_init(u64 words);   // 0 on success; prints nothing
 u64  heap_default_words(u64 other); // what fits this machine (heap.c); other: bytes reserved besides
 void heap_free(void);
 u32  heap_alloc(u32 n);      // host bump allocation; 0 when exhausted
+// An evaluator's arena: a free chunk a collection left (cpu/reclaim.c) of
+// at least n words, else `want` (or just n) words bumped from the top. Its
+// start, and in *got its length; 0 when the heap has neither.
+u32  heap_take(u32 n, u32 want, u32 *got);
+// What the last collection freed: chunks (start, length) below `top`, the
+// new top (no thread may be allocating). heap_take hands them out in order.
+void heap_set_free(const u64 *chunks, u64 n, u64 top);
+u64  heap_given(void);       // words handed to arenas and heap_alloc so far
 u64  heap_used(void);        // words in use (HEAP_TOP)
 u64  heap_parse_size(const char *s); // "1G", "512M", "65536" -> words; 0 = bad
 // Lowest address this thread's recursion may reach: its stack's low end

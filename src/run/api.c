@@ -25,6 +25,7 @@
 #include "cpu/eval.h"
 #include "cpu/snf.h"
 #include "cpu/pool.h"
+#include "cpu/reclaim.h"
 #include "run/prim.h"
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
@@ -272,6 +273,7 @@ static void start_over_lazily(u64 top) {
   pool_halt();
   pool_drop();
   eval_rewind();
+  reclaim_disarm();   // the lazy core's thunks are words no collection traces
   HeapSnap program = { NULL, top };
   heap_rewind(&program);
   pool_resume();
@@ -292,6 +294,7 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   u64    top = heap_used();
   volatile int lazy = 0;
   if (setjmp(c.env) != 0) {
+    reclaim_disarm();   // armed by the run the error ended
     if (!lazy && eval_met_again() && may_start_over(collapse)) {
       lazy      = 1;
       h->err[0] = '\0';

@@ -98,6 +98,9 @@ static const Flag FLAGS[] = {
     "under -T: strict operands each thread keeps on offer (0: none)" },
   { "--spark-gap", NULL, FL_COUNT, &EVAL.spark_gap, 1, 1u << 30, "K", NULL, NULL,
     NULL, 1, "under -T: interactions between a thread's offers" },
+  { "--reclaim-gap", NULL, FL_COUNT, &EVAL.reclaim_gap, 64, 1u << 30, "W", NULL, NULL,
+    "8M", 1, "words handed out between CPU heap collections (at least a quarter "
+    "of the live words) and the largest arena (small: collections often, to test them)" },
   { "--cpu-first", NULL, FL_COUNT, &SCHED.cpu_first, 0, 1u << 31, "N", NULL,
     &SCHED.cpu_first_set, NULL, 1,
     "--gpu: pool tasks before the device takes over (0: the device at once)" },

@@ -41,6 +41,7 @@
 #include "cpu/eval.h"
 #include "cpu/snf.h"
 #include "cpu/pool.h"
+#include "cpu/reclaim.h"
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
@@ -255,6 +256,10 @@ static int cpu_traced(int left, double t0, u64 itrs0) {
   return left;
 }
 
+// The CPU's phases of a hybrid normal form reclaim too, each armed on its
+// own: the words below the top when it starts (what the device wrote back,
+// the snapshot a restart rewinds to) stay, and no free chunk outlives the
+// phase (reclaim_disarm), so the device never meets a reused word.
 static void normalize_hybrid(u32 root) {
   gpu_trace_run();
   u32 stop = 0;
@@ -269,7 +274,9 @@ static void normalize_hybrid(u32 root) {
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
     double t0 = gpu_now();
     u64    i0 = eval_itrs();
+    reclaim_arm();
     int left = cpu_traced(snf_at_until(root, take_over), t0, i0);
+    reclaim_disarm();
     restart_arm(0);   // later turns: the copy is no longer the program
     if (!left) {      // the CPU finished
       stop = 0;
@@ -289,7 +296,9 @@ static void normalize_hybrid(u32 root) {
   if (stop || dups) {
     double t0 = gpu_now();
     u64    i0 = eval_itrs();
+    reclaim_arm();
     snf_at(root);
+    reclaim_disarm();
     cpu_traced(0, t0, i0);
   }
 }
@@ -299,7 +308,12 @@ void sched_normalize(u32 root) {
   if (SCHED.requested && !NODEV) {
     normalize_hybrid(root);
   } else {
+    // a CPU normal form reclaims the words it no longer reaches (not -D,
+    // whose steps print from locations it keeps, nor the lazy core, whose
+    // thunks' words no collection traces)
+    if (!EVAL.debug && !eval_lazy()) reclaim_arm();
     snf_at(root);
+    reclaim_disarm();
   }
 }
 

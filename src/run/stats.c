@@ -6,6 +6,7 @@
 #include "run/sched.h"
 #include "heap/heap.h"
 #include "cpu/eval.h"
+#include "cpu/reclaim.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
 
@@ -17,6 +18,7 @@ static u64 worker_itrs(u32 t) {
 // The figures of -s as one JSON object on one line.
 static void print_json(FILE *out, double secs, int interrupted) {
   u64 itrs = eval_itrs() + gpu_itrs();
+  ReclaimStats r = reclaim_stats();
   fprintf(out, "{\"interactions\": %llu, \"threads\": [", (unsigned long long)itrs);
   for (u32 t = 0; t < EVAL.threads; t++) {
     fprintf(out, "%s%llu", t ? ", " : "", (unsigned long long)worker_itrs(t));
@@ -24,12 +26,15 @@ static void print_json(FILE *out, double secs, int interrupted) {
   fprintf(out, "], \"seconds\": %.6f, \"mips\": %.3f, \"heap_words\": %llu, "
           "\"peak_rss_bytes\": %llu, \"device_runs\": %llu, "
           "\"device_interactions\": %llu, \"device_passes\": %llu, "
-          "\"device_seconds\": %.6f, \"interrupted\": %s}\n",
+          "\"device_seconds\": %.6f, \"words_allocated\": %llu, "
+          "\"words_reclaimed\": %llu, \"collections\": %llu, "
+          "\"reclaim_seconds\": %.6f, \"interrupted\": %s}\n",
           secs, secs > 0 ? (double)itrs / secs / 1e6 : 0.0,
           (unsigned long long)heap_used(), (unsigned long long)api_peak_rss(),
           (unsigned long long)GPU_STATS.runs, (unsigned long long)gpu_itrs(),
           (unsigned long long)GPU_STATS.passes, GPU_STATS.dev_s,
-          interrupted ? "true" : "false");
+          (unsigned long long)heap_given(), (unsigned long long)r.freed,
+          (unsigned long long)r.runs, r.secs, interrupted ? "true" : "false");
 }
 
 void stats_print(double secs, int interrupted) {
@@ -52,6 +57,10 @@ void stats_print(double secs, int interrupted) {
   printf("- Perf: %.2f M interactions/s\n", secs > 0 ? (double)itrs / secs / 1e6 : 0.0);
   printf("- Memory: %.1f MiB peak resident; %llu heap words in use\n",
          (double)api_peak_rss() / (1 << 20), (unsigned long long)heap_used());
+  ReclaimStats r = reclaim_stats();
+  printf("- Heap: %llu words allocated, %llu reclaimed in %llu collections (%.3f seconds)\n",
+         (unsigned long long)heap_given(), (unsigned long long)r.freed,
+         (unsigned long long)r.runs, r.secs);
   if (interrupted) printf("- Interrupted: the run was stopped before its end\n");
   sched_print_stats(stdout);
 }

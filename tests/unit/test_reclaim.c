@@ -1,0 +1,182 @@
+// test_reclaim.c: collections of the CPU heap (cpu/reclaim.c). Graphs are
+// built by hand above the base, some garbage beside them; a collection
+// runs; then every word it handed back is taken and overwritten, and the
+// live graphs must read as before: sharing (two projections of one DUP), a
+// SUB chain, a stuck DUP held by the host in a root frame, a slot held as a
+// root, a queued task; a thread's records of the DUP slots its frames took
+// are forgotten; a tiny gap still hands out chunks the core can use. And a
+// heap too full to go on says so.
+
+#include <string.h>
+#include "heap/heap.h"
+#include "cpu/cpu.h"
+#include "cpu/eval.h"
+#include "cpu/snf.h"
+#include "cpu/pool.h"
+#include "cpu/reclaim.h"
+#include "check.h"
+
+// n words of garbage: nodes nothing points to.
+static void garbage(u32 n) {
+  u32 at = nodes(n);
+  for (u32 i = 0; i < n; i++) HEAP[at + i] = TERM(SUP, 1, at);
+}
+
+// Takes every word the collection handed back and overwrites it: what is
+// still read later must not be among them.
+static u64 scribble(void) {
+  u64 words = 0;
+  u32 got;
+  u32 at;
+  while ((at = heap_take(1, RECLAIM_ARENA, &got)) != 0) {
+    for (u32 i = 0; i < got; i++) HEAP[at + i] = TERM(NUM, 0, 0xDEAD);
+    words += got;
+  }
+  return words;
+}
+
+int main(void) {
+  if (heap_init(1u << 20) != 0) {
+    printf("heap_init failed\n");
+    return 1;
+  }
+  EVAL.threads     = 1;
+  EVAL.reclaim_gap = 4096;   // arenas and chunks of 4096 words
+  eval_init();
+  reclaim_arm();             // the base: nothing built yet
+  u32 tid = 0;
+
+  // Sharing: a DUP slot read by both projections.
+  garbage(5000);
+  u32  slot = nodes(1);
+  HEAP[slot] = node2(SUP, 7, TERM(NUM, 0, 1), TERM(NUM, 0, 2));
+  Term pair  = node2(C00 + 2, 3, TERM(DP0, 7, slot), TERM(DP1, 7, slot));
+  garbage(5000);
+
+  // A SUB chain: a variable whose binder slot holds, substituted, another
+  // variable whose slot holds a number.
+  u32 b1 = nodes(1), b2 = nodes(1);
+  HEAP[b2] = AS_SUB(TERM(NUM, 0, 42));
+  HEAP[b1] = AS_SUB(TERM(VAR, 0, b2));
+  Term chain = TERM(VAR, 0, b1);
+  garbage(5000);
+
+  // A stuck DUP held by the host: a projection of a DUP of a free
+  // variable (its lambda's body slot holds no SUB).
+  u32 lam  = nodes(1);
+  u32 dslot = nodes(1);
+  HEAP[dslot] = TERM(VAR, 0, lam);
+  HEAP[lam]   = TERM(DP0, 9, dslot);
+  Term stuck  = TERM(DP1, 9, dslot);
+  garbage(5000);
+
+  // A slot held as a root, pointing to an application.
+  u32 held = nodes(1);
+  HEAP[held] = node2(APP, 0, TERM(NUM, 0, 5), TERM(ERA, 0, 0));
+  garbage(5000);
+
+  // A queued task of this thread (its deque is a root).
+  snf_init();
+  u32 queued = nodes(1);
+  HEAP[queued] = node2(OP2, OP_ADD, TERM(NUM, 0, 3), TERM(NUM, 0, 4));
+  pool_push(POOL_TASK(0, queued));
+  garbage(5000);
+
+  Term root_pair = pair, root_chain = chain, root_stuck = stuck;
+  RootFrame f1 = { &root_pair, 0, NULL }, f2 = { &root_chain, 0, NULL };
+  RootFrame f3 = { &root_stuck, 0, NULL }, f4 = { NULL, held, NULL };
+  reclaim_hold(tid, &f1);
+  reclaim_hold(tid, &f2);
+  reclaim_hold(tid, &f3);
+  reclaim_hold(tid, &f4);
+
+  u64 top = heap_used();
+  CHECK(reclaim_oom(tid) != 0);
+  ReclaimStats r = reclaim_stats();
+  CHECK(r.runs == 1);
+  CHECK(r.freed >= 25000);                 // the garbage, less the short runs
+  CHECK(r.live < 64);                      // the graphs' few words
+  CHECK(heap_used() < top);                // the top dropped to the last live word
+  CHECK(scribble() >= 20000);
+
+  // every live graph reads as it was built
+  CHECK(root_pair == pair);
+  CHECK(TAG(HEAP[VAL(pair)]) == DP0 && TAG(HEAP[VAL(pair) + 1]) == DP1);
+  CHECK(VAL(HEAP[VAL(pair)]) == slot && VAL(HEAP[VAL(pair) + 1]) == slot);
+  Term sup = HEAP[slot];
+  CHECK(TAG(sup) == SUP && EXT(sup) == 7);
+  CHECK(HEAP[VAL(sup)] == TERM(NUM, 0, 1) && HEAP[VAL(sup) + 1] == TERM(NUM, 0, 2));
+  CHECK(HEAP[b1] == AS_SUB(TERM(VAR, 0, b2)));
+  CHECK(HEAP[b2] == AS_SUB(TERM(NUM, 0, 42)));
+  CHECK(HEAP[dslot] == TERM(VAR, 0, lam));
+  CHECK(HEAP[lam] == TERM(DP0, 9, dslot));
+  Term app = HEAP[held];
+  CHECK(TAG(app) == APP && HEAP[VAL(app)] == TERM(NUM, 0, 5));
+  Term add = HEAP[queued];
+  CHECK(TAG(add) == OP2 && HEAP[VAL(add) + 1] == TERM(NUM, 0, 4));
+
+  // Dropping the frames makes their graphs garbage at the next collection.
+  reclaim_drop(tid, &f4);
+  reclaim_drop(tid, &f3);
+  reclaim_drop(tid, &f2);
+  reclaim_drop(tid, &f1);
+  u64 x;
+  while (pool_find(POOL_ANY, &x)) {}
+  CHECK(reclaim_oom(tid) != 0);
+  CHECK(reclaim_stats().runs == 2);
+  CHECK(reclaim_stats().live < r.live);    // the held graphs are gone
+  CHECK(heap_used() <= top - 30000);
+
+  // A tiny gap: every chunk still holds the core's refill (a shorter one
+  // would be skipped by every refill, the heap growing from the top), and
+  // the next collection waits for at least a quarter of the live words.
+  reclaim_disarm();
+  EVAL.reclaim_gap = 64;
+  reclaim_arm();
+  CHECK(RECLAIM_ARENA >= 2 * WNF_RESERVE);
+  u32 keep = nodes(1);
+  u32 lst2 = nodes(40000);
+  for (u32 i = 0; i + 1 < 40000; i++) HEAP[lst2 + i] = TERM(C00 + 1, 1, lst2 + i + 1);
+  HEAP[lst2 + 39999] = TERM(NUM, 0, 0);
+  HEAP[keep] = TERM(C00 + 1, 1, lst2);
+  // garbage runs between live links, so that the free runs lie below the
+  // last live word and become chunks
+  u32 link = keep;
+  for (u32 i = 0; i < 8; i++) {
+    garbage(3000);
+    u32 next = nodes(1);
+    HEAP[next] = HEAP[link];
+    HEAP[link] = TERM(C00 + 1, 1, next);
+    link = next;
+  }
+  RootFrame fk = { NULL, keep, NULL };
+  reclaim_hold(tid, &fk);
+  CHECK(reclaim_oom(tid) != 0);
+  CHECK(RECLAIM_NEXT - heap_given() >= 40000 / 4);
+  u64 top2 = heap_used();
+  u32 got2, short_chunks = 0, chunks = 0, at2;
+  while ((at2 = heap_take(WNF_RESERVE, WNF_RESERVE, &got2)) != 0 && at2 < top2) {
+    chunks++;
+    if (got2 < WNF_RESERVE) short_chunks++;
+  }
+  CHECK(chunks >= 1 && short_chunks == 0);
+  CHECK(HEAP[link] == TERM(C00 + 1, 1, lst2) && HEAP[lst2 + 39999] == TERM(NUM, 0, 0));
+  reclaim_drop(tid, &fk);
+  EVAL.reclaim_gap = 4096;
+
+  // A heap whose words are all live leaves no room: 0, the end of the run.
+  reclaim_disarm();
+  reclaim_arm();
+  u32  big  = nodes(1);
+  u64  fill = HEAP_WORDS - heap_used() - 16;
+  u32  lst  = nodes((u32)fill);
+  for (u64 i = 0; i + 1 < fill; i++) HEAP[lst + i] = TERM(C00 + 1, 1, lst + i + 1);
+  HEAP[lst + fill - 1] = TERM(NUM, 0, 0);
+  HEAP[big] = TERM(C00 + 1, 1, lst);
+  RootFrame fb = { NULL, big, NULL };
+  reclaim_hold(tid, &fb);
+  RECLAIM_NEXT = ~0ull;   // not due: the heap is full
+  CHECK(reclaim_oom(tid) == 0);
+  reclaim_drop(tid, &fb);
+  return check_done();
+}
