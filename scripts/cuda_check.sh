@@ -3,8 +3,10 @@
 # GPU (sm_90+, e.g. the H200). Builds hvm4g, runs every tests/golden and
 # tests/gpu program on the CPU and with --device=cuda in both DUP modes,
 # and with main on the CPU and each %gnf a CUDA run (outputs must be
-# identical), then compute-sanitizer memcheck and
-# racecheck on a few tests/gpu programs. Logs go to OUTDIR.
+# identical), and with a small device heap (--dev-heap=1M: reclaims in
+# place, docs/memory.md), then compute-sanitizer memcheck and racecheck on
+# a few tests/gpu programs and on a small heap's reclaims. Logs go to
+# OUTDIR.
 #
 #   scripts/cuda_check.sh [OUTDIR]      (default: $OUT, else ./cuda-check)
 #

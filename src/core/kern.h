@@ -70,7 +70,6 @@
                          // host's too (the simulator): the run ends with
                          // "heap exhausted: N live words"
 
-
 // Counters of one pass, summed over lanes (atomics, once per lane).
 typedef struct {
   u64 itrs;      // interactions
