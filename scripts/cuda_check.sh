@@ -190,13 +190,13 @@ if printf '%s\n' "$got" | grep -Eq '^- Device runs: 1$' &&
 else { echo "not one run with reclaims, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/heap_again.fail"; fi
 
 # The strict loop and the repeated tree at a size the device finishes in
-# seconds, in a 16M-word heap (host and device): reclaims in place, the
-# CPU's output, and the interaction count of the CPU.
+# seconds (14M and 40M words allocated), in a 16M-word host heap and a 2M
+# device heap: reclaims in place, the CPU's output and interaction count.
 for p in mem_dev_loop mem_dev_tree; do
   for dup in owner atomic; do
     f=$ROOT/tests/gpu/$p.hvm4
     cw=$("$BIN" "$f" -T1 -s 2>&1 | grep -E '^[^-]|^- Itrs:' | md5sum)
-    got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$f" -G --device=cuda -T1 "--dup=$dup" --heap=16M --dev-heap=16M --handoff=0 -s 2>&1)
+    got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$f" -G --device=cuda -T1 "--dup=$dup" --heap=16M --dev-heap=2M --handoff=0 -s 2>&1)
     if printf '%s\n' "$got" | grep -Eq '^- Device reclaims: [1-9][0-9]* in place' &&
        [ "$(printf '%s\n' "$got" | grep -E '^[^-]|^- Itrs:' | md5sum)" = "$cw" ]; then
       : > "$RES/hybrid/reclaim_$p-$dup.pass"
@@ -222,46 +222,37 @@ elif [ -z "$SAN" ]; then
   say "compute-sanitizer: not found, skipped"
 else
   mkdir -p "$RES/sanitizer"
-  for p in wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes cpu_first_sparks; do
-    f=tests/gpu/$p.hvm4
-    [ -f "$f" ] || continue
-    for tool in memcheck racecheck; do
-      for dup in owner atomic; do
-        name=$p-$tool-$dup
-        log=$OUTDIR/san-$name.log
-        (cd tests/gpu && timeout -k 5 "$SAN_TIMEOUT" "$SAN" --tool "$tool" \
-           --error-exitcode 99 "$BIN" "$p.hvm4" -G --device=cuda -T1 "--dup=$dup" "$DH" \
-           --lanes=512 --stack=1024) > "$log" 2>&1
-        rc=$?
-        if [ $rc -eq 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$log"; then
-          : > "$RES/sanitizer/$name.pass"
-        elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-          echo "timeout (${SAN_TIMEOUT}s)" > "$RES/sanitizer/$name.fail"
-        else
-          { echo "exit $rc"; grep -m3 -E 'ERROR|Invalid|hazard|SUMMARY' "$log"; } > "$RES/sanitizer/$name.fail"
-        fi
-      done
-    done
-  done
-  # A small device heap: the reclaims in place under the sanitizers (few
-  # rounds, so that the checked run stays within SAN_TIMEOUT).
+  # san_run NAME TOOL DIR WANT ARGS...: hvm4g ARGS under the sanitizer's
+  # TOOL, run in DIR; passes with no error or hazard and, unless WANT is
+  # empty, a log line matching WANT (grep -E).
+  san_run() {
+    local name=$1 tool=$2 dir=$3 want=$4; shift 4
+    local log=$OUTDIR/san-$name.log rc
+    (cd "$dir" && timeout -k 5 "$SAN_TIMEOUT" "$SAN" --tool "$tool" \
+       --error-exitcode 99 "$BIN" "$@") > "$log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$log" &&
+       { [ -z "$want" ] || grep -Eq -- "$want" "$log"; }; then
+      : > "$RES/sanitizer/$name.pass"
+    elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+      echo "timeout (${SAN_TIMEOUT}s)" > "$RES/sanitizer/$name.fail"
+    else
+      { echo "exit $rc"; grep -m3 -E 'ERROR|Invalid|hazard|SUMMARY|reclaims' "$log"; } > "$RES/sanitizer/$name.fail"
+    fi
+  }
+  # A small device heap's reclaims in place among them (few rounds, so that
+  # the checked run stays within SAN_TIMEOUT).
   sed 's/@rep(300, 0)/@rep(20, 0)/' tests/gpu/mem_dev_tree.hvm4 > "$RES/mem_san_tree.hvm4"
   for tool in memcheck racecheck; do
     for dup in owner atomic; do
-      name=mem_san_tree-$tool-$dup
-      log=$OUTDIR/san-$name.log
-      timeout -k 5 "$SAN_TIMEOUT" "$SAN" --tool "$tool" --error-exitcode 99 \
-        "$BIN" "$RES/mem_san_tree.hvm4" -G --device=cuda -T1 "--dup=$dup" \
-        --dev-heap=1M --lanes=512 --stack=1024 --handoff=0 -s > "$log" 2>&1
-      rc=$?
-      if [ $rc -eq 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$log" &&
-         grep -Eq '^- Device reclaims: [1-9]' "$log"; then
-        : > "$RES/sanitizer/$name.pass"
-      elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-        echo "timeout (${SAN_TIMEOUT}s)" > "$RES/sanitizer/$name.fail"
-      else
-        { echo "exit $rc"; grep -m3 -E 'ERROR|Invalid|hazard|SUMMARY|reclaims' "$log"; } > "$RES/sanitizer/$name.fail"
-      fi
+      for p in wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes cpu_first_sparks; do
+        [ -f "tests/gpu/$p.hvm4" ] || continue
+        san_run "$p-$tool-$dup" "$tool" tests/gpu '' "$p.hvm4" -G --device=cuda -T1 \
+          "--dup=$dup" "$DH" --lanes=512 --stack=1024
+      done
+      san_run "mem_san_tree-$tool-$dup" "$tool" "$RES" '^- Device reclaims: [1-9]' \
+        mem_san_tree.hvm4 -G --device=cuda -T1 "--dup=$dup" --dev-heap=1M \
+        --lanes=512 --stack=1024 --handoff=0 -s
     done
   done
   # Keep the folder small: one combined sanitizer log.
