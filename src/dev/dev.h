@@ -103,6 +103,7 @@ typedef struct {
   u64    reclaims;   // reclaims in place while a run went on (pass.c)
   u64    reclaimed;  // words they gave back
   double reclaim_s;  // their time (marking included)
+  u64    reclaim_marks; // their mark passes
   u64    heap_live;  // words in use after the last reclaim (the message
                      // of a heap that does not hold them)
   u32    stop;       // last stop reason (0: never stopped)

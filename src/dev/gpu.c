@@ -328,9 +328,10 @@ void gpu_print_stats(FILE *out) {
           (unsigned long long)s->alloc, (unsigned long long)s->live,
           (unsigned long long)s->live, (double)s->live * 8 / 1e6);
   fprintf(out, "- Device reclaims: %llu in place (%llu words given back, "
-          "%.6f s; %llu live words at the last)\n",
+          "%.6f s, %llu mark passes; %llu live words at the last)\n",
           (unsigned long long)s->reclaims, (unsigned long long)s->reclaimed,
-          s->reclaim_s, (unsigned long long)s->heap_live);
+          s->reclaim_s, (unsigned long long)s->reclaim_marks,
+          (unsigned long long)s->heap_live);
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");
     return;

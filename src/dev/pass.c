@@ -253,8 +253,8 @@ u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget, u32 cut) {
 }
 
 // Mark passes from the n roots the backend's frontier holds, until none
-// is left; 0, or -1 (message in `err`).
-static int mark_all(const GpuBackend *b, long long n, char *err,
+// is left, counted in *passes; 0, or -1 (message in `err`).
+static int mark_all(const GpuBackend *b, long long n, u64 *passes, char *err,
                     unsigned errlen) {
   u32       prev = 0, budget = 0, cut = 0, pass = 0;
   FILE     *tr = trace_open();
@@ -263,7 +263,7 @@ static int mark_all(const GpuBackend *b, long long n, char *err,
     prev   = (u32)n;
     double p0 = gpu_now();
     n      = b->mark((u32)n, budget, &cut, err, errlen);
-    GPU_STATS.marks++;
+    (*passes)++;
     if (tr) {   // pushes: the terms left to mark (the next mark frontier)
       fprintf(tr, "%u,%u,0,0,%lld,%.0f,mark", ++pass, prev,
               n > 0 ? n : 0, (gpu_now() - p0) * 1e6);
@@ -282,7 +282,7 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
   long long n  = b->roots(err, errlen);
   double    m0 = gpu_now();
   s->roots_s  += m0 - t0;
-  int       rc = n < 0 ? -1 : mark_all(b, n, err, errlen);
+  int       rc = n < 0 ? -1 : mark_all(b, n, &s->marks, err, errlen);
   s->mark_s    += gpu_now() - m0;
   s->compact_s += gpu_now() - t0;
   if (rc != 0) {
@@ -316,7 +316,7 @@ static int reclaim(const GpuBackend *b, u32 n, GpuReclaim *r, char *err,
   GpuStats *s  = &GPU_STATS;
   double    t0 = gpu_now();
   long long m  = b->reclaim_roots(n, err, errlen);
-  int       rc = m < 0 ? -1 : mark_all(b, m, err, errlen);
+  int       rc = m < 0 ? -1 : mark_all(b, m, &s->reclaim_marks, err, errlen);
   if (rc == 0) rc = b->squeeze(n, r, err, errlen);
   s->reclaim_s += gpu_now() - t0;
   if (rc != 0) return -1;

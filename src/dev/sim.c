@@ -616,9 +616,11 @@ static void clear_words(u64 lo, u64 hi) {
 // Packs the live words, then writes them down at top0: the words the run
 // left above the new top are cleared, as fresh heap words are.
 // Ranks the marked words and packs them, relocated, into a buffer: the
-// live words, then the changed words' new values. NULL (message in `err`)
-// when memory or the packing failed; the heap is not written.
-static Term *sim_pack(u64 *live_out, char *err, unsigned errlen) {
+// live words, then the changed words' new values; the ranking's time is
+// added to *rank_s. NULL (message in `err`) when memory or the packing
+// failed; the heap is not written.
+static Term *sim_pack(u64 *live_out, double *rank_s, char *err,
+                      unsigned errlen) {
   double t0     = gpu_now();
   u64    words  = S.live_words;
   u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
@@ -637,7 +639,7 @@ static Term *sim_pack(u64 *live_out, char *err, unsigned errlen) {
   }
   sim_par(PH_RANK, 0, chunks);
   free(sums);
-  GPU_STATS.rank_s += gpu_now() - t0;
+  *rank_s += gpu_now() - t0;
   Term *dst  = malloc((live + S.nroots + 1) * sizeof(Term));
   if (!dst) {
     snprintf(err, errlen, "out of host memory for %llu live words",
@@ -676,7 +678,7 @@ static int sim_close(char *err, unsigned errlen) {
 #endif
   double t0   = gpu_now();
   u64    live = 0;
-  Term  *dst  = sim_pack(&live, err, errlen);
+  Term  *dst  = sim_pack(&live, &GPU_STATS.rank_s, err, errlen);
   if (!dst || sim_bad(err, errlen)) {
     free(dst);
     sim_free();
@@ -722,11 +724,18 @@ static long long sim_reclaim_roots(u32 n, char *err, unsigned errlen) {
 }
 
 static int sim_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
-  u64   live = 0;
-  Term *dst  = sim_pack(&live, err, errlen);
-  u64   w0   = S.top0 >> 5;   // the claims' bitmap words from top0 on
-  u64   nw   = (S.c.dtop >> 5) + 1 - w0;
-  u32  *old  = dst ? malloc(nw * sizeof(u32)) : NULL;
+  u64    live = 0;
+  double rank = 0;   // part of the reclaim's time (pass.c)
+  Term  *dst  = sim_pack(&live, &rank, err, errlen);
+  u64    w0   = S.top0 >> 5;   // the claims' bitmap words from top0 on
+  u64    nw   = (S.c.dtop >> 5) + 1 - w0;
+  u32   *old  = dst ? malloc(nw * sizeof(u32)) : NULL;
+  // The mark levels swap `in` with a buffer of their own: room again for
+  // the frontier.
+  if (old && grow(&S.in, &S.in_cap, n ? n : 1)) {
+    free(old);
+    old = NULL;
+  }
   if (dst && !old) snprintf(err, errlen, "out of host memory for packing");
   for (u32 i = 0; old && i < n; i++) {
     S.in[i] = compact_entry(&S.c, S.keep[i], S.a.region_shift);

@@ -1659,7 +1659,6 @@ static long long cu_reclaim_roots(u32 n, char *err, unsigned errlen) {
 // down at top0 and the roots' values in place. Until the write nothing of
 // the heap changed: a failure leaves the run's heap as it was.
 static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
-  double t0     = gpu_now();
   u64    words  = C.live_used;
   u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
   u32    nroots = (u32)C.nroots;
@@ -1677,7 +1676,6 @@ static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
   PassRes pr;
   CK(cudaMemcpy(&pr, C.res, sizeof pr, cudaMemcpyDeviceToHost), "live words");
   u64 live = chunks ? pr.total : 0;
-  GPU_STATS.rank_s += gpu_now() - t0;
   Term *dst = C.heap + dtop;
   if (dtop + live + nroots > C.dcap) {
     if (cu_grow((void **)&C.dst, &C.dst_cap, live + nroots + 1, sizeof(Term))) {
