@@ -467,7 +467,7 @@ cli_check heap_again_reclaims 0 '^- Device reclaims: [1-9][0-9]* in place' \
 LAZY=$TMP/cli_lazy_acc.hvm4
 printf '%s\n' '@loop = λ{0: λacc. acc; λ&k. λacc. @loop(k - 1, ((acc * 31) + k) % 65521)}' \
   '@main = @loop(20000000, 1)' > "$LAZY"
-cli_check sim_heap_exhausted 4 '^hvm4g: heap exhausted: [0-9]+ live words$' \
+cli_check sim_heap_exhausted 4 '^hvm4g: heap exhausted: [0-9]+ live words \(use --heap=SIZE' \
   "$BIN" "$LAZY" -G --device=sim --cpu-first=0 --handoff=0 --heap=1M
 cli_check sim_dev_heap_cpu 0 '^same$' sh -c 'sed "s/20000000/200000/" "$1" > lz.hvm4; a=$("$0" lz.hvm4 -T1); b=$("$0" lz.hvm4 -G --device=sim --cpu-first=0 --handoff=0 --dev-heap=1M -s 2>&1)
   echo "$b" | grep -q "^- Device stopped: .*device heap exhausted; the CPU went on" && [ "$a" = "$(echo "$b" | grep -v "^- ")" ] && echo same || echo "$a / $b"' "$BIN" "$LAZY"

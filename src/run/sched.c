@@ -146,8 +146,9 @@ void sched_loaded(void) {
 static u32 device_stop(u32 stop) {
   if (stop == STOP_NODEV) no_device(gpu_why_not());
   if (stop == STOP_HEAP) {   // the device's heap was the host's (gpu.c)
-    char msg[96];
-    snprintf(msg, sizeof msg, "heap exhausted: %llu live words",
+    char msg[128];
+    snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use "
+             "--heap=SIZE for a larger heap)",
              (unsigned long long)GPU_STATS.heap_live);
     eval_fatal("hvm4g: ", msg);
   }
