@@ -4,7 +4,7 @@ CC      ?= cc
 # HVM4G_CFLAGS holds what the build needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
 HVM4G_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Isrc -Iinclude
-LDLIBS  += -lpthread -lm
+LDLIBS  += -lpthread -lm -ldl   # -ldl: libssl is loaded for https (src/run/tls.c)
 ifeq ($(origin NVCC),undefined)
 NVCC    := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 endif

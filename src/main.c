@@ -241,7 +241,8 @@ static int run(int argc, char **argv) {
     fprintf(stderr, "hvm4g: cannot write the output\n");
     _exit(HVM4G_ERR_IO);   // exit() would flush stdout again
   }
-  if (gpu_finish() != 0) return HVM4G_ERR_USAGE;
+  int trace = gpu_finish();
+  if (trace != 0) return trace == -2 ? HVM4G_ERR_IO : HVM4G_ERR_USAGE;
   hvm4g_close(h);
   sched_exit(0);
   return 0;

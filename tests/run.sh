@@ -340,8 +340,8 @@ unit_phase() {
     exe=$TMP/$phase/$name; log=$TMP/$phase/$name.log
     (
       # shellcheck disable=SC2086
-      if ! $CC -std=gnu11 $cflags -Isrc -Itests/unit -o "$exe" "$t" "$lib" \
-           -lpthread -lm > "$log" 2>&1; then
+      if ! $CC -std=gnu11 $cflags -Isrc -Iinclude -Itests/unit -o "$exe" "$t" "$lib" \
+           -lpthread -lm -ldl > "$log" 2>&1; then
         record "$phase" "$name" 0 "compile failed: $(grep -m1 'error' "$log")"
         exit
       fi

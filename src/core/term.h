@@ -180,13 +180,28 @@ typedef u64 Term;
 #define PRIM_PROCESS_POLL      23  // %process_poll(proc)
 #define PRIM_PROCESS_WAIT      24  // %process_wait(proc)
 #define PRIM_PROCESS_KILL      25  // %process_kill(proc)
-#define PRIM_OP          26  // PRIM_OP + OP_x: %add %sub %mul %div %mod %and %or
+#define PRIM_TCP_CONNECT       26  // %tcp_connect(#TcpReq{host,port,opts})
+#define PRIM_TCP_CONNECT_POLL  27  // %tcp_connect_poll(tcp)
+#define PRIM_TCP_CONNECT_WAIT  28  // %tcp_connect_wait(tcp)
+#define PRIM_TCP_RECV_POLL     29  // %tcp_recv_poll(tcp, max_bytes)
+#define PRIM_TCP_RECV_WAIT     30  // %tcp_recv_wait(tcp, max_bytes)
+#define PRIM_TCP_SEND_POLL     31  // %tcp_send_poll(tcp, bytes)
+#define PRIM_TCP_SEND_WAIT     32  // %tcp_send_wait(tcp, bytes)
+#define PRIM_TCP_CLOSE         33  // %tcp_close(tcp)
+#define PRIM_HTTP_REQUEST      34  // %http_request(#Req{method,url,headers,body,opts})
+#define PRIM_HTTP_POLL         35  // %http_poll(http)
+#define PRIM_HTTP_WAIT         36  // %http_wait(http)
+#define PRIM_HTTP_CANCEL       37  // %http_cancel(http)
+#define PRIM_OP          38  // PRIM_OP + OP_x: %add %sub %mul %div %mod %and %or
                              // %xor %lsh %rsh %not %eq %ne %lt %le %gt %ge
 #define PRIM_COUNT (PRIM_OP + OP_COUNT)
 // Host primitives of two arguments, one bit each; the others take one.
-#define PRIM_TWO_ARGS (((u32)1 << PRIM_WRITE_FILE) | ((u32)1 << PRIM_WRITE_BYTES))
+#define PRIM_TWO_ARGS \
+  (((u64)1 << PRIM_WRITE_FILE) | ((u64)1 << PRIM_WRITE_BYTES) | \
+   ((u64)1 << PRIM_TCP_RECV_POLL) | ((u64)1 << PRIM_TCP_RECV_WAIT) | \
+   ((u64)1 << PRIM_TCP_SEND_POLL) | ((u64)1 << PRIM_TCP_SEND_WAIT))
 #define PRIM_ARITY(id) \
-  ((id) < PRIM_OP ? ((PRIM_TWO_ARGS >> (id)) & 1u) + 1u : 2u)
+  ((id) < PRIM_OP ? (u32)((PRIM_TWO_ARGS >> (id)) & 1u) + 1u : 2u)
 
 // Nodes
 // =====

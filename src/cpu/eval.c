@@ -365,12 +365,16 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         }
         return t;
       }
-      case WNF_OOM: {
-        die_plain("heap exhausted (use --heap=SIZE for a larger heap)");
-        return t;
-      }
+      case WNF_OOM:
       case WNF_STACK: {
-        die_plain("evaluation stack exhausted");
+        // A pool task has no frame to return to: the one-thread replay
+        // meets the same end on the caller's thread, which reports it.
+        if (HOLD_EFFECTS) {
+          HELD_STOP = 1;
+          return t;
+        }
+        die_plain(w->status == WNF_OOM ? "heap exhausted (use --heap=SIZE for a larger heap)"
+                                  : "evaluation stack exhausted");
         return t;
       }
       default: {

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <hvm4g.h>
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "heap/heap.h"
@@ -152,12 +151,13 @@ static const char *why(const GpuBackend *b) {
   return w && *w ? w : "no usable device";
 }
 
-// A backend asked for by name that cannot run here ends the run.
+// A backend asked for by name that cannot run: none, and why (the
+// scheduler ends the run with the device's status; nothing falls back).
 static const GpuBackend *required(const GpuBackend *b) {
-  if (b->avail()) return b;
-  fprintf(stderr, "hvm4g: --device=%s: %s; use --device=sim for the "
-          "simulated device\n", b->name, why(b));
-  exit(HVM4G_ERR_DEVICE);
+  WHY_NOT = gpu_absent();   // the plainer reason, found without a probe
+  if (!WHY_NOT && b->avail()) return b;
+  if (!WHY_NOT) WHY_NOT = why(b);
+  return NULL;
 }
 
 // The backend of this run: the one asked for, else CUDA or Metal where a
@@ -257,6 +257,11 @@ u32 gpu_snf_bounded(u32 loc) {
 }
 
 int gpu_finish(void) {
+  if (gpu_trace_errno()) {
+    fprintf(stderr, "hvm4g: cannot write trace file '%s': %s\n", GPU.trace,
+            strerror(gpu_trace_errno()));
+    return -2;
+  }
   if (GPU.trace && !GPU_STATS.runs) {
     fprintf(stderr, "hvm4g: --trace %s: no device run to trace (use --gpu, "
             "or a program that calls %%gnf)\n", GPU.trace);

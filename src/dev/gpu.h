@@ -56,10 +56,13 @@ u32  gpu_snf_bounded(u32 loc);
 // --trace.
 void gpu_trace_run(void);
 void gpu_trace_cpu(u32 threads, u64 itrs, double t0, double t1);
+// The errno of the trace's first failed write (0: none); tracing stopped there.
+int  gpu_trace_errno(void);
 
 void gpu_print_stats(FILE *out);   // -s after device runs (none: nothing)
-// At the end: 0, or -1 after printing why the device flags were not met
-// (--trace FILE given, but no device run happened to write it).
+// At the end: 0; -1 after printing why the device flags were not met
+// (--trace FILE given, but no device run happened to write it); -2 after
+// printing why the trace could not be written.
 int  gpu_finish(void);
 u64  gpu_itrs(void);               // interactions done on the device
 

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <hvm4g.h>
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "heap/heap.h"
@@ -180,16 +179,25 @@ void gpu_top_raise(u64 top) {
 static u64    TRACE_RUN = 0;
 static double TRACE_T0  = -1;
 
+// The first write that failed stops the trace; gpu_finish reports it.
+static int TRACE_ERRNO = 0;
+
 static void trace_fail(void) {
-  fprintf(stderr, "hvm4g: cannot write trace file '%s': %s\n", GPU.trace, strerror(errno));
-  exit(HVM4G_ERR_IO);
+  if (!TRACE_ERRNO) TRACE_ERRNO = errno ? errno : EIO;
+}
+
+int gpu_trace_errno(void) {
+  return TRACE_ERRNO;
 }
 
 static FILE *trace_open(void) {
   static int started = 0;
-  if (!GPU.trace) return NULL;
+  if (!GPU.trace || TRACE_ERRNO) return NULL;
   FILE *f = fopen(GPU.trace, started ? "a" : "w");
-  if (!f) trace_fail();
+  if (!f) {
+    trace_fail();
+    return NULL;
+  }
   if (!started) {
     fprintf(f, "pass,entries,interactions,deferrals,pushes,time_us,phase,run,side,start_us\n");
     started = 1;

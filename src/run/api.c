@@ -68,6 +68,7 @@ static int fatal_code(const char *kind, const char *msg) {
     return HVM4G_ERR_HEAP;
   }
   if (strstr(msg, "cannot write")) return HVM4G_ERR_IO;
+  if (strncmp(msg, "--device=", 9) == 0) return HVM4G_ERR_DEVICE;
   return HVM4G_ERR_RUNTIME;
 }
 

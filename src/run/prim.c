@@ -93,15 +93,28 @@ Term prim_ok_nil(Wnf *w) {
   return prim_ok(w, TERM(C00, NICK_NIL, 0));
 }
 
-Term prim_err(Wnf *w, const char *fmt, ...) {
-  char    msg[1024 + 256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
+static Term vstringf(Wnf *w, const char *fmt, va_list ap) {
+  char msg[1024 + 256];
+  int  n = vsnprintf(msg, sizeof msg, fmt, ap);
   if (n < 0) n = 0;
   if ((size_t)n >= sizeof msg) n = (int)sizeof msg - 1;
-  return prim_ctr1(w, nick_named("ERR"), prim_string(w, msg, (size_t)n));
+  return prim_string(w, msg, (size_t)n);
+}
+
+Term prim_stringf(Wnf *w, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  Term s = vstringf(w, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+Term prim_err(Wnf *w, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  Term s = vstringf(w, fmt, ap);
+  va_end(ap);
+  return prim_ctr1(w, nick_named("ERR"), s);
 }
 
 char *prim_utf8(const u32 *codes, u32 len, u32 *bad) {
@@ -192,7 +205,10 @@ static Term str_split(Wnf *w, Term pri, u32 arg, Term acc, Term got, int hole, T
 
 int prim_lift(Wnf *w, Term pri, u32 arg, Term *val, Term *out) {
   Term v = eval_wnf(w, HEAP[VAL(pri) + arg]);
-  *val   = v;
+  // kept, so that lifting the other argument clones this value, not the
+  // work (and the effects) that made it
+  HEAP[VAL(pri) + arg] = v;
+  *val = v;
   if (TAG(v) == ERA) {
     *out = v;
     return 1;
@@ -263,6 +279,122 @@ StrRead prim_str_arg(Wnf *w, Term pri, u32 arg, u32 **codes, u32 *len, Term *out
     acc  = acc_cons(w, acc, code);
     list = tail;
   }
+}
+
+// Strings that are fields, and as UTF-8
+// =====================================
+
+// The code points of `list`, without lifting: STR_DONE, or STR_SHAPE with
+// the place that broke it in *len (as prim_str_arg).
+static StrRead str_codes_of(Wnf *w, Term list, u32 **codes, u32 *len) {
+  u32  cap = 16, n = 0;
+  u32 *cps = malloc(cap * sizeof *cps);
+  if (!cps) eval_die("out of memory reading a string");
+  for (;;) {
+    list = eval_wnf(w, list);
+    if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
+    *len = 0;
+    if (TAG(list) == C00 + 2 && EXT(list) == NICK_CON) {
+      Term head = eval_wnf(w, HEAP[VAL(list) + 0]);
+      *len = 1;
+      if (TAG(head) == C00 + 1 && EXT(head) == NICK_CHR) {
+        Term code = eval_wnf(w, HEAP[VAL(head)]);
+        *len = 2;
+        if (TAG(code) == NUM) {
+          if (n == cap) {
+            u32 *more = realloc(cps, (cap *= 2) * sizeof *cps);
+            if (!more) eval_die("out of memory reading a string");
+            cps = more;
+          }
+          cps[n++] = VAL(code);
+          list = HEAP[VAL(list) + 1];
+          continue;
+        }
+      }
+    }
+    free(cps);
+    return STR_SHAPE;
+  }
+  *codes = cps;
+  *len   = n;
+  return STR_DONE;
+}
+
+int prim_str_utf8(Wnf *w, StrRead r, const char *prim, const char *what, u32 *codes, u32 len,
+                  char **s, Term *out) {
+  u32 bad;
+  if (r != STR_DONE) {
+    *out = prim_err(w, "ERROR(%s): invalid `%s`; expected #NIL or #CON(#CHR{NUM}, tail)",
+                    prim, what);
+    return 0;
+  }
+  *s = prim_utf8(codes, len, &bad);
+  if (!*s) {
+    *out = prim_err(w, "ERROR(%s): invalid UTF-32 codepoint U+%08X at `%s` index %u",
+                    prim, codes[bad], what, bad);
+  }
+  free(codes);
+  return *s != NULL;
+}
+
+int prim_str_field(Wnf *w, Term str, const char *prim, const char *what, char **s, Term *out) {
+  u32    *codes = NULL, len;
+  StrRead r     = str_codes_of(w, str, &codes, &len);
+  return prim_str_utf8(w, r, prim, what, codes, len, s, out);
+}
+
+// Bytes
+// =====
+
+BytesRead prim_bytes_arg(Wnf *w, Term list, size_t max, u8 **buf, size_t *n, u32 *bad) {
+  u32    byt = nick_named("BYT");
+  size_t cap = 0, len = 0;
+  u8    *out = NULL;
+  BytesRead r = BYTES_DONE;
+  for (;;) {
+    list = eval_wnf(w, list);
+    if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
+    r = BYTES_SHAPE;
+    if (!(TAG(list) == C00 + 2 && EXT(list) == NICK_CON)) break;
+    Term head = eval_wnf(w, HEAP[VAL(list)]);
+    if (!(TAG(head) == C00 + 1 && EXT(head) == byt)) break;
+    Term b = eval_wnf(w, HEAP[VAL(head)]);
+    r = BYTES_NUM;
+    if (TAG(b) != NUM) break;
+    r = BYTES_RANGE;
+    if (VAL(b) > 0xFF) {
+      *bad = VAL(b);
+      break;
+    }
+    r = BYTES_LONG;
+    if (len == max) break;
+    if (len == cap) {
+      u8 *more = realloc(out, cap = cap ? cap * 2 : 256);
+      if (!more) eval_die("out of memory reading bytes");
+      out = more;
+    }
+    out[len++] = (u8)VAL(b);
+    list = HEAP[VAL(list) + 1];
+    r = BYTES_DONE;
+  }
+  *n = len;
+  if (r != BYTES_DONE) {
+    free(out);
+    return r;
+  }
+  *buf = out;
+  return r;
+}
+
+// Built from the end, so each cell is written once.
+Term prim_bytes_list(Wnf *w, const u8 *buf, size_t n) {
+  u32  byt  = nick_named("BYT");
+  Term list = TERM(C00, NICK_NIL, 0);
+  for (size_t i = n; i > 0; i--) {
+    Term ht[2] = { prim_ctr1(w, byt, TERM(NUM, 0, buf[i - 1])), list };
+    list = prim_ctr(w, NICK_CON, 2, ht);
+  }
+  return list;
 }
 
 // %log and %panic

@@ -35,23 +35,10 @@ void prim_set_args(int argc, char **argv) {
 // (malloc'd): 1. Otherwise 0, and *out is the result: the call lifted over
 // a SUP/INC/ERA, or #ERR naming the primitive and the argument.
 static int str_arg(Wnf *w, Term pri, u32 arg, const char *what, char **s, Term *out) {
-  const char *prim = prim_name(EXT(pri));
-  u32        *codes, len, bad;
-  switch (prim_str_arg(w, pri, arg, &codes, &len, out)) {
-    case STR_LIFTED: return 0;
-    case STR_SHAPE:
-      *out = prim_err(w, "ERROR(%s): invalid `%s`; expected #NIL or #CON(#CHR{NUM}, tail)",
-                      prim, what);
-      return 0;
-    case STR_DONE: break;
-  }
-  *s = prim_utf8(codes, len, &bad);
-  if (!*s) {
-    *out = prim_err(w, "ERROR(%s): invalid UTF-32 codepoint U+%08X at `%s` index %u",
-                    prim, codes[bad], what, bad);
-  }
-  free(codes);
-  return *s != NULL;
+  u32    *codes = NULL, len;
+  StrRead r     = prim_str_arg(w, pri, arg, &codes, &len, out);
+  if (r == STR_LIFTED) return 0;
+  return prim_str_utf8(w, r, prim_name(EXT(pri)), what, codes, len, s, out);
 }
 
 int prim_str_path(Wnf *w, Term pri, char **s, Term *out) {
@@ -144,12 +131,7 @@ static Term read_file(Wnf *w, Term pri, int bytes) {
   }
   free(path);
   if (bytes) {
-    u32 byt = nick_of("BYT", 3);
-    out = TERM(C00, NICK_NIL, 0);
-    for (size_t i = n; i > 0; i--) {
-      Term ht[2] = { prim_ctr1(w, byt, TERM(NUM, 0, buf[i - 1])), out };
-      out = prim_ctr(w, NICK_CON, 2, ht);
-    }
+    out = prim_bytes_list(w, buf, n);
   } else {
     int  cut;
     long bad = utf8_bad(buf, n, &cut);
@@ -167,40 +149,20 @@ static Term read_file(Wnf *w, Term pri, int bytes) {
 // The bytes of a list of #BYT{n} (malloc'd, *n of them), or NULL with the
 // #ERR in *out.
 static u8 *bytes_arg(Wnf *w, Term list, size_t *n, Term *out) {
-  const char *SHAPE = "ERROR(write_bytes): invalid `data`; expected #NIL or #CON(#BYT{NUM}, tail)";
-  u32         byt   = nick_of("BYT", 3);
-  size_t      cap   = 256, len = 0;
-  u8         *buf   = malloc(cap);
-  if (!buf) eval_die("out of memory reading bytes");
-  for (;;) {
-    list = eval_wnf(w, list);
-    if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
-    if (!(TAG(list) == C00 + 2 && EXT(list) == NICK_CON)) break;
-    Term head = eval_wnf(w, HEAP[VAL(list)]);
-    if (!(TAG(head) == C00 + 1 && EXT(head) == byt)) break;
-    Term b = eval_wnf(w, HEAP[VAL(head)]);
-    if (TAG(b) != NUM) break;
-    if (VAL(b) > 0xFF) {
-      free(buf);
+  u8 *buf = NULL;
+  u32 bad;
+  switch (prim_bytes_arg(w, list, (size_t)-1, &buf, n, &bad)) {
+    case BYTES_DONE:
+      if (!buf && !(buf = malloc(1))) eval_die("out of memory reading bytes");
+      return buf;
+    case BYTES_RANGE:
       *out = prim_err(w, "ERROR(write_bytes): invalid byte %u at `data` index %zu; expected 0..255",
-                      VAL(b), len);
+                      bad, *n);
       return NULL;
-    }
-    if (len == cap) {
-      u8 *more = realloc(buf, cap *= 2);
-      if (!more) eval_die("out of memory reading bytes");
-      buf = more;
-    }
-    buf[len++] = (u8)VAL(b);
-    list = HEAP[VAL(list) + 1];
+    default:
+      *out = prim_err(w, "ERROR(write_bytes): invalid `data`; expected #NIL or #CON(#BYT{NUM}, tail)");
+      return NULL;
   }
-  if (!(TAG(list) == C00 && EXT(list) == NICK_NIL)) {
-    free(buf);
-    *out = prim_err(w, "%s", SHAPE);
-    return NULL;
-  }
-  *n = len;
-  return buf;
 }
 
 // %write_file(path, text) and %write_bytes(path, data): #OK{[]}. The data
@@ -315,6 +277,7 @@ Term prim_io(Wnf *w, Term pri) {
     case PRIM_RAND:        return prim_rand();
     default: {
       Term r = prim_task(w, pri);
+      if (!r) r = prim_net(w, pri);
       if (r) return r;
       char msg[128];
       snprintf(msg, sizeof msg, "unknown primitive '%%%s'", prim_name(EXT(pri)));

@@ -126,11 +126,7 @@ static void prepare(void) {
 void sched_start(void) {
   if (!SCHED.requested) return;
   const char *why = gpu_absent();
-  if (why && GPU.device == DEV_CUDA) {
-    fprintf(stderr, "hvm4g: --device=cuda: %s; use --device=sim for the "
-            "simulated device\n", why);
-    exit(HVM4G_ERR_DEVICE);
-  }
+  if (why && GPU.device == DEV_CUDA) return;   // sched_normalize says why
   if (why) {
     no_device(why);
   } else {
@@ -142,9 +138,27 @@ void sched_loaded(void) {
   if (!SCHED.requested && parse_used(PRIM_GNF)) prepare();
 }
 
+// A device asked for by name (--device=cuda, metal) that cannot run ends
+// the run with the device's status, whichever side would finish first.
+static int device_named(void) {
+  return GPU.device == DEV_CUDA || GPU.device == DEV_METAL;
+}
+
+static void device_named_fail(void) {
+  if (!device_named()) return;
+  char msg[320];
+  snprintf(msg, sizeof msg, "--device=%s: %s; use --device=sim for the "
+           "simulated device", GPU.device == DEV_CUDA ? "cuda" : "metal",
+           gpu_why_not());
+  eval_fatal("hvm4g: ", msg);
+}
+
 // A device run's stop; STOP_NODEV also records why there is no device.
 static u32 device_stop(u32 stop) {
-  if (stop == STOP_NODEV) no_device(gpu_why_not());
+  if (stop == STOP_NODEV) {
+    device_named_fail();
+    no_device(gpu_why_not());
+  }
   if (stop == STOP_HEAP) {   // the device's heap was the host's (gpu.c)
     char msg[128];
     snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use "
@@ -288,9 +302,7 @@ static void normalize_hybrid(u32 root) {
 }
 
 void sched_normalize(u32 root) {
-  // A device asked for by name that cannot run ends the run, whichever
-  // side would have finished first.
-  if (SCHED.requested && GPU.device == DEV_CUDA) gpu_usable();
+  if (SCHED.requested && device_named() && !gpu_usable()) device_named_fail();
   if (SCHED.requested && !NODEV) {
     normalize_hybrid(root);
   } else {
@@ -299,6 +311,7 @@ void sched_normalize(u32 root) {
 }
 
 void sched_collapse(u32 root, long long limit) {
+  if (SCHED.requested && device_named() && !gpu_usable()) device_named_fail();
   if (SCHED.requested && !NODEV) {
     warm_due = 0;
     gpu_trace_run();

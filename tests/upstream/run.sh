@@ -12,6 +12,9 @@
 #   - an expected `PARSE_ERROR` matches any output that starts with it;
 #   - the output is stdout and stderr together, colour codes removed.
 #
+# The net_* programs are hvm4g's own (upstream's tcp and http tests need
+# no peer): they run against _peer.py, which this script starts.
+#
 # Usage: tests/upstream/run.sh [BIN [EXTRA ARGS...]]   (default ./hvm4g)
 # EXTRA ARGS go after the file on every run (e.g. -T16, --gpu). Prints
 # [PASS]/[FAIL] per program and "N passed, M failed"; exit 1 on a failure.
@@ -24,6 +27,20 @@ SHARED=("$@")
 LIMIT="${UPSTREAM_TIMEOUT:-20}"
 pass=0
 fail=0
+
+# The network tests (net_*) talk to a peer on 127.0.0.1 (_peer.py), started
+# here for the whole run; its ports reach them as HVM4G_PEER_PORT (plain)
+# and HVM4G_PEER_TLS_PORT (https).
+if command -v python3 > /dev/null 2>&1; then
+  peer_out="$(mktemp)"
+  python3 "$DIR/_peer.py" > "$peer_out" 2> /dev/null &
+  peer_pid=$!
+  trap 'kill "$peer_pid" 2> /dev/null; rm -f "$peer_out"' EXIT
+  for _ in $(seq 100); do [ "$(wc -l < "$peer_out")" -ge 2 ] && break; sleep 0.1; done
+  HVM4G_PEER_PORT="$(sed -n 1p "$peer_out")"
+  HVM4G_PEER_TLS_PORT="$(sed -n 2p "$peer_out")"
+  export HVM4G_PEER_PORT HVM4G_PEER_TLS_PORT
+fi
 
 shopt -s nullglob
 for file in "$DIR"/*.hvm "$DIR"/*.hvm4; do

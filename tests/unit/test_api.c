@@ -1,0 +1,58 @@
+// test_api.c: the library returns every error to its caller, never ending
+// the process, whichever thread meets it. Each case runs in a child
+// process (one runtime per process) that exits with 100 + the call's
+// status; a library that exits instead gives its own status.
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <hvm4g.h>
+#include "check.h"
+
+// A tree of 2^18 leaves: far more than a 64K-word heap holds, and wide
+// enough for the -T pool's tasks to meet the end first.
+static const char *TREE =
+  "@t = λ{0: 0; λ&d. #N{@t(d - 1), @t(d - 1)}}\n"
+  "@main = @t(18)\n";
+
+// A runtime error behind slow work, under pool tasks.
+static const char *STUCK =
+  "@w = λ{0: 0; λ&n. n + @w(n - 1)}\n"
+  "@t = λ{0: 0; λ&d. #N{@t(d - 1), @t(d - 1)}}\n"
+  "@main = #P{@t(12), (@w(20000) * 0)(1), @t(12), #A{1}(2)}\n";
+
+static int child(const char *src, unsigned threads, unsigned long long heap, int device) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    hvm4g_config c;
+    hvm4g_config_init(&c);
+    c.threads    = threads;
+    c.heap_words = heap;
+    c.device     = device;
+    hvm4g *h;
+    int rc = hvm4g_open(&h, &c);
+    if (rc == HVM4G_OK) rc = hvm4g_load_string(h, "test", src);
+    if (rc == HVM4G_OK) {
+      rc = hvm4g_normalize(h, NULL, device == HVM4G_DEVICE_AUTO ? HVM4G_CPU : HVM4G_DEVICE);
+      if (rc != HVM4G_OK && !hvm4g_error(h)[0]) rc = 99;   // an error needs its message
+    }
+    _exit(100 + rc);
+  }
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+int main(void) {
+  // A pipe for stderr would hide nothing: a library that exits prints too.
+  for (int i = 0; i < 20; i++) {
+    CHECK(child(TREE, 4, 1 << 16, HVM4G_DEVICE_AUTO) == 100 + HVM4G_ERR_HEAP);
+    CHECK(child(STUCK, 4, 1 << 24, HVM4G_DEVICE_AUTO) == 100 + HVM4G_ERR_RUNTIME);
+  }
+  CHECK(child(TREE, 1, 1 << 16, HVM4G_DEVICE_AUTO) == 100 + HVM4G_ERR_HEAP);
+  // CUDA asked for by name: it runs (a GPU here) or says why it cannot.
+  int cuda = child("@main = [1, 2]\n", 1, 1 << 20, HVM4G_DEVICE_CUDA);
+  CHECK(cuda == 100 + HVM4G_OK || cuda == 100 + HVM4G_ERR_DEVICE);
+  return check_done();
+}
