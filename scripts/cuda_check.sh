@@ -3,8 +3,10 @@
 # GPU (sm_90+, e.g. the H200). Builds hvm4g, runs every tests/golden and
 # tests/gpu program on the CPU and with --device=cuda in both DUP modes,
 # and with main on the CPU and each %gnf a CUDA run (outputs must be
-# identical), then compute-sanitizer memcheck and
-# racecheck on a few tests/gpu programs. Logs go to OUTDIR.
+# identical), and with a small device heap (--dev-heap=1M: reclaims in
+# place, docs/memory.md), then compute-sanitizer memcheck and racecheck on
+# a few tests/gpu programs and on a small heap's reclaims. Logs go to
+# OUTDIR.
 #
 #   scripts/cuda_check.sh [OUTDIR]      (default: $OUT, else ./cuda-check)
 #
@@ -107,6 +109,16 @@ P=$CJOBS par same "cuda-gnf" cpu "$BIN" {} "$RES" --device=cuda "$DH" < "$LIST"
 # Small lanes and regions: more deferrals and races per program.
 P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda -T1 --dup=owner "$DH" \
   --lanes=256 --region-shift=8 --budget=64 < "$LIST"
+# A small device heap (SMALL_DH; raised to what a run takes at least:
+# twice the words in use and 1M more): the runs that allocate more reclaim
+# in place between passes and go on (docs/memory.md); a run whose live
+# words do not fit hands the rest to the CPU. 8,192 lanes keep the lanes'
+# arenas within the heap.
+SMALL_DH=--dev-heap=1M
+for dup in owner atomic; do
+  P=$CJOBS par same "cuda-small-$dup" cpu "$BIN" {} "$RES" -G --device=cuda -T1 "--dup=$dup" \
+    "$SMALL_DH" --lanes=8192 < "$LIST"
+done
 
 # --- hybrid: when the context is made (--warm-after) -------------------------
 
@@ -158,23 +170,39 @@ tree_same() {
     : > "$RES/hybrid/$name.pass"
   else { echo "no /$pat/, a message, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/$name.fail"; fi
 }
-tree_same grown_heap '^- Device runs: [2-5]$' HVM4G_DEV_HEAP_START=32M -- --lanes=65536
+# A small first heap either reclaims in place (its live words fit half of
+# it) or grows (they do not): either way the output of -T4 and no message.
+tree_same grown_heap '^- Device (runs: [2-5]|reclaims: [1-9][0-9]* in place)' HVM4G_DEV_HEAP_START=32M -- --lanes=65536
 
-# A heap that cannot grow (--dev-heap) runs again once the packing freed
-# most of it (cu_grow_heap): the wide map with a leaf loop of 72 at depth
-# 12 allocates about 6.3M words; in 4M it takes two runs or more (128
-# lanes: few leaves in flight, so what a full heap packs is small), with
-# the output of -T4. With 4,096 lanes the first run packed 3.6M words
-# live, too many to run again (run66). --handoff=0: 128 lanes run under
-# the slow-pass rate (pass.c), which would hand the run to the CPU before
-# the heap fills (run81).
+# A heap that cannot grow (--dev-heap) reclaims in place between passes
+# and goes on in one run (pass.c, docs/memory.md): the wide map with a
+# leaf loop of 72 at depth 12 allocates about 6.3M words; 4M hold it with
+# reclaims, with the output of -T4. --handoff=0: 128 lanes run under the
+# slow-pass rate (pass.c), which would hand the run to the CPU before the
+# heap fills.
 sed 's/@loop(18, x)/@loop(72, x)/; s/@gen(21, 0)/@gen(12, 0)/' "$ROOT/bench/gpu_wide_map.hvm4" > "$RES/long_map.hvm4"
 lwant=$("$BIN" "$RES/long_map.hvm4" -T4 2>&1 | md5sum)
 got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$RES/long_map.hvm4" -G --device=cuda -T1 --dev-heap=4M --lanes=128 --handoff=0 -s 2>&1)
-if printf '%s\n' "$got" | grep -Eq '^- Device runs: [2-9]$' &&
+if printf '%s\n' "$got" | grep -Eq '^- Device runs: 1$' &&
+   printf '%s\n' "$got" | grep -Eq '^- Device reclaims: [1-9][0-9]* in place' &&
    [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" = "$lwant" ]; then
   : > "$RES/hybrid/heap_again.pass"
-else { echo "not two runs or more, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/heap_again.fail"; fi
+else { echo "not one run with reclaims, or another output:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/heap_again.fail"; fi
+
+# The strict loop and the repeated tree at a size the device finishes in
+# seconds (14M and 40M words allocated), in a 16M-word host heap and a 2M
+# device heap: reclaims in place, the CPU's output and interaction count.
+for p in mem_dev_loop mem_dev_tree; do
+  for dup in owner atomic; do
+    f=$ROOT/tests/gpu/$p.hvm4
+    cw=$("$BIN" "$f" -T1 -s 2>&1 | grep -E '^[^-]|^- Itrs:' | md5sum)
+    got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$f" -G --device=cuda -T1 "--dup=$dup" --heap=16M --dev-heap=2M --handoff=0 -s 2>&1)
+    if printf '%s\n' "$got" | grep -Eq '^- Device reclaims: [1-9][0-9]* in place' &&
+       [ "$(printf '%s\n' "$got" | grep -E '^[^-]|^- Itrs:' | md5sum)" = "$cw" ]; then
+      : > "$RES/hybrid/reclaim_$p-$dup.pass"
+    else { echo "no reclaim, or another output or count:"; printf '%s\n' "$got" | tail -n 30; } > "$RES/hybrid/reclaim_$p-$dup.fail"; fi
+  done
+done
 
 # A result larger than the pages pinned ahead: its tail is faulted in and
 # pinned on a thread while the copy kernels run (c48b556). --pin-ahead=0
@@ -194,25 +222,37 @@ elif [ -z "$SAN" ]; then
   say "compute-sanitizer: not found, skipped"
 else
   mkdir -p "$RES/sanitizer"
-  for p in wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes cpu_first_sparks; do
-    f=tests/gpu/$p.hvm4
-    [ -f "$f" ] || continue
-    for tool in memcheck racecheck; do
-      for dup in owner atomic; do
-        name=$p-$tool-$dup
-        log=$OUTDIR/san-$name.log
-        (cd tests/gpu && timeout -k 5 "$SAN_TIMEOUT" "$SAN" --tool "$tool" \
-           --error-exitcode 99 "$BIN" "$p.hvm4" -G --device=cuda -T1 "--dup=$dup" "$DH" \
-           --lanes=512 --stack=1024) > "$log" 2>&1
-        rc=$?
-        if [ $rc -eq 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$log"; then
-          : > "$RES/sanitizer/$name.pass"
-        elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-          echo "timeout (${SAN_TIMEOUT}s)" > "$RES/sanitizer/$name.fail"
-        else
-          { echo "exit $rc"; grep -m3 -E 'ERROR|Invalid|hazard|SUMMARY' "$log"; } > "$RES/sanitizer/$name.fail"
-        fi
+  # san_run NAME TOOL DIR WANT ARGS...: hvm4g ARGS under the sanitizer's
+  # TOOL, run in DIR; passes with no error or hazard and, unless WANT is
+  # empty, a log line matching WANT (grep -E).
+  san_run() {
+    local name=$1 tool=$2 dir=$3 want=$4; shift 4
+    local log=$OUTDIR/san-$name.log rc
+    (cd "$dir" && timeout -k 5 "$SAN_TIMEOUT" "$SAN" --tool "$tool" \
+       --error-exitcode 99 "$BIN" "$@") > "$log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$log" &&
+       { [ -z "$want" ] || grep -Eq -- "$want" "$log"; }; then
+      : > "$RES/sanitizer/$name.pass"
+    elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+      echo "timeout (${SAN_TIMEOUT}s)" > "$RES/sanitizer/$name.fail"
+    else
+      { echo "exit $rc"; grep -m3 -E 'ERROR|Invalid|hazard|SUMMARY|reclaims' "$log"; } > "$RES/sanitizer/$name.fail"
+    fi
+  }
+  # A small device heap's reclaims in place among them (few rounds, so that
+  # the checked run stays within SAN_TIMEOUT).
+  sed 's/@rep(300, 0)/@rep(20, 0)/' tests/gpu/mem_dev_tree.hvm4 > "$RES/mem_san_tree.hvm4"
+  for tool in memcheck racecheck; do
+    for dup in owner atomic; do
+      for p in wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes cpu_first_sparks; do
+        [ -f "tests/gpu/$p.hvm4" ] || continue
+        san_run "$p-$tool-$dup" "$tool" tests/gpu '' "$p.hvm4" -G --device=cuda -T1 \
+          "--dup=$dup" "$DH" --lanes=512 --stack=1024
       done
+      san_run "mem_san_tree-$tool-$dup" "$tool" "$RES" '^- Device reclaims: [1-9]' \
+        mem_san_tree.hvm4 -G --device=cuda -T1 "--dup=$dup" --dev-heap=1M \
+        --lanes=512 --stack=1024 --handoff=0 -s
     done
   done
   # Keep the folder small: one combined sanitizer log.
@@ -222,7 +262,7 @@ fi
 # --- report -----------------------------------------------------------------
 
 pass=0; fail=0
-for phase in cpu cuda-owner cuda-atomic cuda-gnf cuda-tight hybrid sanitizer; do
+for phase in cpu cuda-owner cuda-atomic cuda-gnf cuda-tight cuda-small-owner cuda-small-atomic hybrid sanitizer; do
   [ -d "$RES/$phase" ] || continue
   p=$(find "$RES/$phase" -name '*.pass' | wc -l)
   f=$(find "$RES/$phase" -name '*.fail' | wc -l)

@@ -449,14 +449,35 @@ cli_check take_max_restart 0 '^- Device started over from the program: 1 run' \
 cli_check take_max_restart_itrs 0 '^same$' sh -c 'a=$("$0" "$1" -T4 -s | grep "^- Itrs:"); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1K -s | grep "^- Itrs:")
   [ "$a" = "$b" ] && echo same || echo "$a / $b"' "$BIN" "$CFT"
 cli_check restart_bad 1 'restart expects a number in \[0, 1\]' "$BIN" cli_list.hvm4 --gpu --restart=2
-# A device heap that fills goes on in the same heap once the packing
-# freed most of it (gpu.c, sim_again): the wide map with a leaf loop of 72
-# at depth 12 allocates 6.3M words, which a 5M heap holds in two runs
-# (the CPU alone runs out), with the output of a heap large enough.
+# A device heap that fills reclaims in place between passes and goes on
+# in the same run (pass.c, docs/memory.md): the wide map with a leaf loop
+# of 72 at depth 12 allocates 6.3M words, which a 5M heap holds in one run
+# with reclaims (the CPU alone runs out), with the output of a heap large
+# enough.
 LMAP=$TMP/cli_long_map.hvm4
 sed 's/@loop(18, x)/@loop(72, x)/; s/@gen(21, 0)/@gen(12, 0)/' "$ROOT/bench/gpu_wide_map.hvm4" > "$LMAP"
-cli_check heap_again_runs 0 '^- Device runs: 2$' \
+cli_check heap_again_runs 0 '^- Device runs: 1$' \
   "$BIN" "$LMAP" -S -G --device=sim --cpu-first=0 --heap=5M -s
+cli_check heap_again_reclaims 0 '^- Device reclaims: [1-9][0-9]* in place' \
+  "$BIN" "$LMAP" -S -G --device=sim --cpu-first=0 --heap=5M -s
+cli_check heap_again_json 0 '"device_reclaims": [1-9][0-9]*, "device_words_reclaimed": [1-9]' \
+  "$BIN" "$LMAP" -S -G --device=sim --cpu-first=0 --heap=5M --stats=json
+# Live words that outgrow the heap: an accumulator never forced keeps
+# three pending operations a step. The simulator's heap is the host's: the
+# run ends with the live words counted (status 4), not a kill; with a
+# --dev-heap of its own, the CPU finishes in the host's heap instead.
+LAZY=$TMP/cli_lazy_acc.hvm4
+printf '%s\n' '@loop = λ{0: λacc. acc; λ&k. λacc. @loop(k - 1, ((acc * 31) + k) % 65521)}' \
+  '@main = @loop(20000000, 1)' > "$LAZY"
+cli_check sim_heap_exhausted 4 '^hvm4g: heap exhausted: [0-9]+ live words \(use --heap=SIZE' \
+  "$BIN" "$LAZY" -G --device=sim --cpu-first=0 --handoff=0 --heap=1M
+cli_check sim_dev_heap_cpu 0 '^same$' sh -c 'sed "s/20000000/200000/" "$1" > lz.hvm4; a=$("$0" lz.hvm4 -T1); b=$("$0" lz.hvm4 -G --device=sim --cpu-first=0 --handoff=0 --dev-heap=1M -s 2>&1)
+  echo "$b" | grep -q "^- Device stopped: .*device heap exhausted; the CPU went on" && [ "$a" = "$(echo "$b" | grep -v "^- ")" ] && echo same || echo "$a / $b"' "$BIN" "$LAZY"
+# A live tree larger than half a small device heap (HVM4G_SIM_ROOM: 4K
+# words above the words in use): the heap grows and the next run goes on
+# from what the first packed, with the CPU's output.
+cli_check sim_heap_grows 0 '^same$' sh -c 'a=$("$0" "$1" -T1); b=$(HVM4G_SIM_ROOM=4K "$0" "$1" -G --device=sim --cpu-first=0 --handoff=0 --gpu-spark-gap=0 -s 2>&1)
+  echo "$b" | grep -Eq "^- Device runs: [2-9]$" && [ "$a" = "$(echo "$b" | grep -v "^- ")" ] && echo same || echo "$a / $b"' "$BIN" "$ROOT/tests/gpu/mem_dev_shared.hvm4"
 cli_check heap_again_same 0 '^same$' sh -c 'a=$("$0" "$1" -T2); b=$("$0" "$1" -G --device=sim --cpu-first=0 --heap=5M)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$LMAP"
 # --narrow-share: a frontier under lanes/F entries gets the short budget

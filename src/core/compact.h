@@ -239,4 +239,46 @@ FN void compact_root(const CompactArgs *a, u64 i, DEV Term *vals) {
   vals[i] = compact_reloc(a, a->heap[a->roots[i]]);
 }
 
+// Reclaiming in place
+// ===================
+// A run whose heap fills reclaims it between two passes and goes on
+// (pass.c): the same four steps, with the frontier's entries as roots too,
+// and the live words packed down to top0 within the device heap. An entry
+// names one slot (a node's field, a stuck DUP's expression, an offered
+// operand), so its mark root is that one word, as a variable's binder slot.
+
+FN Term compact_slot(u64 e) {
+  return TERM(VAR, 0, ENT_LOC(e));
+}
+
+// Entry e after the packing: its slot relocated, and acting for the region
+// the slot is in now (as a fresh entry; a take is an exchange in both DUP
+// modes, so an owner is a choice of who tries first, never a lock), its
+// flags and tries kept.
+FN u64 compact_entry(const CompactArgs *a, u64 e, u32 region_shift) {
+  u32 loc  = VAL(compact_reloc(a, compact_slot(e)));
+  u64 keep = e & (ENT_DPX | ENT_SPK | ((u64)ENT_TRIES_MAX << 56));
+  return keep | ENT(loc >> region_shift, loc);
+}
+
+// The stuck DUP slots claimed in bitmap word w's live words (compact.h's
+// live bitmap), set again at their new places in `seen`: a claim is what
+// keeps a shared expression normalized by one lane (lane.h, lane_claim).
+// `old` holds the claims of [top0, dtop) as they were, from bitmap word
+// old_w0 of `seen` on; `seen` has those words cleared.
+FN void compact_claims(const CompactArgs *a, DEV const u32 *old, u64 old_w0,
+                       DEV u32 *seen, u64 w) {
+  u32 bits = a->live[w];
+  while (bits != 0u) {
+    u32 low = bits & (0u - bits);
+    u64 loc = a->top0 + w * 32u + GPU_POPC32(low - 1u);
+    bits   ^= low;
+    if ((old[(loc >> 5) - old_w0] >> (loc & 31u) & 1u) == 0u) {
+      continue;
+    }
+    u32 at = VAL(compact_reloc(a, TERM(VAR, 0, (u32)loc)));
+    GPU_OR32(&seen[at >> 5], 1u << (at & 31u));
+  }
+}
+
 #endif

@@ -66,6 +66,9 @@
 #define STOP_NODEV 23    // no usable device: the CPU normalizes
 #define STOP_UNSCOPED 22 // the program has unscoped binders: the CPU
                          // normalizes it, in one thread's order (gpu.c)
+#define STOP_HEAP 24     // the live words do not fit the heap, which is the
+                         // host's too (the simulator): the run ends with
+                         // "heap exhausted: N live words"
 
 // Counters of one pass, summed over lanes (atomics, once per lane).
 typedef struct {
@@ -80,6 +83,8 @@ typedef struct {
   u32 stop_err;  // ERR_* when stop == WNF_ERROR
   u32 stop_pri;  // primitive id when stop == WNF_HOST
   u64 top;       // the device's heap top after the pass (backend fills)
+  u64 oom;       // entries that found the heap full: rebuilt and pushed
+                 // again, for the pass after a reclaim (pass.c)
 } PassCtl;
 
 // What every lane of a pass shares.

@@ -31,6 +31,7 @@ typedef struct {
   u32         done;
   u32         again;
   u32         local;  // deferrals to the lane's own arena region
+  u32         oom;    // entries pushed again after the heap filled
 } Lane;
 
 FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
@@ -68,6 +69,7 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   L->done         = 0;
   L->again        = 0;
   L->local        = 0;
+  L->oom          = 0;
 }
 
 FN void lane_push(THR Lane *L, u64 e) {
@@ -306,6 +308,13 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
         L->defers++;
         return;
       }
+      case WNF_OOM: {
+        // The core rebuilt the term, as for a budget: the entry waits in
+        // the frontier while the host loop reclaims the heap (pass.c).
+        lane_push(L, dflag | ENT_T(own, loc, tries));
+        L->oom++;
+        return;
+      }
       default: {
         u32 pri = TAG(w->host) == PRI ? EXT(w->host) : 0xFFFFFFu;
         lane_stop(ctl, w->status, loc, w->err, pri);
@@ -370,6 +379,7 @@ FN void lane_end(THR Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
   if (L->done)   GPU_ADD64(&ctl->done,   L->done);
   if (L->again)  GPU_ADD64(&ctl->again,  L->again);
   if (L->local)  GPU_ADD64(&ctl->local,  L->local);
+  if (L->oom)    GPU_ADD64(&ctl->oom,    L->oom);
 }
 
 #endif

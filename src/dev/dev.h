@@ -100,6 +100,12 @@ typedef struct {
   u64    alloc;      // words the device allocated, all runs
   u64    live;       // of those, live at the end: the host heap's growth
   u64    changed;    // words below the host's top the device changed
+  u64    reclaims;   // reclaims in place while a run went on (pass.c)
+  u64    reclaimed;  // words they gave back
+  double reclaim_s;  // their time (marking included)
+  u64    reclaim_marks; // their mark passes
+  u64    heap_live;  // words in use after the last reclaim (the message
+                     // of a heap that does not hold them)
   u32    stop;       // last stop reason (0: never stopped)
   u32    stop_loc;
   u32    stop_err;
@@ -122,6 +128,17 @@ extern GpuStats GPU_STATS;
 // half a millisecond, since numbers are cloned at once; value chosen by
 // measurement.
 #define DUP_WAIT_DEVICE 2048u
+
+#define GROW_NONE (-2)
+
+// What a reclaim in place found (GpuBackend.squeeze): the words the run
+// allocated that are live, the room it allocates in (from the host's top
+// to the device heap's end) and the words given back.
+typedef struct {
+  u64 live;
+  u64 room;
+  u64 freed;
+} GpuReclaim;
 
 // A backend. The frontier lives in the backend's memory; the host loop
 // only sees counts and counters. After the passes the host loop packs the
@@ -158,8 +175,10 @@ typedef struct {
   // Drops the run's state without packing (after a failed pass or mark):
   // the host heap is left a valid term graph, as for close's failure.
   void (*abandon)(void);
-  // Optional (NULL): after a run that filled the device heap, makes the
-  // next run's heap larger; 0 if it will be, -1 if it cannot grow.
+  // Optional (NULL): after a run whose live words a reclaim could not fit
+  // (pass.c), makes the next run's heap larger; 0 if it will be, -1 if it
+  // cannot grow (the CPU finishes), GROW_NONE if the device heap is the
+  // host's whole heap already (no side has room: the run ends).
   int  (*grow)(void);
   // Lanes the last open chose.
   u32  (*lanes)(void);
@@ -170,6 +189,17 @@ typedef struct {
   u32  narrow_rate;
   // Optional (NULL): after avail() returned 0, why, in a few words.
   const char *(*why)(void);
+  // Optional (NULL: a full heap ends the run): reclaiming between passes
+  // (pass.c). reclaim_roots keeps the step frontier's n entries aside and
+  // makes the mark frontier the changed words below the host's top and
+  // the entries' slots; returns its size, or -1. After the mark passes,
+  // squeeze packs the live words down to the host's top in the device
+  // heap, relocates the changed words, the n entries (the frontier again)
+  // and the stuck DUP claims, empties the lanes' arenas, and fills `r`;
+  // 0, or -1 (message in `err`) with nothing written: the heap is the
+  // run's, a valid term graph, and the run ends there.
+  long long (*reclaim_roots)(u32 n, char *err, unsigned errlen);
+  int  (*squeeze)(u32 n, GpuReclaim *r, char *err, unsigned errlen);
 } GpuBackend;
 
 extern const GpuBackend GPU_SIM;

@@ -220,12 +220,18 @@ u32 gpu_snf_roots(const u32 *roots, u32 n) {
   if (!b) return STOP_NODEV;
   in_run = 1;
   u32 stop = gpu_run(b, roots, n);
-  // A full device heap: the run packed what it did; a larger heap goes on
-  // from there, or the same one once the packing freed most of it, while
-  // the backend's grow allows (at most RERUNS times).
-  for (u32 k = 0; stop == WNF_OOM && b->grow && k < RERUNS && b->grow() == 0; k++) {
+  // A full device heap whose live words a reclaim could not fit (pass.c):
+  // the run packed what it did; a larger heap goes on from there, while
+  // the backend's grow allows (at most RERUNS times). A device heap that
+  // was the host's whole heap (the simulator's) leaves no side room.
+  int grown = -1;
+  for (u32 k = 0; stop == WNF_OOM && b->grow && k < RERUNS && (grown = b->grow()) == 0; k++) {
     GPU_STATS.stops--;
     stop = gpu_run(b, roots, n);
+  }
+  if (stop == WNF_OOM && grown == GROW_NONE) {
+    stop           = STOP_HEAP;
+    GPU_STATS.stop = STOP_HEAP;
   }
   in_run = 0;
   return stop;
@@ -282,6 +288,7 @@ static const char *stop_name(u32 s) {
     case STOP_NARROW: return "frontier too narrow to pay (--handoff)";
     case STOP_UNSCOPED: return "the program has an unscoped binder (the CPU normalizes it)";
     case STOP_NODEV: return "no usable device";
+    case STOP_HEAP:  return "heap exhausted (the live words do not fit)";
     default:         return "unknown";
   }
 }
@@ -325,6 +332,11 @@ void gpu_print_stats(FILE *out) {
           "heap grew by %llu words (%.1f MB)\n",
           (unsigned long long)s->alloc, (unsigned long long)s->live,
           (unsigned long long)s->live, (double)s->live * 8 / 1e6);
+  fprintf(out, "- Device reclaims: %llu in place (%llu words given back, "
+          "%.6f s, %llu mark passes; %llu live words at the last)\n",
+          (unsigned long long)s->reclaims, (unsigned long long)s->reclaimed,
+          s->reclaim_s, (unsigned long long)s->reclaim_marks,
+          (unsigned long long)s->heap_live);
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");
     return;

@@ -260,22 +260,18 @@ u32 gpu_mark_budget(u32 n, u32 lanes, u32 prev_n, u32 prev_budget, u32 cut) {
   return prev_budget < MARK_DRAIN_MAX ? 2 * prev_budget : prev_budget;
 }
 
-// The run's end: the live words it allocated go to the host (compact.h).
-// 0, or -1 when the packing failed (the backend left a valid heap).
-static int pack(const GpuBackend *b, char *err, unsigned errlen) {
-  GpuStats *s  = &GPU_STATS;
-  double    t0 = gpu_now();
-  long long n  = b->roots(err, errlen);
+// Mark passes from the n roots the backend's frontier holds, until none
+// is left, counted in *passes; 0, or -1 (message in `err`).
+static int mark_all(const GpuBackend *b, long long n, u64 *passes, char *err,
+                    unsigned errlen) {
   u32       prev = 0, budget = 0, cut = 0, pass = 0;
-  double    m0 = gpu_now();
-  s->roots_s  += m0 - t0;
   FILE     *tr = trace_open();
   while (n > 0) {
     budget = gpu_mark_budget((u32)n, b->lanes(), prev, budget, cut);
     prev   = (u32)n;
     double p0 = gpu_now();
     n      = b->mark((u32)n, budget, &cut, err, errlen);
-    s->marks++;
+    (*passes)++;
     if (tr) {   // pushes: the terms left to mark (the next mark frontier)
       fprintf(tr, "%u,%u,0,0,%lld,%.0f,mark", ++pass, prev,
               n > 0 ? n : 0, (gpu_now() - p0) * 1e6);
@@ -283,13 +279,58 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
     }
   }
   trace_close(tr);
+  return n < 0 ? -1 : 0;
+}
+
+// The run's end: the live words it allocated go to the host (compact.h).
+// 0, or -1 when the packing failed (the backend left a valid heap).
+static int pack(const GpuBackend *b, char *err, unsigned errlen) {
+  GpuStats *s  = &GPU_STATS;
+  double    t0 = gpu_now();
+  long long n  = b->roots(err, errlen);
+  double    m0 = gpu_now();
+  s->roots_s  += m0 - t0;
+  int       rc = n < 0 ? -1 : mark_all(b, n, &s->marks, err, errlen);
   s->mark_s    += gpu_now() - m0;
   s->compact_s += gpu_now() - t0;
-  if (n < 0) {
+  if (rc != 0) {
     b->abandon();
     return -1;
   }
   return b->close(err, errlen);
+}
+
+// Reclaiming
+// ==========
+// A pass whose lanes found the heap full pushed their entries again
+// (lane.h). Between two passes no lane holds anything but the frontier, so
+// the heap is packed in place there: the words the run allocated that
+// neither a changed word below the run's top nor a frontier entry reaches
+// are given back, and the run goes on in the same heap with its frontier
+// relocated. Sharing, SUB chains, stuck DUPs and labels are the words they
+// were, moved in order (compact.h), and no interaction is redone.
+//
+// The run goes on while the live words leave at least half of the room it
+// allocates in (RECLAIM_KEEP): each reclaim then frees at least as much as
+// the live words it copies, so the copying costs no more than the
+// allocating did. Else the run stops with WNF_OOM (gpu.c: a larger device
+// heap, or the end).
+#define RECLAIM_KEEP 2
+
+// 1: reclaimed, the frontier of n entries relocated and the run goes on;
+// 0: the live words do not fit; -1: the packing failed (message in `err`).
+static int reclaim(const GpuBackend *b, u32 n, GpuReclaim *r, char *err,
+                   unsigned errlen) {
+  GpuStats *s  = &GPU_STATS;
+  double    t0 = gpu_now();
+  long long m  = b->reclaim_roots(n, err, errlen);
+  int       rc = m < 0 ? -1 : mark_all(b, m, &s->reclaim_marks, err, errlen);
+  if (rc == 0) rc = b->squeeze(n, r, err, errlen);
+  s->reclaim_s += gpu_now() - t0;
+  if (rc != 0) return -1;
+  s->reclaims++;
+  s->reclaimed += r->freed;
+  return r->live * RECLAIM_KEEP <= r->room ? 1 : 0;
 }
 
 static void stop_at(GpuStats *s, u32 stop, const PassCtl *ctl, u64 pass) {
@@ -330,6 +371,8 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
                                              : b->narrow_rate);
   u64    pass   = 0;
   u64    dtop   = top0;
+  u64    base   = top0;   // the top after the last reclaim
+  int    fresh  = 0;      // the last pass ended with a reclaim
   while (n > 0) {
     PassCtl ctl;
     memset(&ctl, 0, sizeof ctl);
@@ -353,6 +396,32 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
               (unsigned long long)ctl.defers,
               (unsigned long long)ctl.pushes, dt * 1e6);
       trace_tail(tr, "device", p0);
+    }
+    if (m >= 0 && ctl.oom && !ctl.stop) {
+      // Lanes found the heap full; a backend that reclaims goes on, unless
+      // the pass after its last reclaim did nothing (a node larger than
+      // the room a reclaim leaves).
+      int idle = fresh && ctl.itrs == 0 && ctl.done == 0;
+      int r    = 0;
+      if (b->squeeze && !idle) {
+        GpuReclaim rc = { 0, 0, 0 };
+        r = reclaim(b, (u32)m, &rc, err, sizeof err);
+        if (r >= 0) {   // the words allocated so far are counted
+          s->alloc    += dtop - base;
+          base         = top0 + rc.live;
+          dtop         = base;
+          s->heap_live = base;   // the host's words below top0 count too
+        }
+      }
+      fresh = r > 0;
+      if (r < 0) {
+        m = -1;
+      } else if (r == 0) {
+        ctl.stop     = WNF_OOM;
+        ctl.stop_loc = loc;
+      }
+    } else {
+      fresh = 0;
     }
     if (m < 0) {
       fprintf(stderr, "hvm4g: device (%s): %s; the CPU finishes\n",
@@ -393,7 +462,7 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
   }
   trace_close(tr);
 
-  s->alloc += dtop - top0;
+  s->alloc += dtop - base;
   if (pack(b, err, sizeof err) != 0) {
     fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
             b->name, err);

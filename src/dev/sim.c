@@ -85,6 +85,9 @@ static inline u32 sim_cas32(u32 *p, u32 o, u32 n) {
 // region a pass allocates in has exactly one allocating lane.
 static u64 SIM_ALIGN = 0;
 
+// The words a run may allocate below: the device heap's end (sim_open).
+static u64 SIM_CAP = 0;
+
 static inline int sim_refill(Wnf *w, u32 n) {
   u64 top = atomic_load(&HEAP_TOP);
   for (;;) {
@@ -94,10 +97,10 @@ static inline int sim_refill(Wnf *w, u32 n) {
       at  = (top + SIM_ALIGN - 1) & ~(SIM_ALIGN - 1);
       get = ((u64)n + SIM_ALIGN - 1) & ~(SIM_ALIGN - 1);
     }
-    if (at + get > HEAP_WORDS) {
+    if (at + get > SIM_CAP) {
       at  = top;
       get = n;                      // last words: exactly what is needed
-      if (at + get > HEAP_WORDS) return 0;
+      if (at + get > SIM_CAP) return 0;
     }
     if (atomic_compare_exchange_weak(&HEAP_TOP, &top, at + get)) {
       w->next = (u32)at;
@@ -127,6 +130,8 @@ static struct {
   u32      kind;     // what a pass runs: PASS_SNF or PASS_MARK
   u64     *in;       // frontier
   u64      in_cap;
+  u64     *keep;     // the frontier, kept aside while a reclaim marks
+  u64      keep_cap;
   u64     *nx;       // the next level (mark levels; swapped with `in`)
   u64      nx_cap;
   u64     *outs;     // lanes * cap
@@ -193,6 +198,7 @@ static void sim_free(void) {
   S.whole  = 0;
   free(S.in);     S.in = NULL;     S.in_cap = 0;
   free(S.nx);     S.nx = NULL;     S.nx_cap = 0;
+  free(S.keep);   S.keep = NULL;   S.keep_cap = 0;
   free(S.outs);   S.outs = NULL;   S.outs_cap = 0;
   free(S.out_n);  S.out_n = NULL;
   free(S.arena);  S.arena = NULL;
@@ -264,6 +270,34 @@ static void poison_restore(void) {
   }
 }
 
+// The simulated device's heap is the host's, from its start up to
+// --dev-heap words (as a device's: at least twice the words in use and
+// SIM_HEAP_MIN more), else all of it. A smaller one reclaims more often,
+// and grows (sim_grow) as CUDA's does. For tests, HVM4G_SIM_ROOM=SIZE
+// gives the first run SIZE words above the words in use (4K at least),
+// so that small programs reclaim often and grow; HVM4G_DEV_HEAP_START
+// works as on CUDA.
+#define SIM_HEAP_MIN (1ull << 20)
+#define SIM_ROOM_MIN 4096u
+static u64 SIM_WANT = 0;   // the size after a grow (0: none yet)
+
+static u64 sim_cap(u64 top) {
+  const char *rv   = getenv("HVM4G_SIM_ROOM");
+  u64         room = rv ? heap_parse_size(rv) : 0;
+  u64         min  = 2 * top + SIM_HEAP_MIN;
+  u64         cap  = HEAP_WORDS;
+  if (GPU.dev_heap) {
+    cap = GPU.dev_heap > min ? GPU.dev_heap : min;
+  } else if (SIM_WANT) {
+    cap = SIM_WANT;
+  } else if (room) {
+    cap = top + (room > SIM_ROOM_MIN ? room : SIM_ROOM_MIN);
+  } else if (gpu_heap_start()) {
+    cap = gpu_heap_start() > min ? gpu_heap_start() : min;
+  }
+  return cap < HEAP_WORDS ? cap : HEAP_WORDS;
+}
+
 static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   // The copy in as a device's: the reached words when the walk pays
   // (reach.h); under HVM4G_SIM_POISON always, and the rest poisoned.
@@ -276,6 +310,7 @@ static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
                    BOOK_LEN, gpu_book_cnt(), budget, lim) == 1;
   S.whole    = S.sparse && poison;   // the poisoned words are put back from it
   if (sim_begin(GPU.lanes ? GPU.lanes : 128, err, errlen) != 0) return -1;
+  SIM_CAP = sim_cap(top);
   GPU_STATS.in_top   += top;
   GPU_STATS.in_words += S.sparse ? S.reach.words : top;
   SIM_ARENA    = GPU.arena;
@@ -580,18 +615,19 @@ static void clear_words(u64 lo, u64 hi) {
 
 // Packs the live words, then writes them down at top0: the words the run
 // left above the new top are cleared, as fresh heap words are.
-static int sim_close(char *err, unsigned errlen) {
-#if LANE_BALANCE
-  gpu_balance_print(SIM_BAL[0], SIM_BAL[1]);
-#endif
+// Ranks the marked words and packs them, relocated, into a buffer: the
+// live words, then the changed words' new values; the ranking's time is
+// added to *rank_s. NULL (message in `err`) when memory or the packing
+// failed; the heap is not written.
+static Term *sim_pack(u64 *live_out, double *rank_s, char *err,
+                      unsigned errlen) {
   double t0     = gpu_now();
   u64    words  = S.live_words;
   u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
   u32   *sums   = malloc((chunks ? chunks : 1) * sizeof(u32));
   if (!sums) {
     snprintf(err, errlen, "out of host memory for packing the result");
-    sim_free();
-    return -1;
+    return NULL;
   }
   P.sums = sums;
   sim_par(PH_COUNT, 0, chunks);
@@ -603,33 +639,54 @@ static int sim_close(char *err, unsigned errlen) {
   }
   sim_par(PH_RANK, 0, chunks);
   free(sums);
-  GPU_STATS.rank_s += gpu_now() - t0;
+  *rank_s += gpu_now() - t0;
   Term *dst  = malloc((live + S.nroots + 1) * sizeof(Term));
   if (!dst) {
     snprintf(err, errlen, "out of host memory for %llu live words",
              (unsigned long long)live);
-    sim_free();
-    return -1;
+    return NULL;
   }
   P.dst = dst;
   sim_par(PH_COPY, 0, words);
   P.dst = dst + live;
   sim_par(PH_ROOT, 0, S.nroots);
-  if (S.bad) {
-    snprintf(err, errlen, "packing the result met %u pointers to words "
-             "it did not mark (a bug); the run's heap is kept", S.bad);
+  *live_out = live;
+  return dst;
+}
+
+// The packed words written down at top0, the changed words' values in
+// place; the words left above the new top are cleared, as fresh heap words
+// are (whole pages go back to the system).
+static void sim_unpack(const Term *dst, u64 live) {
+  for (u32 i = 0; i < S.nroots; i++) HEAP[S.roots[i]] = dst[live + i];
+  memcpy(HEAP + S.top0, dst, live * sizeof(Term));
+  u64 top = S.top0 + live;
+  clear_words(top, S.c.dtop);
+  atomic_store(&HEAP_TOP, top);
+}
+
+static int sim_bad(char *err, unsigned errlen) {
+  if (!S.bad) return 0;
+  snprintf(err, errlen, "packing the result met %u pointers to words "
+           "it did not mark (a bug); the run's heap is kept", S.bad);
+  return -1;
+}
+
+static int sim_close(char *err, unsigned errlen) {
+#if LANE_BALANCE
+  gpu_balance_print(SIM_BAL[0], SIM_BAL[1]);
+#endif
+  double t0   = gpu_now();
+  u64    live = 0;
+  Term  *dst  = sim_pack(&live, &GPU_STATS.rank_s, err, errlen);
+  if (!dst || sim_bad(err, errlen)) {
     free(dst);
     sim_free();
     return -1;
   }
   GPU_STATS.compact_s += gpu_now() - t0;
   t0 = gpu_now();
-  u64 dtop = S.c.dtop;
-  for (u32 i = 0; i < S.nroots; i++) HEAP[S.roots[i]] = dst[live + i];
-  memcpy(HEAP + S.top0, dst, live * sizeof(Term));
-  u64 top = S.top0 + live;
-  clear_words(top, dtop);
-  atomic_store(&HEAP_TOP, top);
+  sim_unpack(dst, live);
   GPU_STATS.live += live;
   GPU_STATS.out_s += gpu_now() - t0;
   free(dst);
@@ -637,15 +694,89 @@ static int sim_close(char *err, unsigned errlen) {
   return 0;
 }
 
+// Reclaiming in place (pass.c)
+// ============================
+
+// The packing's buffers, dropped after a reclaim (sim_roots makes them).
+static void pack_free(void) {
+  zunmap(S.roots, S.top0 * sizeof(u32));
+  zunmap(S.live, S.live_words * sizeof(u32));
+  zunmap(S.rank, S.live_words * sizeof(u32));
+  S.roots = NULL; S.live = NULL; S.rank = NULL; S.live_words = 0;
+}
+
+static long long sim_reclaim_roots(u32 n, char *err, unsigned errlen) {
+  if (grow(&S.keep, &S.keep_cap, n ? n : 1)) {
+    snprintf(err, errlen, "out of host memory for a frontier of %u", n);
+    return -1;
+  }
+  memcpy(S.keep, S.in, (u64)n * sizeof(u64));
+  u64 changed = GPU_STATS.changed;   // counted by the run's end alone
+  long long m = sim_roots(err, errlen);
+  GPU_STATS.changed = changed;
+  if (m < 0 || grow(&S.in, &S.in_cap, (u64)m + n + 1)) {
+    if (m >= 0) snprintf(err, errlen, "out of host memory for %u roots", n);
+    pack_free();
+    return -1;
+  }
+  for (u32 i = 0; i < n; i++) S.in[m + i] = compact_slot(S.keep[i]);
+  return m + n;
+}
+
+static int sim_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
+  u64    live = 0;
+  double rank = 0;   // part of the reclaim's time (pass.c)
+  Term  *dst  = sim_pack(&live, &rank, err, errlen);
+  u64    w0   = S.top0 >> 5;   // the claims' bitmap words from top0 on
+  u64    nw   = (S.c.dtop >> 5) + 1 - w0;
+  u32   *old  = dst ? malloc(nw * sizeof(u32)) : NULL;
+  // The mark levels swap `in` with a buffer of their own: room again for
+  // the frontier.
+  if (old && grow(&S.in, &S.in_cap, n ? n : 1)) {
+    free(old);
+    old = NULL;
+  }
+  if (dst && !old) snprintf(err, errlen, "out of host memory for packing");
+  for (u32 i = 0; old && i < n; i++) {
+    S.in[i] = compact_entry(&S.c, S.keep[i], S.a.region_shift);
+  }
+  if (!old || sim_bad(err, errlen)) {
+    free(dst);
+    free(old);
+    pack_free();
+    return -1;
+  }
+  // The claims above top0 move with their slots; those below stay.
+  memcpy(old, S.seen + w0, nw * sizeof(u32));
+  S.seen[w0] &= (1u << (S.top0 & 31u)) - 1u;
+  memset(S.seen + w0 + 1, 0, (nw - 1) * sizeof(u32));
+  for (u64 w = 0; w < S.live_words; w++) {
+    compact_claims(&S.c, old, w0, S.seen, w);
+  }
+  free(old);
+  sim_unpack(dst, live);
+  free(dst);
+  memset(S.arena, 0, 2 * (u64)S.lanes * sizeof(u32));   // refill from the top
+  r->live  = live;
+  r->room  = SIM_CAP - S.top0;
+  r->freed = S.c.dtop - S.top0 - live;
+  S.n = n;
+  pack_free();
+  return 0;
+}
+
 static void sim_abandon(void) {
   sim_free();
 }
 
-// After a run that filled the heap (the host's): the packing gave back
-// all but the live words, so a run goes on from them while they take at
-// most half the heap (gpu_snf_roots).
-static int sim_again(void) {
-  return 2 * gpu_top() <= gpu_heap_words() ? 0 : -1;
+// After a run whose live words did not fit half of its heap's room: a
+// heap twice as large, within the host's, unless --dev-heap fixed it (the
+// CPU then finishes); none when it was the host's whole heap already.
+static int sim_grow(void) {
+  if (SIM_CAP >= HEAP_WORDS) return GROW_NONE;
+  if (GPU.dev_heap) return -1;
+  SIM_WANT = 2 * SIM_CAP < HEAP_WORDS ? 2 * SIM_CAP : HEAP_WORDS;
+  return 0;
 }
 
 const GpuBackend GPU_SIM = {
@@ -658,8 +789,10 @@ const GpuBackend GPU_SIM = {
   .mark        = sim_mark,
   .close       = sim_close,
   .abandon     = sim_abandon,
-  .grow        = sim_again,     // the same heap (the host's), packed
+  .grow        = sim_grow,
   .lanes       = sim_lanes,
   .narrow_rate = 0,
   .why         = NULL,
+  .reclaim_roots = sim_reclaim_roots,
+  .squeeze     = sim_squeeze,
 };

@@ -144,7 +144,8 @@ static const Flag FLAGS[] = {
     "the cores", 1, "CPU threads of the simulated device" },
   { "--dev-heap", NULL, FL_SIZE, &GPU.dev_heap, (u64)1 << 20, G4, "SIZE", NULL,
     NULL, "the host heap's, within 60% of the free device memory", 1,
-    "CUDA device heap words (doubled after a run that fills it)" },
+    "device heap words: reclaimed in place when full, doubled when the "
+    "live words do not fit (CUDA; the simulator's lies in the host heap)" },
   { "--pin-ahead", NULL, FL_SIZE, &GPU.pin_ahead, 0, G4, "SIZE", NULL, NULL,
     NULL, 1, "CUDA: host heap words pinned for the result's copy out" },
   { "--gpu-grow", NULL, FL_SIZE, &GPU.grow_limit, K(1), G4, "SIZE", NULL, NULL,

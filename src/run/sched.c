@@ -160,6 +160,13 @@ static u32 device_stop(u32 stop) {
     device_named_fail();
     no_device(gpu_why_not());
   }
+  if (stop == STOP_HEAP) {   // the device's heap was the host's (gpu.c)
+    char msg[128];
+    snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use "
+             "--heap=SIZE for a larger heap)",
+             (unsigned long long)GPU_STATS.heap_live);
+    eval_fatal("hvm4g: ", msg);
+  }
   return stop;
 }
 

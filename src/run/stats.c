@@ -28,13 +28,17 @@ static void print_json(FILE *out, double secs, int interrupted) {
           "\"device_interactions\": %llu, \"device_passes\": %llu, "
           "\"device_seconds\": %.6f, \"words_allocated\": %llu, "
           "\"words_reclaimed\": %llu, \"collections\": %llu, "
-          "\"reclaim_seconds\": %.6f, \"interrupted\": %s}\n",
+          "\"reclaim_seconds\": %.6f, \"device_reclaims\": %llu, "
+          "\"device_words_reclaimed\": %llu, \"device_reclaim_seconds\": %.6f, "
+          "\"interrupted\": %s}\n",
           secs, secs > 0 ? (double)itrs / secs / 1e6 : 0.0,
           (unsigned long long)heap_used(), (unsigned long long)api_peak_rss(),
           (unsigned long long)GPU_STATS.runs, (unsigned long long)gpu_itrs(),
           (unsigned long long)GPU_STATS.passes, GPU_STATS.dev_s,
           (unsigned long long)heap_given(), (unsigned long long)r.freed,
-          (unsigned long long)r.runs, r.secs, interrupted ? "true" : "false");
+          (unsigned long long)r.runs, r.secs, (unsigned long long)GPU_STATS.reclaims,
+          (unsigned long long)GPU_STATS.reclaimed, GPU_STATS.reclaim_s,
+          interrupted ? "true" : "false");
 }
 
 void stats_print(double secs, int interrupted) {

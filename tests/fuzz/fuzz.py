@@ -124,7 +124,13 @@ MODES = [("cpu", []), ("t4", ["-T4"]),
          # the same past --take-max: the device starts over from the
          # program, the pool's work dropped (docs/gpu.md "Starting over")
          ("sim-restart", ["--gpu", "--device=sim", "-T4", "--cpu-first=4",
-                          "--take-max=1K"])]
+                          "--take-max=1K"]),
+         # 4K words of device heap above the words in use: runs reclaim in
+         # place between passes and grow (docs/memory.md, the device)
+         ("sim-room", ["--gpu", "--device=sim", "--dup=atomic", "--handoff=0",
+                       "--arena=256", "--region-shift=8"])]
+# Environment of a mode, where it needs one.
+MODE_ENV = {"sim-room": {"HVM4G_SIM_ROOM": "4K"}}
 # With --metal BIN (the Metal kernel on CPU threads, build-metal/hvm4g-mtl):
 # tiny regions and budgets, and a yield before every second atomic access,
 # so that lanes race where a GPU's would (it reproduced red_share_inert).
@@ -362,7 +368,7 @@ def one_case(a, idx, src, seed):
             if only and name not in only:
                 continue
             res[name] = run(a.bin, path, flags + [f"--heap={a.heap}"] + extra,
-                            a.timeout)
+                            a.timeout, MODE_ENV.get(name))
             if res["cpu"][0] is None:
                 break        # never ends on the CPU: nothing to compare
         if a.metal and not only and res["cpu"][0] is not None:

@@ -96,10 +96,12 @@ static void run_child(const char *src, RunConf c) {
   }
   print_term(stdout, HEAP[root]);
   GpuStats *s = &GPU_STATS;
-  printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu local=%llu%s\n",
+  printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu local=%llu "
+         "reclaims=%llu itrs=%llu%s\n",
          (unsigned long long)s->stops, s->stop, s->stop_pri,
          (unsigned long long)s->defers, (unsigned long long)s->passes,
-         (unsigned long long)s->local, LEFT_LINE);
+         (unsigned long long)s->local, (unsigned long long)s->reclaims,
+         (unsigned long long)(eval_itrs() + gpu_itrs()), LEFT_LINE);
   fflush(stdout);
   _exit(0);
 }

@@ -455,6 +455,40 @@ static void sim_programs(void) {
   CHECK(R1.ok && lo > 0 && lo != ~0ull, "owner hand-offs happen (%llu)", lo);
 }
 
+// Reclaiming in place (pass.c, docs/memory.md): with 8K words of device
+// heap above the words in use (HVM4G_SIM_ROOM) the runs fill it many
+// times; each reclaims between passes and goes on, with the CPU's normal
+// form and interaction count. P_SHARED keeps a DUP's tree live across
+// reclaims (sharing), P_STUCK stuck DUP chains (claims relocated), P_LOOP a
+// strict loop of one entry, P_CHURCH SUB chains through λs.
+static const char *P_LOOP =
+  "@loop = λ{0: λacc. acc; λ&k. λacc. @next(k, ((acc * 31) + k) % 65521)}\n"
+  "@next = λ&k. λ{0: @loop(k - 1, 0); λp. @loop(k - 1, p)}\n"
+  "@main = @loop(20000, 1)\n";
+
+static const char *P_STUCK =
+  "@gen  = λ{0: #L{1}; λ&d.#T{@gen(d - 1), @gen(d - 1)}}\n"
+  "@main = λf. !x&A = f; !y&B = x₀; [y₀, y₁, x₁, @gen(9), λg. !z&C = g; [z₀, z₁, @gen(8)]]\n";
+
+static void reclaim_in_place(void) {
+  const char *progs[5] = { P_LOOP, P_SHARED, P_STUCK, P_WIDE, P_CHURCH };
+  const char *names[5] = { "loop", "shared", "stuck", "wide", "church" };
+  u32 dups[2] = {DUP_OWNER, DUP_ATOMIC};
+  setenv("HVM4G_SIM_ROOM", "8K", 1);
+  for (u32 p = 0; p < 5; p++) {
+    for (u32 k = 0; k < 2; k++) {
+      RunConf c = sim(dups[k], 64, 8, 256);
+      same_as_cpu(names[p], progs[p], c);
+      unsigned long long a = stat_of(&R0, "itrs="), b = stat_of(&R1, "itrs=");
+      unsigned long long r = stat_of(&R1, "reclaims=");
+      CHECK(a == b, "%s: interactions %llu on the CPU, %llu with reclaims",
+            names[p], a, b);
+      CHECK(p == 4 || (r > 0 && r != ~0ull), "%s: reclaimed (%llu)", names[p], r);
+    }
+  }
+  unsetenv("HVM4G_SIM_ROOM");
+}
+
 // The -T pool stopped after a few tasks leaves slots (distinct, none
 // visited); normalizing those, on the CPU or on the device, and then the
 // stuck DUPs it met, gives the CPU's normal form (main.c's hybrid).
@@ -649,6 +683,7 @@ int main(void) {
   stuck_marks();
   deep_deferral();
   sim_programs();
+  reclaim_in_place();
   pool_left();
   log_stops();
   repeated();

@@ -478,6 +478,40 @@ __global__ void k_root_vals(CompactArgs c, u32 n, Term *vals) {
   }
 }
 
+// Reclaiming in place (pass.c, compact.h): the frontier's slots as mark
+// roots, the entries relocated, the claims moved, the roots' values put.
+__global__ void k_slots(const u64 *keep, u32 n, u64 *in) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += step) {
+    in[i] = compact_slot(keep[i]);
+  }
+}
+
+__global__ void k_entries(CompactArgs c, const u64 *keep, u32 n, u32 shift,
+                          u64 *in) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += step) {
+    in[i] = compact_entry(&c, keep[i], shift);
+  }
+}
+
+__global__ void k_claims(CompactArgs c, const u32 *old, u64 old_w0,
+                         u32 *seen, u64 words) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 w = blockIdx.x * (u64)blockDim.x + threadIdx.x; w < words;
+       w += step) {
+    compact_claims(&c, old, old_w0, seen, w);
+  }
+}
+
+__global__ void k_put_roots(Term *heap, const u32 *roots, u32 n,
+                            const Term *vals) {
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += step) {
+    heap[roots[i]] = vals[i];
+  }
+}
+
 // The sum of n counts after their exclusive scan, to *total (saturated at
 // 2^32 - 1), and the device's top to res->ctl.top.
 __global__ void k_total(const u32 *cnt, const u32 *off, u64 n, u32 *total,
@@ -561,6 +595,10 @@ static struct {
   u64        sums_cap;
   Term      *dst;       // packing: the live words, when not in the heap
   u64        dst_cap;
+  u64       *keep;      // reclaiming: the frontier, kept aside
+  u64        keep_cap;
+  u32       *claims;    // reclaiming: the claims of the run's words
+  u64        claims_cap;
   void      *scan_tmp;  // CUB's scan buffer
   u64        scan_cap;  // its bytes
   unsigned char *key[2]; // the frontier's tags, sorted from [0] (cu_sort_tags)
@@ -1574,15 +1612,136 @@ static int cu_close(char *err, unsigned errlen) {
   return cu_clear(err, errlen);
 }
 
-// After a run that filled the heap: the next one gets twice as much, if
-// the host's heap and the device's memory allow; else the same heap, when
-// the packed result took at most a quarter of it (the next run's copy in
-// and its shadow then leave it half free). -1 when neither: the CPU
-// finishes. A device run that fills the heap early would otherwise leave
-// most of a large program to the CPU.
+// Reclaiming in place
+// ===================
+
+// A buffer grown with its first `used` elements kept.
+static int cu_grow_keep(void **p, u64 *cap, u64 need, u64 used, size_t elem) {
+  if (need <= *cap) return 0;
+  void *q = NULL;
+  u64   c = 0;
+  if (cu_grow(&q, &c, need, elem)) return -1;
+  if (used && cudaMemcpy(q, *p, used * elem, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+    cudaGetLastError();
+    cudaFree(q);
+    return -1;
+  }
+  if (*p) cudaFree(*p);
+  *p   = q;
+  *cap = c;
+  return 0;
+}
+
+static long long cu_reclaim_roots(u32 n, char *err, unsigned errlen) {
+  if (cu_grow((void **)&C.keep, &C.keep_cap, n ? n : 1, sizeof(u64))) {
+    snprintf(err, errlen, "out of device memory for a frontier of %u", n);
+    return -1;
+  }
+  CK(cudaMemcpy(C.keep, C.in, (u64)n * sizeof(u64), cudaMemcpyDeviceToDevice),
+     "frontier");
+  u64 changed = GPU_STATS.changed;   // counted by the run's end alone
+  long long m = cu_roots(err, errlen);
+  GPU_STATS.changed = changed;
+  if (m < 0) return -1;
+  if (cu_grow_keep((void **)&C.in, &C.in_cap, (u64)m + n + 1, (u64)m,
+                   sizeof(u64))) {
+    snprintf(err, errlen, "out of device memory for %llu roots",
+             (unsigned long long)m + n);
+    return -1;
+  }
+  if (n) k_slots<<<grid_of(n), 256>>>(C.keep, n, C.in + m);
+  CK(cudaGetLastError(), "slots kernel launch");
+  return m + n;
+}
+
+// Packs the marked words into a buffer (above the run's top when they fit
+// there), relocates the frontier and the claims, then writes the words
+// down at top0 and the roots' values in place. Until the write nothing of
+// the heap changed: a failure leaves the run's heap as it was.
+static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
+  u64    words  = C.live_used;
+  u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
+  u32    nroots = (u32)C.nroots;
+  u64    dtop   = C.c.dtop;
+  if (cu_grow((void **)&C.sums, &C.sums_cap, 2 * (chunks + 1), sizeof(u32))) {
+    snprintf(err, errlen, "out of device memory for packing");
+    return -1;
+  }
+  u32 *base = C.sums + chunks + 1;
+  CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
+  k_count<<<grid_of(chunks * 32), 256>>>(C.c, chunks, words, C.sums);
+  if (cu_scan(C.sums, base, chunks, err, errlen)) return -1;
+  k_rank<<<grid_of(chunks * 32), 256>>>(C.c, chunks, words, base);
+  CK(cudaGetLastError(), "rank kernels");
+  PassRes pr;
+  CK(cudaMemcpy(&pr, C.res, sizeof pr, cudaMemcpyDeviceToHost), "live words");
+  u64 live = chunks ? pr.total : 0;
+  Term *dst = C.heap + dtop;
+  if (dtop + live + nroots > C.dcap) {
+    if (cu_grow((void **)&C.dst, &C.dst_cap, live + nroots + 1, sizeof(Term))) {
+      snprintf(err, errlen, "out of device memory for %llu live words",
+               (unsigned long long)live);
+      return -1;
+    }
+    dst = C.dst;
+  }
+  u64 w0 = C.top0 >> 5;   // the claims' bitmap words from top0 on
+  u64 nw = (dtop >> 5) + 1 - w0;
+  if (cu_grow((void **)&C.claims, &C.claims_cap, nw, sizeof(u32))) {
+    snprintf(err, errlen, "out of device memory for packing");
+    return -1;
+  }
+  if (words) k_copy<<<grid_of(words), 256>>>(C.c, 0, words, dst);
+  if (nroots) k_root_vals<<<grid_of(nroots), 256>>>(C.c, nroots, dst + live);
+  if (n) k_entries<<<grid_of(n), 256>>>(C.c, C.keep, n, C.a.region_shift, C.in);
+  CK(cudaGetLastError(), "packing kernels");
+  CK(cudaMemcpy(&pr, C.res, sizeof pr, cudaMemcpyDeviceToHost), "packing");
+  if (pr.bad) {
+    snprintf(err, errlen, "packing the heap met %u pointers to words it "
+             "did not mark (a bug)", pr.bad);
+    return -1;
+  }
+  // The claims above top0 move with their slots; those below stay.
+  u32 first = 0;
+  CK(cudaMemcpy(C.claims, C.seen + w0, nw * sizeof(u32),
+                cudaMemcpyDeviceToDevice), "claims");
+  CK(cudaMemcpy(&first, C.seen + w0, sizeof first, cudaMemcpyDeviceToHost),
+     "claims");
+  first &= (1u << (C.top0 & 31u)) - 1u;
+  CK(cudaMemcpy(C.seen + w0, &first, sizeof first, cudaMemcpyHostToDevice),
+     "claims");
+  if (nw > 1) CK(cudaMemset(C.seen + w0 + 1, 0, (nw - 1) * sizeof(u32)), "claims");
+  if (words) k_claims<<<grid_of(words), 256>>>(C.c, C.claims, w0, C.seen, words);
+  CK(cudaGetLastError(), "claims kernel launch");
+  if (live) {
+    CK(cudaMemcpy(C.heap + C.top0, dst, live * sizeof(Term),
+                  cudaMemcpyDeviceToDevice), "packed words");
+  }
+  if (nroots) k_put_roots<<<grid_of(nroots), 256>>>(C.heap, C.roots, nroots, dst + live);
+  CK(cudaGetLastError(), "roots kernel launch");
+  CK(cudaMemset(C.live, 0, C.live_used * sizeof(u32)), "live");
+  C.live_used = 0;
+  // Owner mode: the top stays on a region's start (cu_refill).
+  unsigned long long align = GPU.dup_mode == DUP_OWNER ? (1ull << C.a.region_shift) : 0;
+  unsigned long long top   = C.top0 + live;
+  if (align) top = (top + align - 1) & ~(align - 1);
+  CK(cudaMemcpyToSymbol(D_TOP, &top, sizeof top), "top");
+  CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
+  CK(cudaDeviceSynchronize(), "reclaim");
+  r->live  = live;
+  r->room  = C.dcap - C.top0;
+  r->freed = dtop - C.top0 - live;
+  return 0;
+}
+
+// After a run whose live words a reclaim in place could not fit in half
+// of the heap's room (pass.c): the next one gets twice as much, if the
+// host's heap and the device's memory allow, and goes on from what the run
+// packed. -1 when they do not (or --dev-heap fixed the size): the CPU
+// finishes, in the host's heap.
 static int cu_grow_heap(void) {
   u64 words = gpu_heap_words();
-  if (GPU.dev_heap || C.cap >= words) return 4 * gpu_top() <= C.cap ? 0 : -1;
+  if (GPU.dev_heap || C.cap >= words) return -1;
   size_t fr = 0, tot = 0;
   if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
     cudaGetLastError();
@@ -1598,4 +1757,5 @@ static int cu_grow_heap(void) {
 extern "C" const GpuBackend GPU_CUDA = {
   "cuda", cu_avail, cu_warm, cu_open, cu_pass, cu_roots, cu_mark, cu_close,
   cu_abandon, cu_grow_heap, cu_lanes, NARROW_RATE_DEVICE, cu_why,
+  cu_reclaim_roots, cu_squeeze,
 };
