@@ -294,7 +294,6 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   u64    top = heap_used();
   volatile int lazy = 0;
   if (setjmp(c.env) != 0) {
-    reclaim_disarm();   // armed by the run the error ended
     if (!lazy && eval_met_again() && may_start_over(collapse)) {
       lazy      = 1;
       h->err[0] = '\0';

@@ -325,6 +325,9 @@ void sched_normalize(u32 root) {
 }
 
 void sched_collapse(u32 root, long long limit) {
+  // The collapser's queues are no collection's roots: a CPU run that an
+  // error ended armed (its pool idle now) gives its chunks up here.
+  reclaim_disarm();
   if (SCHED.requested && device_named() && !gpu_usable()) device_named_fail();
   if (SCHED.requested && !NODEV) {
     warm_due = 0;
