@@ -32,7 +32,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <hvm4g.h>
 #include "run/sched.h"
 #include "run/prim.h"
 #include "core/kern.h"
@@ -152,6 +151,11 @@ static void device_named_fail(void) {
            "simulated device", GPU.device == DEV_CUDA ? "cuda" : "metal",
            gpu_why_not());
   eval_fatal("hvm4g: ", msg);
+}
+
+// Before a --gpu run: the device named must be usable.
+static void device_require(void) {
+  if (SCHED.requested && device_named() && !gpu_usable()) device_named_fail();
 }
 
 // A device run's stop; STOP_NODEV also records why there is no device.
@@ -311,7 +315,7 @@ static void normalize_hybrid(u32 root) {
 }
 
 void sched_normalize(u32 root) {
-  if (SCHED.requested && device_named() && !gpu_usable()) device_named_fail();
+  device_require();
   if (SCHED.requested && !NODEV) {
     normalize_hybrid(root);
   } else {
@@ -328,7 +332,7 @@ void sched_collapse(u32 root, long long limit) {
   // The collapser's queues are no collection's roots: a CPU run that an
   // error ended armed (its pool idle now) gives its chunks up here.
   reclaim_disarm();
-  if (SCHED.requested && device_named() && !gpu_usable()) device_named_fail();
+  device_require();
   if (SCHED.requested && !NODEV) {
     warm_due = 0;
     gpu_trace_run();
