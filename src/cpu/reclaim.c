@@ -39,6 +39,7 @@ u32          RECLAIM_THREADS = 0;
 _Atomic int  RECLAIM_STOP  = 0;
 u64          RECLAIM_NEXT  = ~0ull;
 u32          RECLAIM_ARENA = CPU_ARENA;
+_Atomic int  RECLAIM_HOSTS = 0;
 
 // Words handed out between collections when little is live: a collection
 // costs a walk of the live words and a scan of one bit per word, so the gap
@@ -59,7 +60,6 @@ typedef struct {
 
 static Away        *AWAY     = NULL;   // per thread: parked or asleep
 static u32          NTHR     = 0;
-static _Atomic int  HOSTS    = 0;      // host primitives in flight
 static int          ARMED    = 0;
 static u64          BASE     = 0;      // words below stay
 static int          LOW      = 0;      // the last collection left little room
@@ -135,7 +135,7 @@ void reclaim_disarm(void) {
 }
 
 void reclaim_host(int d) {
-  atomic_fetch_add(&HOSTS, d);
+  atomic_fetch_add(&RECLAIM_HOSTS, d);
 }
 
 ReclaimStats reclaim_stats(void) {
@@ -369,6 +369,9 @@ static void run(void) {
 // Runs a collection: 1 if it ran, 0 if it could not, -1 if another
 // thread's was under way (this one parked through it).
 static int collect(u32 tid) {
+  // a host primitive in flight: no collection can run, so the others are
+  // not stopped (each stop costs them a rebuild)
+  if (atomic_load(&RECLAIM_HOSTS) != 0 && !atomic_load(&RECLAIM_STOP)) return 0;
   int idle = 0;
   if (!atomic_compare_exchange_strong(&RECLAIM_STOP, &idle, 1)) {
     reclaim_park(tid);
@@ -378,7 +381,7 @@ static int collect(u32 tid) {
     u32 spins = 0;
     while (i != tid && !atomic_load(&AWAY[i].on)) wait_a_while(&spins);
   }
-  int ok = ARMED && atomic_load(&HOSTS) == 0;
+  int ok = ARMED && atomic_load(&RECLAIM_HOSTS) == 0;
   if (ok) {
     run();
   }
@@ -392,6 +395,8 @@ int reclaim_oom(u32 tid) {
     reclaim_park(tid);
     return 2;
   }
+  // the gap alone: a run stopped for it before a host primitive began has
+  // room, and retries (the gap starting over below)
   int due = heap_given() >= RECLAIM_NEXT;
   int r   = collect(tid);
   if (r < 0) return 2;

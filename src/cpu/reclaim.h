@@ -26,6 +26,8 @@ extern _Atomic int  RECLAIM_STOP;   // a collection is under way: park
 extern u64          RECLAIM_NEXT;   // heap_given() at which one is due
 extern u32          RECLAIM_ARENA;  // words of an arena (cpu.h's CPU_ARENA,
                                     // or less: --reclaim-gap, a small heap)
+extern _Atomic int  RECLAIM_HOSTS;  // host primitives in flight (none: a
+                                    // collection may run)
 
 // Thread tid holds f (its term or slot) until reclaim_drop: f goes on top
 // of its list. No list (a unit test's bare pool): nothing to hold.
@@ -73,10 +75,14 @@ typedef struct {
 } ReclaimStats;
 ReclaimStats reclaim_stats(void);
 
-// Whether a refill must stop its run for a collection (cpu.h).
+// Whether a refill must stop its run for a collection (cpu.h). Not while
+// a host primitive is in flight: no collection can run then, and each stop
+// costs the run a rebuild of its WNF stack, so a deep stack stopped every
+// gap for nothing would make the run quadratic.
 static inline int reclaim_due(void) {
   return atomic_load_explicit(&RECLAIM_STOP, memory_order_relaxed) ||
-         heap_given() >= RECLAIM_NEXT;
+         (heap_given() >= RECLAIM_NEXT &&
+          atomic_load_explicit(&RECLAIM_HOSTS, memory_order_relaxed) == 0);
 }
 
 #endif
