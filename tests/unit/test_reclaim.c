@@ -4,8 +4,9 @@
 // live graphs must read as before: sharing (two projections of one DUP), a
 // SUB chain, a stuck DUP held by the host in a root frame, a slot held as a
 // root, a queued task; a thread's records of the DUP slots its frames took
-// are forgotten; a tiny gap still hands out chunks the core can use. And a
-// heap too full to go on says so.
+// are forgotten; a tiny gap still hands out chunks the core can use; a
+// host primitive in flight stops no run for a collection. And a heap too
+// full to go on says so.
 
 #include <string.h>
 #include "heap/heap.h"
@@ -163,6 +164,23 @@ int main(void) {
   CHECK(HEAP[link] == TERM(C00 + 1, 1, lst2) && HEAP[lst2 + 39999] == TERM(NUM, 0, 0));
   reclaim_drop(tid, &fk);
   EVAL.reclaim_gap = 4096;
+
+  // A host primitive in flight: no collection can run, so the gap does not
+  // stop a refill; a run that stopped for it just before retries, and no
+  // collection runs; once the primitive returns, the due one does.
+  u64 runs = reclaim_stats().runs;
+  reclaim_host(1);
+  RECLAIM_NEXT = heap_given();
+  CHECK(!reclaim_due());
+  CHECK(reclaim_oom(tid) == 2);
+  CHECK(reclaim_stats().runs == runs);
+  CHECK(RECLAIM_NEXT > heap_given());
+  reclaim_host(-1);
+  RECLAIM_NEXT = heap_given();
+  CHECK(reclaim_due());
+  CHECK(reclaim_oom(tid) == 2);
+  CHECK(reclaim_stats().runs == runs + 1);
+  CHECK(!reclaim_due());
 
   // A heap whose words are all live leaves no room: 0, the end of the run.
   reclaim_disarm();
