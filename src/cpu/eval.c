@@ -319,7 +319,14 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
   u64 oom_at = ~0ull;                  // interactions at the last full heap
   RootFrame rf = { &t, 0, NULL };
   reclaim_hold(tid, &rf);
-#define EVAL_RETURN(x) do { reclaim_drop(tid, &rf); return (x); } while (0)
+  // A slice's budget is this loop's own: a run nested on this worker (a
+  // host primitive's, a pool task eval_help runs) or the caller's next one
+  // would take it for a budget of its caller's and return at it unfinished.
+#define EVAL_RETURN(x) do {                \
+    if (sliced) w->budget = ~0ull;         \
+    reclaim_drop(tid, &rf);                \
+    return (x);                            \
+  } while (0)
   for (;;) {
     if (sliced) {
       if (AHEAD) ahead_check();
@@ -328,7 +335,6 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
     t = run(w, t);
     switch (w->status) {
       case WNF_OK: {
-        if (sliced) w->budget = ~0ull;
         EVAL_RETURN(t);
       }
       case WNF_HOST: {
@@ -352,6 +358,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         if (!HOST) eval_die("a primitive needs the host, and none is installed");
         reclaim_host(1);
         HOSTS++;
+        if (sliced) w->budget = ~0ull;
         Term r = HOST(w, pri);
         HOSTS--;
         reclaim_host(-1);
@@ -368,6 +375,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         // offered: help the pool meanwhile, then retry. A safe point.
         if (RECLAIM_ROOTS && tid < NWORKERS) reclaim_poll(tid);
         w->defers++;
+        if (sliced) w->budget = ~0ull;
         if (eval_help(w)) {
           spins = 0;
         } else if (++spins < 64) {
