@@ -392,10 +392,6 @@ static void collapse_seq(Wnf *w) {
   }
 }
 
-u64 collapse_printed(void) {
-  return COLLAPSE_PRINTED;
-}
-
 void collapse_print(u32 loc, long long limit) {
   if (!OUT) OUT = stdout;
   if (limit == 0) return;

@@ -20,8 +20,6 @@ void collapse_set_out(FILE *out, int color);
 typedef int (*CollapseLineCheck)(const char *text, size_t n);
 void collapse_set_line_check(CollapseLineCheck check);
 
-// Lines printed by the collapse under way or the last one.
-u64 collapse_printed(void);
 // After an error took the caller out of collapse_print: the pool stops
 // collapsing ahead, and this returns once none of that runs.
 void collapse_stop(void);

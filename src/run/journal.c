@@ -11,15 +11,17 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "run/journal.h"
 #include "cpu/eval.h"
 #include "heap/heap.h"
 #include "lang/names.h"
 
-// Past this many words (results and line hashes together) the journal
-// stops and the run cannot start over: it bounds the memory a long run of
-// effects holds for a restart that rarely comes.
-#define JOURNAL_MAX_WORDS ((u64)1 << 26)
+// Past this many words (entries, results and line hashes together: 128
+// MiB) the journal stops and the run cannot start over: it bounds the
+// memory a long run of effects or lines holds for a restart that rarely
+// comes.
+#define JOURNAL_MAX_WORDS ((u64)1 << 24)
 
 typedef enum { OFF, RECORD, REPLAY } Mode;
 
@@ -72,9 +74,18 @@ static void broken(void) {
   MODE   = OFF;
 }
 
+// Eight bytes a step (a -C line is hashed as it is printed), the rest one
+// by one as FNV-1a.
 u64 journal_hash(u64 h, const void *bytes, size_t n) {
   const u8 *b = bytes;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  size_t    i = 0;
+  for (; i + 8 <= n; i += 8) {
+    u64 word;
+    memcpy(&word, b + i, 8);
+    h = (h ^ word) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
   return h;
 }
 
@@ -200,9 +211,11 @@ int journal_effect(Wnf *w, Term pri, u64 key, Term *out) {
   u32 prim = EXT(pri);
   pthread_mutex_lock(&LOCK);
   if (MODE == RECORD) {
-    if (!vec_room(&ENTRIES, sizeof(Entry), 1)) {
+    u64 words = sizeof(Entry) / sizeof(u64);
+    if (WORDS + words > JOURNAL_MAX_WORDS || !vec_room(&ENTRIES, sizeof(Entry), 1)) {
       broken();
     } else {
+      WORDS  += words;
       PENDING = (long long)ENTRIES.len;
       ((Entry *)ENTRIES.at)[ENTRIES.len++] = (Entry){ .prim = prim, .key = key };
     }
