@@ -312,6 +312,30 @@ void collapse_set_out(FILE *out, int color) {
   COLOR = color;
 }
 
+static CollapseLineCheck LINE_CHECK = NULL;   // collapse_set_line_check
+static FILE  *LINE_OUT  = NULL;   // a line's text, for LINE_CHECK
+static char  *LINE_TEXT = NULL;
+static size_t LINE_SIZE = 0;
+
+void collapse_set_line_check(CollapseLineCheck check) {
+  LINE_CHECK = check;
+}
+
+// t's line written to LINE_OUT, passed to LINE_CHECK, then to OUT if it
+// says so: 1 when it was printed.
+static int line_checked(Term t) {
+  if (!LINE_OUT && !(LINE_OUT = open_memstream(&LINE_TEXT, &LINE_SIZE))) {
+    eval_die("out of memory printing a line");
+  }
+  rewind(LINE_OUT);
+  print_quoted(LINE_OUT, t);
+  off_t n = ftello(LINE_OUT);
+  if (fflush(LINE_OUT) != 0 || n < 0) eval_die("out of memory printing a line");
+  if (!LINE_CHECK(LINE_TEXT, (size_t)n)) return 0;
+  fwrite(LINE_TEXT, 1, (size_t)n, OUT);
+  return 1;
+}
+
 static void out_check(void) {
   if (OUT == stdout) {
     eval_out_check();
@@ -333,7 +357,11 @@ int collapse_use(Term t) {
     }
     default: {
       if (COLLAPSE_PRINTED++ < COLLAPSE_LIMIT && !EVAL.silent) {
-        print_quoted(OUT, t);
+        if (!LINE_CHECK) {
+          print_quoted(OUT, t);
+        } else if (!line_checked(t)) {
+          return 0;
+        }
         if (EVAL.stats) {
           const char *on = COLOR ? "\033[2m" : "", *off = COLOR ? "\033[0m" : "";
           fprintf(OUT, " %s#%llu%s", on, (unsigned long long)eval_itrs(), off);
@@ -362,10 +390,6 @@ static void collapse_seq(Wnf *w) {
       }
     }
   }
-}
-
-u64 collapse_printed(void) {
-  return COLLAPSE_PRINTED;
 }
 
 void collapse_print(u32 loc, long long limit) {

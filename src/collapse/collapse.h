@@ -14,8 +14,12 @@ void collapse_print(u32 loc, long long limit);
 // counts after each line are dimmed with terminal colour codes.
 void collapse_set_out(FILE *out, int color);
 
-// Lines printed by the collapse under way or the last one.
-u64 collapse_printed(void);
+// A check each line goes through before it is printed (NULL: none): it
+// gets the line's text (without the -s count) and says whether to print it
+// (0: it was printed before, by a run that started over).
+typedef int (*CollapseLineCheck)(const char *text, size_t n);
+void collapse_set_line_check(CollapseLineCheck check);
+
 // After an error took the caller out of collapse_print: the pool stops
 // collapsing ahead, and this returns once none of that runs.
 void collapse_stop(void);

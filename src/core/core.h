@@ -46,6 +46,7 @@
 #define ERR_LABEL_OWN 6 // dynamic label in the runtime's own range (LAB_OWN)
 #define ERR_DUP_SELF 7  // a DUP's expression is one of its own copies
 #define ERR_DUP_AGAIN 8 // a DUP met again while this run reduces it (wnf.h)
+#define ERR_DUP_HOST 9  // the lazy core met an effect inside a DUP's reduction
 
 // How DP0/DP1 take a DUP expression slot (Wnf.dup_mode).
 #define DUP_SOLO   0  // one thread owns the heap: plain load/store

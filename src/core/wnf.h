@@ -1146,6 +1146,14 @@ FN u32 wnf_holds(DEV Term *stk, u32 sp, u32 loc) {
   return 0;
 }
 
+// Whether a DUP is under reduction in these frames (any DP0/DP1 frame).
+FN u32 wnf_in_dup(DEV Term *stk, u32 sp) {
+  for (u32 i = sp; i > 0; i--) {
+    if (TAG(stk[i - 1]) == DP0 || TAG(stk[i - 1]) == DP1) return 1;
+  }
+  return 0;
+}
+
 // The machine
 // ===========
 
@@ -1334,6 +1342,19 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             next = HEAP_LD(w, loc);
             continue;
           }
+#ifdef WNF_LAZY_BOOK
+          // HVM4 runs a primitive inside the DUP reduction that met it, and
+          // its result there depends on how that DUP is met again; the stop
+          // for the host folds the DUP's frame back into the heap, which
+          // gives another. An effect there is refused; %nf, %gnf and
+          // %compact (not HVM4's) are not effects.
+          if (id < PRIM_OP && id != PRIM_NF && id != PRIM_GNF && id != PRIM_COMPACT &&
+              wnf_in_dup(stk, sp)) {
+            st     = WNF_ERROR;
+            w->err = ERR_DUP_HOST;
+            break;
+          }
+#endif
           if (id < PRIM_OP) {
             st      = WNF_HOST;
             w->host = next;

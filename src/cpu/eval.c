@@ -273,6 +273,10 @@ static const char *err_msg(u32 err) {
     case ERR_DUP_SELF:
       return "a DUP holds one of its own copies (two copies met under one "
              "label): the term is infinite";
+    case ERR_DUP_HOST:
+      return "an effect inside a DUP's reduction, in a run started over "
+             "copying the book lazily (a DUP was met again): HVM4's result "
+             "there depends on its heap";
     case ERR_DUP_AGAIN:
       // fits EvalCatch.msg with its kind (-C under -T reports it from there)
       return "a DUP was met again while it was reduced (two copies met under "

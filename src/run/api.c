@@ -27,6 +27,7 @@
 #include "cpu/pool.h"
 #include "cpu/reclaim.h"
 #include "run/prim.h"
+#include "run/journal.h"
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
@@ -253,16 +254,23 @@ static u32 run_root(hvm4g *h, const char *name) {
   return root;
 }
 
+// Whether a run may start over, as far as the program and the flags say;
+// such a run journals its effects and -C lines (journal.h) while it goes.
+// Refused: -D, whose steps already printed would show twice and which has
+// no journal of its own; an unscoped binder, whose variables the lazy copy
+// of the book does not bind.
+static int may_restart(void) {
+  return !EVAL.debug && !parse_unscoped();
+}
+
 // A run that met a DUP again while reducing it (eval_met_again) starts
-// over from the program with the lazy core, on one thread and the CPU,
-// where nothing it did can show and nothing it does differs from HVM4: no
-// effect primitive in the program (the lazy core, like any, stops for the
-// host and rebuilds, where HVM4 runs it inside the DUP it is reducing), no
-// line collapsed yet, no -D steps, no unscoped binder (whose variables the
-// lazy copy does not bind).
-static int may_start_over(int collapse) {
-  return !EVAL.debug && !prim_effects_used() && !parse_unscoped() &&
-         (!collapse || collapse_printed() == 0);
+// over from the program with the lazy core, on one thread and the CPU.
+// What it did shows once: the effects it performed and the lines it
+// printed are replayed from the journal, not done again; a journal that
+// does not hold them all as data (a result that is not data, or one past
+// its bound) refuses.
+static int may_start_over(void) {
+  return may_restart() && journal_replay();
 }
 
 // Back to the heap as the program left it (top): the book's templates are
@@ -293,13 +301,16 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   double t0  = now();
   u64    top = heap_used();
   volatile int lazy = 0;
+  journal_start(may_restart());
   if (setjmp(c.env) != 0) {
-    if (!lazy && eval_met_again() && may_start_over(collapse)) {
+    if (!lazy && eval_met_again() && may_start_over()) {
       lazy      = 1;
       h->err[0] = '\0';
       start_over_lazily(top);
     } else {
       if (lazy) eval_lazy_book(0);
+      journal_end();
+      collapse_set_line_check(NULL);
       h->secs = now() - t0;
       collapse_set_out(stdout, 0);   // not the caller's stream, which may go
       return c.code;
@@ -309,12 +320,15 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   u32 root = run_root(h, name);
   if (!root) {
     CALL = NULL;
+    journal_end();
     return strstr(h->err, "heap") ? HVM4G_ERR_HEAP : HVM4G_ERR_PARSE;
   }
   SCHED.requested = where == HVM4G_DEVICE && !lazy;
   if (collapse) {
     collapse_set_out(out, COLOR);
+    collapse_set_line_check(journal_line);
     sched_collapse(root, limit);
+    collapse_set_line_check(NULL);
     collapse_set_out(stdout, 0);
   } else {
     sched_normalize(root);
@@ -326,7 +340,9 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     }
     h->result = root;
   }
+  if (lazy) journal_check_done();
   if (lazy) eval_lazy_book(0);
+  journal_end();
   CALL    = NULL;
   h->secs = now() - t0;
   return HVM4G_OK;

@@ -17,6 +17,7 @@
 #include "run/prim.h"
 #include "run/prim_in.h"
 #include "run/effects.h"
+#include "run/journal.h"
 #include "run/sched.h"
 #include "cpu/eval.h"
 #include "cpu/snf.h"
@@ -412,6 +413,10 @@ static Term prim_log(Wnf *w, Term pri) {
     case STR_SHAPE:  eval_die(SHAPE[len]); return 0;
     case STR_DONE:   break;
   }
+  if (journal_effect(w, pri, journal_hash(JOURNAL_SEED, codes, (size_t)len * sizeof *codes), &out)) {
+    free(codes);
+    return out;
+  }
   EffectLine line = {0};   // written whole: no other thread's line inside it
   for (u32 i = 0; i < len; i++) {
     char b[4];
@@ -494,6 +499,7 @@ Term prim_host(Wnf *w, Term pri) {
   u64  budget = w->budget;
   Term r;
   w->budget = ~0ull;
+  journal_call();
   switch (EXT(pri)) {
     case PRIM_LOG:     r = prim_log(w, pri); break;
     case PRIM_PANIC:   r = prim_panic(w, pri); break;
@@ -513,5 +519,5 @@ Term prim_host(Wnf *w, Term pri) {
     }
   }
   w->budget = budget;
-  return r;
+  return journal_result(r);
 }

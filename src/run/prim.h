@@ -14,7 +14,8 @@ Term prim_host(Wnf *w, Term pri);
 Term prim_io(Wnf *w, Term pri);
 
 // Whether the program calls a primitive with an effect (%log, a file, ..):
-// such a run cannot be started over.
+// the device does not start such a run over (sched.c); a run that starts
+// over lazily replays its effects instead (journal.h).
 int prim_effects_used(void);
 
 // The program's arguments after `--`, which %argv returns.

@@ -5,7 +5,9 @@
 // string read by prim_str_arg, so a superposition in it splits the call.
 //
 // Every effect of a program goes through prim_host (prim.c), on the CPU:
-// a device run that meets one of these stops and hands it back.
+// a device run that meets one of these stops and hands it back. Each asks
+// the journal (journal.h) just before its effect, which answers a call the
+// run made before it started over; %argv, the same in any run, does not.
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 #include "run/prim.h"
 #include "run/prim_in.h"
+#include "run/journal.h"
 #include "cpu/eval.h"
 #include "heap/heap.h"
 #include "lang/names.h"
@@ -43,6 +46,14 @@ static int str_arg(Wnf *w, Term pri, u32 arg, const char *what, char **s, Term *
 
 int prim_str_path(Wnf *w, Term pri, char **s, Term *out) {
   return str_arg(w, pri, 0, EXT(pri) == PRIM_PROCESS_SPAWN ? "cmd" : "path", s, out);
+}
+
+// Replays the call whose argument is the string s (journal.h): 1 with the
+// result in *out, s freed; 0 when the call performs its effect.
+static int replayed(Wnf *w, Term pri, char *s, Term *out) {
+  if (!journal_effect(w, pri, journal_hash(JOURNAL_SEED, s, strlen(s)), out)) return 0;
+  free(s);
+  return 1;
 }
 
 static Term err_errno(Wnf *w, const char *prim, const char *doing, const char *path, int e) {
@@ -120,6 +131,7 @@ static Term read_file(Wnf *w, Term pri, int bytes) {
   char       *path;
   Term        out;
   if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
+  if (replayed(w, pri, path, &out)) return out;
   size_t n;
   int    opened;
   u8    *buf = file_bytes(path, &n, &opened);
@@ -184,6 +196,12 @@ static Term write_file(Wnf *w, Term pri, int bytes) {
     free(path);
     return out;
   }
+  u64 key = journal_hash(journal_hash(JOURNAL_SEED, path, strlen(path) + 1), data, n);
+  if (journal_effect(w, pri, key, &out)) {
+    free(data);
+    free(path);
+    return out;
+  }
   FILE *f = fopen(path, "wb");
   if (!f) {
     out = err_errno(w, prim, "failed to open path", path, errno);
@@ -216,6 +234,7 @@ static Term prim_env(Wnf *w, Term pri) {
   char *name;
   Term  out;
   if (!str_arg(w, pri, 0, "name", &name, &out)) return out;
+  if (replayed(w, pri, name, &out)) return out;
   const char *value = getenv(name);
   if (value) {
     out = prim_ok(w, prim_string(w, value, strlen(value)));
@@ -226,7 +245,9 @@ static Term prim_env(Wnf *w, Term pri) {
   return out;
 }
 
-static Term prim_cwd(Wnf *w) {
+static Term prim_cwd(Wnf *w, Term pri) {
+  Term replay;
+  if (journal_effect(w, pri, JOURNAL_SEED, &replay)) return replay;
   char *dir = getcwd(NULL, 0);
   if (!dir) return prim_err(w, "ERROR(cwd): %s (errno=%d)", strerror(errno), errno);
   Term out = prim_ok(w, prim_string(w, dir, strlen(dir)));
@@ -238,6 +259,7 @@ static Term prim_chdir(Wnf *w, Term pri) {
   char *path;
   Term  out;
   if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
+  if (replayed(w, pri, path, &out)) return out;
   out = chdir(path) == 0 ? prim_ok_nil(w)
                          : err_errno(w, "chdir", "failed to change directory to", path, errno);
   free(path);
@@ -246,8 +268,10 @@ static Term prim_chdir(Wnf *w, Term pri) {
 
 // A 31-bit number, as C's rand() gives HVM4: xorshift64* on one word that
 // every thread advances, seeded from the clock and the process.
-static Term prim_rand(void) {
+static Term prim_rand(Wnf *w, Term pri) {
   static _Atomic u64 STATE = 0;
+  Term replay;
+  if (journal_effect(w, pri, JOURNAL_SEED, &replay)) return replay;
   u64 cur = atomic_load(&STATE), x;
   do {
     x = cur;
@@ -268,13 +292,13 @@ Term prim_io(Wnf *w, Term pri) {
   switch (EXT(pri)) {
     case PRIM_ARGV:        return prim_argv(w);
     case PRIM_ENV:         return prim_env(w, pri);
-    case PRIM_CWD:         return prim_cwd(w);
+    case PRIM_CWD:         return prim_cwd(w, pri);
     case PRIM_CHDIR:       return prim_chdir(w, pri);
     case PRIM_READ_FILE:   return read_file(w, pri, 0);
     case PRIM_READ_BYTES:  return read_file(w, pri, 1);
     case PRIM_WRITE_FILE:  return write_file(w, pri, 0);
     case PRIM_WRITE_BYTES: return write_file(w, pri, 1);
-    case PRIM_RAND:        return prim_rand();
+    case PRIM_RAND:        return prim_rand(w, pri);
     default: {
       Term r = prim_task(w, pri);
       if (!r) r = prim_net(w, pri);

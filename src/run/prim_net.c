@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include "run/prim.h"
 #include "run/prim_in.h"
+#include "run/journal.h"
 #include "cpu/eval.h"
 #include "heap/heap.h"
 #include "lang/names.h"
@@ -244,7 +245,8 @@ static Term tcp_connect(Wnf *w, Term pri) {
       out = prim_coded_err(w, pri, E_BAD_ARG, msg);
     }
   }
-  if (out) {
+  u64 key = journal_hash_word(journal_hash(JOURNAL_SEED, host, strlen(host)), port);
+  if (out || journal_effect(w, pri, key, &out)) {
     free(host);
     return out;
   }
@@ -1030,6 +1032,10 @@ static Term http_request(Wnf *w, Term pri) {
            request_headers(w, pri, HEAP[VAL(req) + 2], &h->headers, &out) &&
            request_body(w, pri, HEAP[VAL(req) + 3], h, &out) &&
            request_opts(w, pri, HEAP[VAL(req) + 4], h, &out);
+  if (ok && journal_effect(w, pri, journal_hash_word(journal_hash(JOURNAL_SEED, url, strlen(url)), m),
+                           &out)) {
+    ok = 0;   // replayed: the exchange is not started again
+  }
   if (!ok) {
     free(url);
     http_free(h);

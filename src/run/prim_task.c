@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include "run/prim.h"
 #include "run/prim_in.h"
+#include "run/journal.h"
 #include "cpu/eval.h"
 #include "heap/heap.h"
 #include "lang/names.h"
@@ -132,6 +133,9 @@ int prim_handle_of(Wnf *w, Term pri, Term v, u32 kind, u32 *id, u32 *seq, Term *
 }
 
 int prim_take(Wnf *w, Term pri, u32 kind, u32 id, u32 seq, Slot *s, Term *out) {
+  // replayed before the claim: the first run already moved the slot's seq on
+  u64 key = journal_hash_word(journal_hash_word(journal_hash_word(JOURNAL_SEED, kind), id), seq);
+  if (journal_effect(w, pri, key, out)) return 0;
   pthread_mutex_lock(&SLOT_LOCK);
   Slot *sl    = slot_of(kind, id);
   int   fresh = sl && sl->seq == seq;
@@ -173,6 +177,10 @@ static Term stream_open(Wnf *w, Term pri, int file) {
   if (file) {
     char *path;
     if (!prim_str_path(w, pri, &path, &out)) return out;
+    if (journal_effect(w, pri, journal_hash(JOURNAL_SEED, path, strlen(path)), &out)) {
+      free(path);
+      return out;
+    }
     s.kind = K_FILE;
     s.fd   = open(path, O_RDONLY | O_CLOEXEC);
     int e  = errno;
@@ -181,6 +189,7 @@ static Term stream_open(Wnf *w, Term pri, int file) {
   } else {
     Term v;
     if (prim_lift(w, pri, 0, &v, &out)) return out;
+    if (journal_effect(w, pri, JOURNAL_SEED, &out)) return out;
   }
   u32  id;
   Term r = prim_opened(w, pri, &s, &id);
@@ -254,6 +263,7 @@ static Term timer_start(Wnf *w, Term pri) {
   Term v, out;
   if (prim_lift(w, pri, 0, &v, &out)) return out;
   if (TAG(v) != NUM) return prim_coded_err(w, pri, E_BAD_ARG, "invalid `ms`; expected NUM");
+  if (journal_effect(w, pri, journal_hash_word(JOURNAL_SEED, VAL(v)), &out)) return out;
   Slot s  = { .kind = K_TIMER, .due_ns = prim_now_ns() + (u64)VAL(v) * 1000000ull };
   u32  id;
   return prim_opened(w, pri, &s, &id);
@@ -282,6 +292,10 @@ static Term process_spawn(Wnf *w, Term pri) {
   char *cmd;
   Term  out;
   if (!prim_str_path(w, pri, &cmd, &out)) return out;
+  if (journal_effect(w, pri, journal_hash(JOURNAL_SEED, cmd, strlen(cmd)), &out)) {
+    free(cmd);
+    return out;
+  }
   // the child starts with an empty stdout buffer, and its output follows ours
   fflush(stdout);
   pid_t pid = fork();

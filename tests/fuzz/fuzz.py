@@ -277,7 +277,11 @@ def gen_numeral(rng):
                       "λy.%log(\"s\")", "λ&y.#Q{y, y}"])
     main = rng.choice([f"{selfs}", f"{selfs}({arg})", f"{selfs}({arg}, 0)",
                        f"%nf({selfs}({arg}, 3))", f"%gnf({selfs}({arg}, 3))",
-                       f"%nf({selfs})", f"#T{{{selfs}({arg}, 1), {selfs}({arg}, 2)}}"])
+                       f"%nf({selfs})", f"#T{{{selfs}({arg}, 1), {selfs}({arg}, 2)}}",
+                       # an effect and a -C line before the DUP is met
+                       # again: replayed from the journal, not done twice
+                       f"#P{{%log(\"a\"), {selfs}({arg}, 0)}}",
+                       f"&A{{#L{{1}}, {selfs}({arg}, 0)}}"])
     # Every mode: a DUP met again while it is reduced starts the run over
     # on one thread, copying the book lazily as HVM4 does, whichever mode
     # met it (docs/architecture.md "A DUP met again while it is reduced")
