@@ -220,11 +220,19 @@ static long long mt_mark(u32 n, u32 budget, u32 *cut, char *err,
   return GPU_SIM.mark(n, budget, cut, err, errlen);
 }
 
+// A reclaim whose marking failed left its copy of the frontier.
+static void mt_front_free(void) {
+  free(M.front);
+  M.front = NULL;
+}
+
 static int mt_close(char *err, unsigned errlen) {
+  mt_front_free();
   return GPU_SIM.close(err, errlen);
 }
 
 static void mt_abandon(void) {
+  mt_front_free();
   GPU_SIM.abandon();
 }
 
@@ -240,7 +248,7 @@ static void mt_abandon(void) {
 
 static long long mt_reclaim_roots(u32 n, char *err, unsigned errlen) {
   if (mt_heap_back(err, errlen) != 0) return -1;
-  free(M.front);
+  mt_front_free();
   M.front = malloc((n ? n : 1) * sizeof(u64));
   if (!M.front || md_get(MB_IN, 0, M.front, (u64)n * sizeof(u64)) != 0) {
     snprintf(err, errlen, "%s", M.front ? "frontier copy out failed"
@@ -259,12 +267,13 @@ static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
   u64  nw   = (dtop >> 5) + 1 - w0;
   u64  low  = 0;
   // Whole-heap indices as sim_squeeze_host wants them; the words below w0
-  // are never touched, so never paged in.
+  // are neither read nor written.
   u32 *seen = malloc(((dtop >> 5) + 1) * sizeof(u32));
   if (!seen || md_get(MB_SEEN, w0 * sizeof(u32), seen + w0,
                       nw * sizeof(u32)) != 0) {
+    snprintf(err, errlen, "%s", seen ? "seen bitmap copy out failed"
+             : "out of host memory for the seen bitmap");
     free(seen);
-    snprintf(err, errlen, "seen bitmap copy out failed");
     return -1;
   }
   if (sim_squeeze_host(n, seen, M.cap, M.m.region_shift, M.front, &low, r,
@@ -281,8 +290,7 @@ static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
               md_zero(MB_ARENA, 0, 2 * (u64)M.lanes * sizeof(u32)) ||
               md_put(MB_HEAP, MTL_G_TOP * sizeof(u32), &top32, sizeof top32);
   free(seen);
-  free(M.front);
-  M.front = NULL;
+  mt_front_free();
   if (fail) {
     M.fault = 1;
     snprintf(err, errlen, "copying the packed heap in failed");
