@@ -767,6 +767,20 @@ if [ "${SKIP_METAL:-0}" != 1 ] && [ -z "${HVM4G_BIN:-}" ]; then
     sed 's/@loop(18, x)/@loop(72, x)/; s/@gen(21, 0)/@gen(11, 0)/' "$ROOT/bench/gpu_wide_map.hvm4" > "$TMP/metal_map.hvm4"
     cli_check metal_narrow_rate 0 '^- Device stopped: no' "$ROOT/build-metal/hvm4g-mtl" \
       "$TMP/metal_map.hvm4" -S -G --device=metal --cpu-first=0 --lanes=64 --budget=16 --region-shift=8 -s
+    # A small device heap that fills is reclaimed in place between passes
+    # (metal.c, mt_squeeze) and the run goes on to the CPU's output.
+    cli_check metal_reclaims 0 '^- Device reclaims: [1-9][0-9]* in place' "$ROOT/build-metal/hvm4g-mtl" \
+      "$ROOT/tests/gpu/mem_dev_loop.hvm4" -G --device=metal --cpu-first=0 --dev-heap=1M --handoff=0 -s
+    cli_check metal_reclaims_same 0 '^same$' sh -c 'a=$("$0" "$1" -T1); b=$("$0" "$1" -G --device=metal --cpu-first=0 --dev-heap=1M --handoff=0)
+      [ "$a" = "$b" ] && echo same || echo "$a / $b"' "$ROOT/build-metal/hvm4g-mtl" "$ROOT/tests/gpu/mem_dev_loop.hvm4"
+    # Live words past half a small first heap (HVM4G_DEV_HEAP_START): an
+    # accumulator never forced. The heap grows and the next run goes on from
+    # what the first packed (mt_grow), with the CPU's output.
+    printf '%s\n' '@loop = λ{0: λacc. acc; λ&k. λacc. @loop(k - 1, ((acc * 31) + k) % 65521)}' \
+      '@main = @loop(200000, 1)' > "$TMP/metal_lazy.hvm4"
+    cli_check metal_heap_grows 0 '^same$' sh -c 'a=$("$0" "$1" -T1); b=$(HVM4G_DEV_HEAP_START=1M "$0" "$1" -G --device=metal --cpu-first=0 --handoff=0 -s 2>&1)
+      echo "$b" | grep -Eq "^- Device runs: [2-9]$" && [ "$a" = "$(echo "$b" | grep -v "^- ")" ] && echo same || echo "$a / $b"' \
+      "$ROOT/build-metal/hvm4g-mtl" "$TMP/metal_lazy.hvm4"
   else
     record metal-build hvm4g-mtl 0 "make build-metal/hvm4g-mtl failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/metal-build.log")"
     tail -n 20 "$TMP/metal-build.log"

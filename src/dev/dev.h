@@ -207,6 +207,20 @@ extern const GpuBackend GPU_SIM;
 // back (its roots, mark, close and abandon then serve): call before the
 // run; 0, or -1 with a message.
 int sim_pack_open(char *err, unsigned errlen);
+// sim.c: a reclaim in place for such a backend, on the host heap, which
+// holds the device heap's [0, top) (copied back, HEAP_TOP raised to its
+// top). sim_reclaim_frontier: reclaim_roots with the frontier's n entries
+// given (copied); then GPU_SIM.mark's passes. sim_squeeze_host: squeeze
+// on the host heap, with `seen` the claims bitmap (whole-heap word
+// indices; the words from the run's starting top to its top hold the
+// device's, and are relocated), `cap` the device heap's words; the n
+// entries relocated into `front`, and *low the lowest heap word written
+// (the words [*low, HEAP_TOP) go back to the device). 0, or -1 (message
+// in `err`) with nothing written.
+long long sim_reclaim_frontier(const u64 *front, u32 n, char *err,
+                               unsigned errlen);
+int sim_squeeze_host(u32 n, u32 *seen, u64 cap, u32 region_shift, u64 *front,
+                     u64 *low, GpuReclaim *r, char *err, unsigned errlen);
 #ifdef HVM4G_CUDA
 extern const GpuBackend GPU_CUDA;
 #endif

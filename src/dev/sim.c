@@ -522,8 +522,11 @@ static void sim_par(u32 phase, u64 lo, u64 hi) {
   if (hi > lo) sim_spread(S.threads, sim_phase);
 }
 
+static void pack_free(void);
+
 static long long sim_roots(char *err, unsigned errlen) {
   u64 dtop = gpu_top();
+  pack_free();   // a reclaim whose marking failed left its buffers
   S.live_words = (dtop - S.top0) / 32 + 1;
   S.roots  = zmap(S.top0 * sizeof(u32));
   S.live   = zmap(S.live_words * sizeof(u32));
@@ -596,13 +599,15 @@ static long long sim_mark(u32 n, u32 budget, u32 *cut, char *err,
   return next;
 }
 
-// Zeroes heap words [lo, hi): whole pages are handed back to the system
-// (they read as zero again), the ends are cleared by hand.
-static void clear_words(u64 lo, u64 hi) {
+// Zeroes heap words [lo, hi). With give_back, whole pages are handed back
+// to the system (they read as zero again) and the ends are cleared by
+// hand; without, a run that goes on allocates there next, and giving the
+// pages back would only fault them in again.
+static void clear_words(u64 lo, u64 hi, int give_back) {
   u64 page = (u64)sysconf(_SC_PAGESIZE) / sizeof(Term);
   u64 a    = (lo + page - 1) / page * page;
   u64 b    = hi / page * page;
-  if (a >= b) {
+  if (a >= b || !give_back) {
     memset(HEAP + lo, 0, (hi - lo) * sizeof(Term));
     return;
   }
@@ -613,8 +618,6 @@ static void clear_words(u64 lo, u64 hi) {
   memset(HEAP + b, 0, (hi - b) * sizeof(Term));
 }
 
-// Packs the live words, then writes them down at top0: the words the run
-// left above the new top are cleared, as fresh heap words are.
 // Ranks the marked words and packs them, relocated, into a buffer: the
 // live words, then the changed words' new values; the ranking's time is
 // added to *rank_s. NULL (message in `err`) when memory or the packing
@@ -656,12 +659,12 @@ static Term *sim_pack(u64 *live_out, double *rank_s, char *err,
 
 // The packed words written down at top0, the changed words' values in
 // place; the words left above the new top are cleared, as fresh heap words
-// are (whole pages go back to the system).
-static void sim_unpack(const Term *dst, u64 live) {
+// are (clear_words: at the run's end, whole pages go back to the system).
+static void sim_unpack(const Term *dst, u64 live, int end) {
   for (u32 i = 0; i < S.nroots; i++) HEAP[S.roots[i]] = dst[live + i];
   memcpy(HEAP + S.top0, dst, live * sizeof(Term));
   u64 top = S.top0 + live;
-  clear_words(top, S.c.dtop);
+  clear_words(top, S.c.dtop, end);
   atomic_store(&HEAP_TOP, top);
 }
 
@@ -686,7 +689,7 @@ static int sim_close(char *err, unsigned errlen) {
   }
   GPU_STATS.compact_s += gpu_now() - t0;
   t0 = gpu_now();
-  sim_unpack(dst, live);
+  sim_unpack(dst, live, 1);
   GPU_STATS.live += live;
   GPU_STATS.out_s += gpu_now() - t0;
   free(dst);
@@ -696,6 +699,9 @@ static int sim_close(char *err, unsigned errlen) {
 
 // Reclaiming in place (pass.c)
 // ============================
+// The simulator's, and that of a backend that copies its heap back to the
+// host (sim_pack_open; metal.c): it hands its frontier and stuck DUP
+// claims in and takes them back relocated, so one packing serves both.
 
 // The packing's buffers, dropped after a reclaim (sim_roots makes them).
 static void pack_free(void) {
@@ -705,12 +711,13 @@ static void pack_free(void) {
   S.roots = NULL; S.live = NULL; S.rank = NULL; S.live_words = 0;
 }
 
-static long long sim_reclaim_roots(u32 n, char *err, unsigned errlen) {
+long long sim_reclaim_frontier(const u64 *front, u32 n, char *err,
+                               unsigned errlen) {
   if (grow(&S.keep, &S.keep_cap, n ? n : 1)) {
     snprintf(err, errlen, "out of host memory for a frontier of %u", n);
     return -1;
   }
-  memcpy(S.keep, S.in, (u64)n * sizeof(u64));
+  memcpy(S.keep, front, (u64)n * sizeof(u64));
   u64 changed = GPU_STATS.changed;   // counted by the run's end alone
   long long m = sim_roots(err, errlen);
   GPU_STATS.changed = changed;
@@ -723,45 +730,64 @@ static long long sim_reclaim_roots(u32 n, char *err, unsigned errlen) {
   return m + n;
 }
 
-static int sim_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
+static long long sim_reclaim_roots(u32 n, char *err, unsigned errlen) {
+  return sim_reclaim_frontier(S.in, n, err, errlen);
+}
+
+int sim_squeeze_host(u32 n, u32 *seen, u64 cap, u32 region_shift, u64 *front,
+                     u64 *low, GpuReclaim *r, char *err, unsigned errlen) {
   u64    live = 0;
   double rank = 0;   // part of the reclaim's time (pass.c)
   Term  *dst  = sim_pack(&live, &rank, err, errlen);
   u64    w0   = S.top0 >> 5;   // the claims' bitmap words from top0 on
   u64    nw   = (S.c.dtop >> 5) + 1 - w0;
   u32   *old  = dst ? malloc(nw * sizeof(u32)) : NULL;
-  // The mark levels swap `in` with a buffer of their own: room again for
-  // the frontier.
-  if (old && grow(&S.in, &S.in_cap, n ? n : 1)) {
-    free(old);
-    old = NULL;
-  }
   if (dst && !old) snprintf(err, errlen, "out of host memory for packing");
-  for (u32 i = 0; old && i < n; i++) {
-    S.in[i] = compact_entry(&S.c, S.keep[i], S.a.region_shift);
-  }
   if (!old || sim_bad(err, errlen)) {
     free(dst);
     free(old);
     pack_free();
     return -1;
   }
+  for (u32 i = 0; i < n; i++) {
+    front[i] = compact_entry(&S.c, S.keep[i], region_shift);
+  }
   // The claims above top0 move with their slots; those below stay.
-  memcpy(old, S.seen + w0, nw * sizeof(u32));
-  S.seen[w0] &= (1u << (S.top0 & 31u)) - 1u;
-  memset(S.seen + w0 + 1, 0, (nw - 1) * sizeof(u32));
+  memcpy(old, seen + w0, nw * sizeof(u32));
+  seen[w0] &= (1u << (S.top0 & 31u)) - 1u;
+  memset(seen + w0 + 1, 0, (nw - 1) * sizeof(u32));
   for (u64 w = 0; w < S.live_words; w++) {
-    compact_claims(&S.c, old, w0, S.seen, w);
+    compact_claims(&S.c, old, w0, seen, w);
   }
   free(old);
-  sim_unpack(dst, live);
+  *low = S.top0;
+  for (u32 i = 0; i < S.nroots; i++) {
+    if (S.roots[i] < *low) *low = S.roots[i];
+  }
+  sim_unpack(dst, live, 0);
   free(dst);
-  memset(S.arena, 0, 2 * (u64)S.lanes * sizeof(u32));   // refill from the top
   r->live  = live;
-  r->room  = SIM_CAP - S.top0;
+  r->room  = cap - S.top0;
   r->freed = S.c.dtop - S.top0 - live;
-  S.n = n;
   pack_free();
+  return 0;
+}
+
+static int sim_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
+  u64 low = 0;
+  // The mark levels swap `in` with a buffer of their own: room again for
+  // the frontier.
+  if (grow(&S.in, &S.in_cap, n ? n : 1)) {
+    snprintf(err, errlen, "out of host memory for packing");
+    pack_free();
+    return -1;
+  }
+  if (sim_squeeze_host(n, S.seen, SIM_CAP, S.a.region_shift, S.in, &low, r,
+                       err, errlen) != 0) {
+    return -1;
+  }
+  memset(S.arena, 0, 2 * (u64)S.lanes * sizeof(u32));   // refill from the top
+  S.n = n;
   return 0;
 }
 

@@ -145,7 +145,7 @@ static const Flag FLAGS[] = {
   { "--dev-heap", NULL, FL_SIZE, &GPU.dev_heap, (u64)1 << 20, G4, "SIZE", NULL,
     NULL, "the host heap's, within 60% of the free device memory", 1,
     "device heap words: reclaimed in place when full, doubled when the "
-    "live words do not fit (CUDA; the simulator's lies in the host heap)" },
+    "live words do not fit (CUDA, Metal; the simulator's lies in the host heap)" },
   { "--pin-ahead", NULL, FL_SIZE, &GPU.pin_ahead, 0, G4, "SIZE", NULL, NULL,
     NULL, 1, "CUDA: host heap words pinned for the result's copy out" },
   { "--gpu-grow", NULL, FL_SIZE, &GPU.grow_limit, K(1), G4, "SIZE", NULL, NULL,

@@ -3,9 +3,12 @@
 // command buffer of five dispatches (step, segment sums, their scan,
 // segment offsets, gather) and one small read back (MtlRes); the heap
 // comes back whole at the end, and the simulator's packing (compact.h on
-// CPU threads, sim_pack_open) keeps its live words. Packing on the device
-// itself, as CUDA does, is not built yet. The device calls (md_*, metal.h) are Metal on a
-// Mac (metal_dev.m) and CPU threads under `make metal-check`.
+// CPU threads, sim_pack_open) keeps its live words. A heap that fills is
+// reclaimed between passes the same way: the heap, frontier and claims
+// come back, are packed on the host and go in again (mt_squeeze). Packing
+// on the device itself, as CUDA does, is not built. The device calls
+// (md_*, metal.h) are Metal on a Mac (metal_dev.m) and CPU threads under
+// `make metal-check`.
 //
 // Built only with HVM4G_METAL (the Makefile sets it on macOS where `xcrun
 // metal` exists, and for the metal-check binary).
@@ -24,6 +27,9 @@ static struct {
   u32     lanes;
   u32     stack;
   u64     cap;       // device heap words
+  u64     want;      // device heap words after a grow (0: none yet)
+  u64     top0;      // the host's top when the run began
+  u64    *front;     // the frontier on the host, while a reclaim packs
   MtlArgs m;
 } M;
 
@@ -48,17 +54,25 @@ static u32 mt_lanes(void) {
     }                                                                     \
   } while (0)
 
-// The device heap: --dev-heap words, else the host's capacity (u32 locs:
-// below 2^32 words) and what one buffer may hold; half as much when that
-// fails, down to what the run needs.
-static int mt_heap(u64 top, char *err, unsigned errlen) {
+// The largest device heap: the host's capacity, what one buffer may hold,
+// and u32 locations (below 2^32 words).
+static u64 mt_heap_max(void) {
   u64 words = gpu_heap_words();
   u64 max   = md_max_bytes() / sizeof(Term) - MTL_HDR;
-  u64 cap   = GPU.dev_heap ? GPU.dev_heap : words;
+  u64 cap   = words < max ? words : max;
+  return (cap < 0xFFFFFFFFull ? cap : 0xFFFFFFFFull) & ~31ull;
+}
+
+// The device heap: --dev-heap words, else the size a grow asked for, else
+// HVM4G_DEV_HEAP_START's (tests: a small heap that still grows), else the
+// largest; half as much when that fails, down to what the run needs.
+static int mt_heap(u64 top, char *err, unsigned errlen) {
+  u64 words = gpu_heap_words();
+  u64 start = gpu_heap_start();
+  u64 cap   = GPU.dev_heap ? GPU.dev_heap : M.want ? M.want
+            : start ? start : words;
   u64 min   = top + (1ull << 20) < words ? top + (1ull << 20) : words;
-  if (cap > words) cap = words;
-  if (cap > max) cap = max;
-  if (cap > 0xFFFFFFFFull) cap = 0xFFFFFFFFull;
+  if (cap > mt_heap_max()) cap = mt_heap_max();
   if (cap < min) cap = min;
   cap &= ~31ull;
   while (md_need(MB_HEAP, (MTL_HDR + cap) * sizeof(Term)) != 0 ||
@@ -75,6 +89,7 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   GPU.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
   GPU_STATS.backend = md_name();
   M.fault   = 0;
+  M.top0    = top;
   M.lanes   = GPU.lanes ? GPU.lanes : md_lanes();
   M.stack   = GPU.stack ? GPU.stack : 4096;
   if (mt_heap(top, err, errlen) != 0) return -1;
@@ -167,15 +182,10 @@ static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   return (long long)r.total;
 }
 
-// After a fault the device heap is dropped: the host heap is still the
-// one copied in (a valid term graph), and the CPU normalizes from there.
-// Otherwise the heap comes back whole; the packing's roots follow.
-static long long mt_roots(char *err, unsigned errlen) {
+// The device heap's [0, top) copied whole over the host's, whose top is
+// raised to it. 0, or -1 (message in `err`) with nothing copied.
+static int mt_heap_back(char *err, unsigned errlen) {
   u32 g[2 * MTL_HDR];
-  if (M.fault) {
-    snprintf(err, errlen, "a pass failed; the device's work is dropped");
-    return -1;
-  }
   if (md_get(MB_HEAP, 0, g, sizeof g) != 0) {
     snprintf(err, errlen, "heap header copy out failed");
     return -1;
@@ -189,6 +199,19 @@ static long long mt_roots(char *err, unsigned errlen) {
     exit(1);
   }
   gpu_top_raise(top);
+  return 0;
+}
+
+// After a fault the device heap is dropped: the host heap is still the
+// one copied in, or the one the last reclaim packed (a valid term graph
+// either way), and the CPU normalizes from there. Otherwise the heap comes
+// back whole; the packing's roots follow.
+static long long mt_roots(char *err, unsigned errlen) {
+  if (M.fault) {
+    snprintf(err, errlen, "a pass failed; the device's work is dropped");
+    return -1;
+  }
+  if (mt_heap_back(err, errlen) != 0) return -1;
   return GPU_SIM.roots(err, errlen);
 }
 
@@ -197,12 +220,94 @@ static long long mt_mark(u32 n, u32 budget, u32 *cut, char *err,
   return GPU_SIM.mark(n, budget, cut, err, errlen);
 }
 
+// A reclaim whose marking failed left its copy of the frontier.
+static void mt_front_free(void) {
+  free(M.front);
+  M.front = NULL;
+}
+
 static int mt_close(char *err, unsigned errlen) {
+  mt_front_free();
   return GPU_SIM.close(err, errlen);
 }
 
 static void mt_abandon(void) {
+  mt_front_free();
   GPU_SIM.abandon();
+}
+
+// Reclaiming in place (pass.c)
+// ============================
+// On the host: the heap comes back whole (as for the run's end), with the
+// frontier; the simulator's packing marks from the changed words and the
+// entries' slots (sim_reclaim_frontier, then GPU_SIM.mark) and packs the
+// host's copy (sim_squeeze_host), the claims of the seen bitmap moved
+// with their slots. What it wrote goes back: the words from the lowest
+// changed one to the new top, the claims, the frontier, the top; the
+// lanes' arenas are emptied so that refills take the freed words.
+
+static long long mt_reclaim_roots(u32 n, char *err, unsigned errlen) {
+  if (mt_heap_back(err, errlen) != 0) return -1;
+  mt_front_free();
+  M.front = malloc((n ? n : 1) * sizeof(u64));
+  if (!M.front || md_get(MB_IN, 0, M.front, (u64)n * sizeof(u64)) != 0) {
+    snprintf(err, errlen, "%s", M.front ? "frontier copy out failed"
+             : "out of host memory for the frontier");
+    return -1;
+  }
+  return sim_reclaim_frontier(M.front, n, err, errlen);
+}
+
+// Once the device's buffers are being written, a failure leaves them
+// neither graph: the run is dropped (M.fault) and the CPU goes on from the
+// host heap, which holds the packed graph.
+static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
+  u64  dtop = gpu_top();
+  u64  w0   = M.top0 >> 5;        // the claims' bitmap words moved
+  u64  nw   = (dtop >> 5) + 1 - w0;
+  u64  low  = 0;
+  // Whole-heap indices as sim_squeeze_host wants them; the words below w0
+  // are neither read nor written.
+  u32 *seen = malloc(((dtop >> 5) + 1) * sizeof(u32));
+  if (!seen || md_get(MB_SEEN, w0 * sizeof(u32), seen + w0,
+                      nw * sizeof(u32)) != 0) {
+    snprintf(err, errlen, "%s", seen ? "seen bitmap copy out failed"
+             : "out of host memory for the seen bitmap");
+    free(seen);
+    return -1;
+  }
+  if (sim_squeeze_host(n, seen, M.cap, M.m.region_shift, M.front, &low, r,
+                       err, errlen) != 0) {
+    free(seen);
+    return -1;
+  }
+  u64 top   = gpu_top();
+  u32 top32 = (u32)top;
+  int fail  = md_put(MB_HEAP, (MTL_HDR + low) * sizeof(Term), gpu_heap() + low,
+                     (top - low) * sizeof(Term)) ||
+              md_put(MB_SEEN, w0 * sizeof(u32), seen + w0, nw * sizeof(u32)) ||
+              md_put(MB_IN, 0, M.front, (u64)n * sizeof(u64)) ||
+              md_zero(MB_ARENA, 0, 2 * (u64)M.lanes * sizeof(u32)) ||
+              md_put(MB_HEAP, MTL_G_TOP * sizeof(u32), &top32, sizeof top32);
+  free(seen);
+  mt_front_free();
+  if (fail) {
+    M.fault = 1;
+    snprintf(err, errlen, "copying the packed heap in failed");
+    return -1;
+  }
+  return 0;
+}
+
+// After a run whose live words a reclaim could not fit in half of the
+// heap's room (pass.c): the next run gets twice as much, within the
+// largest heap. -1 when it is that already, or --dev-heap fixed the size:
+// the CPU finishes, in the host's heap (as CUDA's).
+static int mt_grow(void) {
+  u64 max = mt_heap_max();
+  if (GPU.dev_heap || M.cap >= max) return -1;
+  M.want = 2 * M.cap < max ? 2 * M.cap : max;
+  return 0;
 }
 
 // Under `make metal-check` (HVM4G_METAL_CPU) the kernels run on CPU
@@ -223,10 +328,12 @@ const GpuBackend GPU_METAL = {
   .mark        = mt_mark,
   .close       = mt_close,
   .abandon     = mt_abandon,
-  .grow        = NULL,
+  .grow        = mt_grow,
   .lanes       = mt_lanes,
   .narrow_rate = MT_NARROW_RATE,
   .why         = NULL,
+  .reclaim_roots = mt_reclaim_roots,
+  .squeeze     = mt_squeeze,
 };
 
 #endif
