@@ -66,13 +66,15 @@ static int          LOW      = 0;      // the last collection left little room
 static ReclaimStats STATS    = {0};
 static u64          USED_LIVE  = 0;    // live words above BASE, last counted
 static u64          USED_GIVEN = 0;    // heap_given() then
+static u64         *ITRS_THEN  = NULL; // per thread: its interactions then
 
 void reclaim_init(u32 threads) {
   if (RECLAIM_ROOTS) return;   // eval_init's, before the pool's
   NTHR          = threads ? threads : 1;
   RECLAIM_ROOTS = calloc(NTHR, sizeof(RootFrame *));
   AWAY          = aligned_alloc(64, NTHR * sizeof(Away));
-  if (!RECLAIM_ROOTS || !AWAY) {
+  ITRS_THEN     = calloc(NTHR, sizeof(u64));
+  if (!RECLAIM_ROOTS || !AWAY || !ITRS_THEN) {
     eval_fatal("hvm4g: ", "out of memory");
   }
   // the pool's threads start asleep; the program's thread is the one
@@ -82,9 +84,13 @@ void reclaim_init(u32 threads) {
 }
 
 // Words handed out before the next collection: GAP_LIVE times what is
-// live and at least GAP_MIN. A collection's cost is the live words' walk,
-// a cache miss a word where handing a word out costs a store: amortized
-// over several times as many words handed out. --reclaim-gap (the tests'
+// live and at least GAP_MIN, times the threads that worked since the last
+// one. A collection's cost is the live words' walk, a cache miss a word
+// where handing a word out costs a store: amortized over several times as
+// many words handed out. The walk runs on one thread while every worker
+// waits, and the live words grow with the workers (each holds its own
+// work), so the gap grows with them too: a collection then costs each
+// worker the share it costs one thread alone. --reclaim-gap (the tests'
 // frequent collections) sets the gap, but never below the live words over
 // GAP_LIVE_TINY: a gap fixed while the live data grows would make every
 // collection walk the live data for a few interactions, quadratic work.
@@ -100,6 +106,7 @@ void reclaim_init(u32 threads) {
 #define SPARSE_GROWTH 4
 #define SPARSE_MAX    256
 static u64 SPARSE = 1;   // the gap's factor now
+static u64 WORKED = 1;   // threads that worked between the last two
 #define ARENA_SHARE   16
 
 static u64 gap_after(u64 live) {
@@ -107,12 +114,13 @@ static u64 gap_after(u64 live) {
     u64 floor = live / GAP_LIVE_TINY;
     return EVAL.reclaim_gap > floor ? EVAL.reclaim_gap : floor;
   }
-  return SPARSE * (GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN);
+  return WORKED * SPARSE * (GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN);
 }
 
 void reclaim_arm(void) {
   BASE          = heap_used();
   SPARSE        = 1;
+  WORKED        = 1;
   ARMED         = 1;
   // An arena is at most an ARENA_SHARE of the heap per thread: in a small
   // heap one thread's arena would otherwise hold every free word, and the
@@ -341,11 +349,16 @@ static void run(void) {
   u64 top;
   u64 live = sweep(&top);
   heap_set_free(CHUNKS, CHUNK_N, top);
+  WORKED = 0;
   for (u32 i = 0; i < NTHR; i++) {
     Wnf *w  = eval_worker(i);
     w->next = 0;   // arenas were in the swept words: taken again
     w->end  = 0;
+    u64 itrs = __atomic_load_n(&w->itrs, __ATOMIC_RELAXED);
+    WORKED  += itrs != ITRS_THEN[i];
+    ITRS_THEN[i] = itrs;
   }
+  if (WORKED == 0) WORKED = 1;
   u64 room = TOP - top;   // what the evaluators may take again
   for (u64 i = 0; i < CHUNK_N; i++) room += (u32)CHUNKS[i];
   LOW = HEAP_WORDS - TOP + room < HEAP_WORDS / 16;
