@@ -13,7 +13,11 @@
 # Environment: HVM4G_BIN (use this binary, skip the build), JOBS (parallel
 # runs, default 6; the CUDA phases at most one per 28 GiB of GPU memory),
 # TEST_TIMEOUT (seconds per program, default 30),
-# SAN_TIMEOUT (seconds per sanitizer run, default 120), SKIP_SAN=1.
+# SAN_TIMEOUT (seconds per sanitizer run, default 120), SKIP_SAN=1,
+# PHASES (which to run, default all: owner atomic gnf tight small hybrid
+# san; the cpu phase runs with any of the first five, which compare with
+# it),
+# SAN_PROGRAMS (the tests/gpu programs the sanitizer runs).
 # The last line is "N passed, N failed"; exit status non-zero on failure.
 
 set -u
@@ -32,6 +36,16 @@ rm -rf "$RES"; mkdir -p "$RES"
 START=$(date +%s)
 
 say() { printf '%s\n' "$*" | tee -a "$SUM"; }
+PHASES=${PHASES:-owner atomic gnf tight small hybrid san}
+want() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+# A phase's counts as soon as it ends: a run cut short still says them.
+tally() {
+  local d=$RES/$1
+  [ -d "$d" ] || return 0
+  say "$(printf '  %-12s %4d passed, %4d failed, %d skipped' "$1" \
+    "$(find "$d" -name '*.pass' | wc -l)" "$(find "$d" -name '*.fail' | wc -l)" \
+    "$(find "$d" -name '*.skip' | wc -l)")"
+}
 
 say "== cuda_check: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 { nvidia-smi 2>&1 || echo "nvidia-smi: not available"; } > "$OUTDIR/nvidia-smi.txt"
@@ -95,20 +109,32 @@ if [ -n "$MIB" ]; then
 fi
 say "jobs: $JOBS (CUDA phases: $CJOBS)"
 
-P=$JOBS par check cpu "$BIN" {} "$RES" < "$LIST"
+# The CUDA phases compare with the CPU's outputs: only they need them.
+if want owner || want atomic || want gnf || want tight || want small; then
+  P=$JOBS par check cpu "$BIN" {} "$RES" < "$LIST"
+  tally cpu
+fi
 # -T1: the device from the start (--gpu alone starts on a pool of every
 # core, and short programs never reach the device); a program's own
 # `// args: -T4 ...` still wins.
 for dup in owner atomic; do
+  want "$dup" || continue
   P=$CJOBS par same "cuda-$dup" cpu "$BIN" {} "$RES" -G --device=cuda -T1 "--dup=$dup" "$DH" < "$LIST"
+  tally "cuda-$dup"
 done
 # Main on the CPU, each %gnf a device run (no --gpu): runs one after
 # another in a process, a later one copying in over pages an earlier one
 # pinned (tests/gpu/pack_gnf_twice_big.hvm4).
-P=$CJOBS par same "cuda-gnf" cpu "$BIN" {} "$RES" --device=cuda "$DH" < "$LIST"
+if want gnf; then
+  P=$CJOBS par same "cuda-gnf" cpu "$BIN" {} "$RES" --device=cuda "$DH" < "$LIST"
+  tally cuda-gnf
+fi
 # Small lanes and regions: more deferrals and races per program.
-P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda -T1 --dup=owner "$DH" \
-  --lanes=256 --region-shift=8 --budget=64 < "$LIST"
+if want tight; then
+  P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda -T1 --dup=owner "$DH" \
+    --lanes=256 --region-shift=8 --budget=64 < "$LIST"
+  tally cuda-tight
+fi
 # A small device heap (SMALL_DH; raised to what a run takes at least:
 # twice the words in use and 1M more): the runs that allocate more reclaim
 # in place between passes and go on (docs/memory.md); a run whose live
@@ -116,8 +142,10 @@ P=$CJOBS par same "cuda-tight" cpu "$BIN" {} "$RES" -G --device=cuda -T1 --dup=o
 # arenas within the heap.
 SMALL_DH=--dev-heap=1M
 for dup in owner atomic; do
+  want small || continue
   P=$CJOBS par same "cuda-small-$dup" cpu "$BIN" {} "$RES" -G --device=cuda -T1 "--dup=$dup" \
     "$SMALL_DH" --lanes=8192 < "$LIST"
+  tally "cuda-small-$dup"
 done
 
 # --- hybrid: when the context is made (--warm-after) -------------------------
@@ -125,6 +153,7 @@ done
 # Under --gpu -T N the context is made only after --warm-after ms of CPU
 # work: a run the pool ends sooner must not make one, and one that runs
 # longer must be taken over by the device, with the CPU's output.
+if want hybrid; then
 mkdir -p "$RES/hybrid"
 hyb() {   # name, expected -s pattern, args...
   local name=$1 want=$2; shift 2
@@ -212,12 +241,14 @@ for pa in 0 512K; do
   tree_same "tail_behind_$pa" 'MB into pages pinned ahead, [1-9][0-9.]* MB pinned behind the packing' \
     -- "$DH" --pin-ahead=$pa
 done
+tally hybrid
+fi
 
 # --- compute-sanitizer -------------------------------------------------------
 
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n1)
-if [ "${SKIP_SAN:-0}" = 1 ]; then
-  say "compute-sanitizer: skipped (SKIP_SAN=1)"
+if [ "${SKIP_SAN:-0}" = 1 ] || ! want san; then
+  say "compute-sanitizer: skipped (SKIP_SAN=1 or not in PHASES)"
 elif [ -z "$SAN" ]; then
   say "compute-sanitizer: not found, skipped"
 else
@@ -245,7 +276,7 @@ else
   sed 's/@rep(300, 0)/@rep(20, 0)/' tests/gpu/mem_dev_tree.hvm4 > "$RES/mem_san_tree.hvm4"
   for tool in memcheck racecheck; do
     for dup in owner atomic; do
-      for p in wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes cpu_first_sparks; do
+      for p in ${SAN_PROGRAMS:-wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes cpu_first_sparks}; do
         [ -f "tests/gpu/$p.hvm4" ] || continue
         san_run "$p-$tool-$dup" "$tool" tests/gpu '' "$p.hvm4" -G --device=cuda -T1 \
           "--dup=$dup" "$DH" --lanes=512 --stack=1024
@@ -266,11 +297,10 @@ for phase in cpu cuda-owner cuda-atomic cuda-gnf cuda-tight cuda-small-owner cud
   [ -d "$RES/$phase" ] || continue
   p=$(find "$RES/$phase" -name '*.pass' | wc -l)
   f=$(find "$RES/$phase" -name '*.fail' | wc -l)
-  s=$(find "$RES/$phase" -name '*.skip' | wc -l)
   for fl in $(find "$RES/$phase" -name '*.fail' | sort); do
     say "[FAIL] $phase/$(basename "$fl" .fail): $(head -n1 "$fl")"
   done
-  say "$(printf '  %-12s %4d passed, %4d failed, %d skipped' "$phase" "$p" "$f" "$s")"
+  tally "$phase"
   # CPU failures are the evaluator's, not the device's: reported, not counted.
   [ "$phase" = cpu ] && continue
   pass=$((pass + p)); fail=$((fail + f))
