@@ -17,7 +17,8 @@
 # PHASES (which to run, default all: owner atomic gnf tight small hybrid
 # san; the cpu phase runs with any of the first five, which compare with
 # it),
-# SAN_PROGRAMS (the tests/gpu programs the sanitizer runs).
+# SAN_PROGRAMS (the tests/gpu programs the sanitizer runs), PROGRAMS (the
+# files the phases run, default tests/golden/*.hvm4 tests/gpu/*.hvm4).
 # The last line is "N passed, N failed"; exit status non-zero on failure.
 
 set -u
@@ -84,7 +85,7 @@ fi
 # --- cpu vs cuda ------------------------------------------------------------
 
 LIST=$RES/programs.list
-for f in tests/golden/*.hvm4 tests/gpu/*.hvm4; do
+for f in ${PROGRAMS:-tests/golden/*.hvm4 tests/gpu/*.hvm4}; do
   case "$(basename "$f")" in _*) continue ;; esac
   printf '%s\n' "$ROOT/$f"
 done > "$LIST"
