@@ -533,6 +533,10 @@ cli_check take_left 0 'pool left [1-9][0-9]* slots' \
 cli_check take_left_same 0 '^same$' sh -c 'a=$("$0" "$1" -T4); b=$("$0" "$1" -G --device=sim -T4 --cpu-first=64 --take-max=1G)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" "$CFT"
 cli_check take_max_bad 1 'take-max expects a size' "$BIN" cli_list.hvm4 --gpu --take-max=x
+# --reclaim-gap is a size like --heap: suffixes, and its bounds in the message.
+cli_check reclaim_gap_bad 1 'reclaim-gap expects a size in words, 64\.\.1G' "$BIN" cli_list.hvm4 --reclaim-gap=2G
+cli_check reclaim_gap_suffix 0 '^same$' sh -c 'a=$("$0" "$1"); b=$("$0" "$1" --reclaim-gap=1K)
+  [ "$a" = "$b" ] && echo same || echo differs' "$BIN" cli_list.hvm4
 # tests/conformance.sh passes flags it does not know to hvm4g (the H200's
 # runs give --dev-heap=1G): a bad --heap makes every program fail.
 mkdir -p "$TMP/conf"

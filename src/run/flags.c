@@ -98,8 +98,8 @@ static const Flag FLAGS[] = {
     "under -T: strict operands each thread keeps on offer (0: none)" },
   { "--spark-gap", NULL, FL_COUNT, &EVAL.spark_gap, 1, 1u << 30, "K", NULL, NULL,
     NULL, 1, "under -T: interactions between a thread's offers" },
-  { "--reclaim-gap", NULL, FL_COUNT, &EVAL.reclaim_gap, 64, 1u << 30, "W", NULL, NULL,
-    "8M", 1, "words handed out between CPU heap collections (at least a quarter "
+  { "--reclaim-gap", NULL, FL_SIZE, &EVAL.reclaim_gap, 64, (u64)1 << 30, "SIZE", NULL, NULL,
+    "auto", 1, "words handed out between CPU heap collections (at least a quarter "
     "of the live words) and the largest arena (small: collections often, to test them)" },
   { "--cpu-first", NULL, FL_COUNT, &SCHED.cpu_first, 0, 1u << 31, "N", NULL,
     &SCHED.cpu_first_set, NULL, 1,
@@ -383,10 +383,11 @@ static void set_value(const Flag *f, const char *v) {
     case FL_SIZE: {
       n = heap_parse_size(v);
       if ((n == 0 && strcmp(v, "0") != 0) || n < f->lo || n > f->hi) {
-        char lo[32];
+        char lo[32], hi[32];
         size_text(f->lo, lo, sizeof lo);
-        flag_error("%s expects a size in words, %s..4G (suffix K/M/G), got '%s'",
-                   f->name, lo, v);
+        size_text(f->hi, hi, sizeof hi);
+        flag_error("%s expects a size in words, %s..%s (suffix K/M/G), got '%s'",
+                   f->name, lo, hi, v);
       }
       *(u64 *)f->field = n;
       break;
