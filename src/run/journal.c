@@ -245,6 +245,12 @@ int journal_effect(Wnf *w, Term pri, u64 key, Term *out) {
   return 1;
 }
 
+int journal_effect_text(Wnf *w, Term pri, char *s, Term *out) {
+  if (!journal_effect(w, pri, journal_hash(JOURNAL_SEED, s, strlen(s)), out)) return 0;
+  free(s);
+  return 1;
+}
+
 Term journal_result(Term r) {
   if (PENDING < 0) return r;
   pthread_mutex_lock(&LOCK);

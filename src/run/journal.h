@@ -46,6 +46,9 @@ void journal_call(void);
 // performs its effect (recorded when prim_host passes its result through
 // journal_result). `key` is the fingerprint of the arguments it read.
 int  journal_effect(Wnf *w, Term pri, u64 key, Term *out);
+// journal_effect for a call whose one argument is the string s (malloc'd):
+// on a replay s is freed.
+int  journal_effect_text(Wnf *w, Term pri, char *s, Term *out);
 // prim_host, with the result of the call: recorded if the call performed
 // an effect; returned as is.
 Term journal_result(Term r);

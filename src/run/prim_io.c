@@ -48,14 +48,6 @@ int prim_str_path(Wnf *w, Term pri, char **s, Term *out) {
   return str_arg(w, pri, 0, EXT(pri) == PRIM_PROCESS_SPAWN ? "cmd" : "path", s, out);
 }
 
-// Replays the call whose argument is the string s (journal.h): 1 with the
-// result in *out, s freed; 0 when the call performs its effect.
-static int replayed(Wnf *w, Term pri, char *s, Term *out) {
-  if (!journal_effect(w, pri, journal_hash(JOURNAL_SEED, s, strlen(s)), out)) return 0;
-  free(s);
-  return 1;
-}
-
 static Term err_errno(Wnf *w, const char *prim, const char *doing, const char *path, int e) {
   return prim_err(w, "ERROR(%s): %s '%s': %s (errno=%d)", prim, doing, path, strerror(e), e);
 }
@@ -131,7 +123,7 @@ static Term read_file(Wnf *w, Term pri, int bytes) {
   char       *path;
   Term        out;
   if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
-  if (replayed(w, pri, path, &out)) return out;
+  if (journal_effect_text(w, pri, path, &out)) return out;
   size_t n;
   int    opened;
   u8    *buf = file_bytes(path, &n, &opened);
@@ -234,7 +226,7 @@ static Term prim_env(Wnf *w, Term pri) {
   char *name;
   Term  out;
   if (!str_arg(w, pri, 0, "name", &name, &out)) return out;
-  if (replayed(w, pri, name, &out)) return out;
+  if (journal_effect_text(w, pri, name, &out)) return out;
   const char *value = getenv(name);
   if (value) {
     out = prim_ok(w, prim_string(w, value, strlen(value)));
@@ -259,7 +251,7 @@ static Term prim_chdir(Wnf *w, Term pri) {
   char *path;
   Term  out;
   if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
-  if (replayed(w, pri, path, &out)) return out;
+  if (journal_effect_text(w, pri, path, &out)) return out;
   out = chdir(path) == 0 ? prim_ok_nil(w)
                          : err_errno(w, "chdir", "failed to change directory to", path, errno);
   free(path);

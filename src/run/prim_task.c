@@ -177,10 +177,7 @@ static Term stream_open(Wnf *w, Term pri, int file) {
   if (file) {
     char *path;
     if (!prim_str_path(w, pri, &path, &out)) return out;
-    if (journal_effect(w, pri, journal_hash(JOURNAL_SEED, path, strlen(path)), &out)) {
-      free(path);
-      return out;
-    }
+    if (journal_effect_text(w, pri, path, &out)) return out;
     s.kind = K_FILE;
     s.fd   = open(path, O_RDONLY | O_CLOEXEC);
     int e  = errno;
@@ -292,10 +289,7 @@ static Term process_spawn(Wnf *w, Term pri) {
   char *cmd;
   Term  out;
   if (!prim_str_path(w, pri, &cmd, &out)) return out;
-  if (journal_effect(w, pri, journal_hash(JOURNAL_SEED, cmd, strlen(cmd)), &out)) {
-    free(cmd);
-    return out;
-  }
+  if (journal_effect_text(w, pri, cmd, &out)) return out;
   // the child starts with an empty stdout buffer, and its output follows ours
   fflush(stdout);
   pid_t pid = fork();
