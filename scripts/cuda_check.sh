@@ -141,10 +141,14 @@ fi
 # in place between passes and go on (docs/memory.md); a run whose live
 # words do not fit hands the rest to the CPU. 8,192 lanes keep the lanes'
 # arenas within the heap.
+# Such a run holds well under a GiB (its lane stacks 134 MB, its heap a few
+# MB), so these phases run JOBS at once; the GPU is time-sliced among them,
+# and each run's time limit grows by as much.
 SMALL_DH=--dev-heap=1M
+SMALL_TIMEOUT=$(( TEST_TIMEOUT * JOBS / CJOBS ))
 for dup in owner atomic; do
   want small || continue
-  P=$CJOBS par same "cuda-small-$dup" cpu "$BIN" {} "$RES" -G --device=cuda -T1 "--dup=$dup" \
+  P=$JOBS TEST_TIMEOUT=$SMALL_TIMEOUT par same "cuda-small-$dup" cpu "$BIN" {} "$RES" -G --device=cuda -T1 "--dup=$dup" \
     "$SMALL_DH" --lanes=8192 < "$LIST"
   tally "cuda-small-$dup"
 done
@@ -169,6 +173,16 @@ want=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -T4 2>&1 | md5sum)
 got=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1024 --take-max=4G 2>&1 | md5sum)
 if [ "$want" = "$got" ]; then : > "$RES/hybrid/long_same_output.pass"
 else echo "output differs from -T4's" > "$RES/hybrid/long_same_output.fail"; fi
+# A wide run whose tasks are each long makes --cpu-first tasks only near
+# its end: once the pool has run a second, a 64th of them is enough
+# (sched.c, LONG_TURN). 16,384 leaves of a 1,000-step loop: about 5 s on
+# four cores, a second of it before the device takes over.
+sed 's/@loop(4460, x), @gen(16, 0)/@loop(1000, x), @gen(14, 0)/' "$ROOT/bench/big_long_loops.hvm4" > "$RES/long_leaves.hvm4"
+hyb long_leaves_taken 'Device started over from the program: 1 run' "$RES/long_leaves.hvm4" -G -T4 -S
+lwant=$("$BIN" "$RES/long_leaves.hvm4" -T4 2>&1 | md5sum)
+got=$("$BIN" "$RES/long_leaves.hvm4" -G -T4 2>&1 | md5sum)
+if [ "$lwant" = "$got" ]; then : > "$RES/hybrid/long_leaves_same_output.pass"
+else echo "output differs from -T4's" > "$RES/hybrid/long_leaves_same_output.fail"; fi
 # --gpu alone starts on a pool of every core: the probe ends there.
 hyb default_pool 'Device: not used (the CPU finished before the device could pay' "$RES/probe.hvm4" -G
 # Past --take-max the device starts over from the program (--restart),
@@ -275,18 +289,25 @@ else
   # A small device heap's reclaims in place among them (few rounds, so that
   # the checked run stays within SAN_TIMEOUT).
   sed 's/@rep(300, 0)/@rep(20, 0)/' tests/gpu/mem_dev_tree.hvm4 > "$RES/mem_san_tree.hvm4"
+  # One line a run (name tool dir want args...), run SAN_JOBS at once: a
+  # checked run is slow, and with 512 lanes and a heap of SAN_DH words it
+  # holds a few GiB with the sanitizer's shadow memory.
+  SAN_DH=--dev-heap=64M
+  SAN_JOBS=$JOBS
+  [ -n "$MIB" ] && [ "$SAN_JOBS" -gt $(( MIB / 8192 + 1 )) ] && SAN_JOBS=$(( MIB / 8192 + 1 ))
   for tool in memcheck racecheck; do
     for dup in owner atomic; do
       for p in ${SAN_PROGRAMS:-wide_tree shared_tree church_nc gnf_log list_spine pack_gnf_shared pack_stop_passes cpu_first_sparks}; do
         [ -f "tests/gpu/$p.hvm4" ] || continue
-        san_run "$p-$tool-$dup" "$tool" tests/gpu '' "$p.hvm4" -G --device=cuda -T1 \
-          "--dup=$dup" "$DH" --lanes=512 --stack=1024
+        echo "$p-$tool-$dup $tool tests/gpu '' $p.hvm4 -G --device=cuda -T1 --dup=$dup $SAN_DH --lanes=512 --stack=1024"
       done
-      san_run "mem_san_tree-$tool-$dup" "$tool" "$RES" '^- Device reclaims: [1-9]' \
-        mem_san_tree.hvm4 -G --device=cuda -T1 "--dup=$dup" --dev-heap=1M \
-        --lanes=512 --stack=1024 --handoff=0 -s
+      echo "mem_san_tree-$tool-$dup $tool $RES '^- Device reclaims: [1-9]' mem_san_tree.hvm4 -G --device=cuda -T1 --dup=$dup --dev-heap=1M --lanes=512 --stack=1024 --handoff=0 -s"
     done
-  done
+  done > "$RES/san.list"
+  export -f san_run
+  export SAN SAN_TIMEOUT BIN OUTDIR RES
+  xargs -d '\n' -r -P "$SAN_JOBS" -I{} bash -c 'eval "san_run $1"' san {} < "$RES/san.list"
+  say "compute-sanitizer: $(wc -l < "$RES/san.list") runs, $SAN_JOBS at once"
   # Keep the folder small: one combined sanitizer log.
   cat "$OUTDIR"/san-*.log > "$OUTDIR/sanitizer.log" 2>/dev/null && rm -f "$OUTDIR"/san-*.log
 fi

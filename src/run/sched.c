@@ -58,6 +58,16 @@ SchedConf SCHED = {
 // phases, and the CPU finishes it).
 #define MAX_TURNS 4
 
+// A wide run whose tasks are each long (a leaf loop of thousands of steps:
+// bench/big_long_loops.hvm4) makes --cpu-first tasks only near its end, on
+// the CPU at a fraction of the device's pace. A turn that has run
+// LONG_TURN seconds (a few contexts' time: what taking it costs is small
+// beside what is left) is taken once it made a LONG_SHARE of them (1,024
+// by default, 64 a thread of a 16-core pool: a few long loops stay on the
+// CPU, which runs each faster than a lane).
+#define LONG_TURN  1.0
+#define LONG_SHARE 64
+
 // What -s reports of the hybrid.
 static struct {
   double warm_at;    // when the context was started, after sched_start (-1: never)
@@ -72,6 +82,7 @@ static struct {
 static const char *NODEV = NULL;   // why no device is usable, once known
 static int    warm_due = 0;   // the context is deferred until the CPU has run
 static double warm_t0  = 0;   // when it was deferred
+static double turn_t0  = 0;   // when the pool's turn began
 static int    restart_armed = 0;   // the caller holds a copy of the heap
 static int    restart_due   = 0;   // the pool stopped for a start over
 
@@ -190,13 +201,18 @@ static int cpu_first(void) {
   return SCHED.cpu_first_set || warm_due || gpu_context_making();
 }
 
+int sched_wide_enough(u64 made, double ran) {
+  return made >= SCHED.cpu_first ||
+         (ran >= LONG_TURN && made >= SCHED.cpu_first / LONG_SHARE);
+}
+
 // The pool's yield (snf_at_until), polled every 8 tasks. The cheap tests
 // come first: the pool's task count reads a cache line per thread, which
 // its threads keep writing.
 static int take_over(void) {
   if (warm_due && gpu_now() - warm_t0 < SCHED.warm_after / 1e3) return 0;
   if (gpu_context_making() || NODEV) return 0;
-  if (snf_made() < SCHED.cpu_first) return 0;   // not wide enough yet
+  if (!sched_wide_enough(snf_made(), gpu_now() - turn_t0)) return 0;
   int big = heap_used() > SCHED.take_max;
   if (big && !restart_armed) {
     ST.too_big = 1;   // the CPU keeps the run
@@ -285,6 +301,7 @@ static void normalize_hybrid(u32 root) {
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
     double t0 = gpu_now();
     u64    i0 = eval_itrs();
+    turn_t0 = t0;
     reclaim_arm();
     int left = cpu_traced(snf_at_until(root, take_over), t0, i0);
     reclaim_disarm();

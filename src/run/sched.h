@@ -48,6 +48,11 @@ void sched_collapse(u32 root, long long limit);
 // %gnf's strong normal form of HEAP[slot], on the device when it may run.
 void sched_gnf(u32 slot);
 
+// Whether a pool's turn that made `made` tasks in `ran` seconds is wide
+// enough for the device to take over: --cpu-first tasks, or a share of
+// them once the turn has run long (each task long: the device pays).
+int  sched_wide_enough(u64 made, double ran);
+
 void sched_print_stats(FILE *out);   // -s: which side ran what, and why
 // The output is written: ends the process at once with status rc if a
 // device context exists or is being made (its teardown is the kernel's);

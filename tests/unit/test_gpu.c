@@ -19,6 +19,7 @@
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "run/prim.h"
+#include "run/sched.h"
 #include "run_prog.h"
 
 // A backend of the WNF core for this test: C11 atomics on the host heap,
@@ -573,6 +574,21 @@ static void default_lanes(void) {
   CHECK(gpu_default_lanes(100, 0, 2048) == 1024, "tiny device: one block");
 }
 
+// The hybrid's take-over rule (sched_wide_enough): --cpu-first tasks at any
+// time; a 64th of them only once the pool's turn has run a second.
+static void take_over_width(void) {
+  SchedConf keep = SCHED;
+  SCHED.cpu_first = 65536;
+  CHECK(sched_wide_enough(65536, 0.2), "--cpu-first tasks: taken at once");
+  CHECK(!sched_wide_enough(65535, 0.5), "fewer, early: the CPU keeps it");
+  CHECK(!sched_wide_enough(60000, 0.99), "fewer, under a second: kept");
+  CHECK(sched_wide_enough(1024, 1.0), "a 64th after a second: taken");
+  CHECK(!sched_wide_enough(1023, 30.0), "a few long loops: kept however long");
+  SCHED.cpu_first = 1;   // the tests' --cpu-first=1
+  CHECK(sched_wide_enough(1, 0.0) && !sched_wide_enough(0, 0.5), "--cpu-first=1");
+  SCHED = keep;
+}
+
 // A pass's shape: narrow passes (fewer entries than lanes/narrow-share)
 // get the short budget, offer sparks and wait for no held DUP slot; wide
 // ones the full budget, no offers, and the backend's wait or --dup-wait.
@@ -663,6 +679,7 @@ static void heap_start(void) {
 int main(void) {
   test_entries();
   default_lanes();
+  take_over_width();
   pass_shape();
   heap_start();
   pieces();
