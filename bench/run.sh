@@ -15,8 +15,11 @@
 # no CPU pool first, so those columns are the device's; DEVICE=sim|cuda|metal
 # adds --device=... to the last two). Runs go one after the other, never
 # in parallel. REPEAT=N runs each N times, the columns interleaved round
-# by round, and reports the run of median time (for noisy machines). The
-# reference binary is only run, never built here.
+# by round, and reports the run of median time (for noisy machines).
+# HVM4G_BASE=/path/to/an/older/hvm4g adds that build's run beside hvm4g's
+# (same flags, same rounds, the pair's order swapped every round) and the
+# column new/base: hvm4g's wall over the older build's (above 1: slower).
+# The reference binary is only run, never built here.
 #
 # Prints the machine, the date and each command, then a table: program,
 # interactions, M interactions/s of each run (over its whole wall time),
@@ -31,6 +34,8 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 REF=${HVM4_REF:-}
 BIN=${HVM4G_BIN:-$ROOT/hvm4g}
+BASE=${HVM4G_BASE:-}
+[[ "$BASE" == */* ]] && BASE=$(realpath -m "$BASE")
 [[ "$BIN" == */* ]] && BIN=$(realpath -m "$BIN")
 [[ "$REF" == */* ]] && REF=$(realpath -m "$REF")
 THREADS=${THREADS:-1}
@@ -44,6 +49,9 @@ if [ -z "${HVM4G_BIN:-}" ]; then
 fi
 if [ -n "$REF" ] && [ ! -x "$REF" ]; then
   echo "bench: HVM4_REF=$REF is not an executable" >&2; exit 1
+fi
+if [ -n "$BASE" ] && [ ! -x "$BASE" ]; then
+  echo "bench: HVM4G_BASE=$BASE is not an executable" >&2; exit 1
 fi
 
 files=("$@")
@@ -74,9 +82,10 @@ echo "- date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- machine: $(nproc) cores, ${cpu:-unknown cpu}, $(uname -sm)"
 command -v nvidia-smi > /dev/null 2>&1 &&
   echo "- gpu:     $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)"
-echo "- command: THREADS=$THREADS GPU=$GPU${DEVICE:+ DEVICE=$DEVICE} TIMEOUT=$TIMEOUT REPEAT=$REPEAT bash bench/run.sh $*"
+echo "- command: THREADS=$THREADS GPU=$GPU${DEVICE:+ DEVICE=$DEVICE}${BASE:+ HVM4G_BASE=$BASE} TIMEOUT=$TIMEOUT REPEAT=$REPEAT bash bench/run.sh $*"
 echo "- ref:     ${REF:-(none: HVM4_REF unset)}"
 echo "- hvm4g:   $BIN ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+[ -n "$BASE" ] && echo "- base:    $BASE ($("$BASE" --version 2>/dev/null | sed -n 's/^commit: //p' | head -n1))"
 echo
 
 # run LABEL FILE ARGS...: runs once; leaves ITRS, MIPS, SECS, STATUS, and the
@@ -150,6 +159,7 @@ flags_of() {
 }
 
 cols=(ref cpu)
+[ -n "$BASE" ] && cols+=(base)
 [ "$GPU" = 1 ] && cols+=(gpu owner atomic)
 dev=(--gpu --cpu-first=0); [ -n "$DEVICE" ] && dev+=("--device=$DEVICE")
 
@@ -157,12 +167,14 @@ printf '| %-24s | %12s |' program "ref itrs"
 for c in "${cols[@]}"; do printf ' %10s |' "$c M/s"; done
 [ "$GPU" = 1 ] && printf ' %10s | %10s | %15s | %15s | %8s | %8s | %8s | %4s |' "owner dev" "atomic dev" \
   "owner pass/def" "atomic pass/def" "cpu s" "--gpu s" "dev s" rule
+[ -n "$BASE" ] && printf ' %8s |' new/base
 printf ' %7s | %7s | %5s |\n' ratio time same
 printf '|%s|%s|' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..14})"
 for c in "${cols[@]}"; do printf '%s|' "$(printf -- '-%.0s' {1..12})"; done
 [ "$GPU" = 1 ] && printf '%s|%s|%s|%s|%s|%s|%s|%s|' "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})" \
   "$(printf -- '-%.0s' {1..17})" "$(printf -- '-%.0s' {1..17})" "$(printf -- '-%.0s' {1..10})" \
   "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..6})"
+[ -n "$BASE" ] && printf '%s|' "$(printf -- '-%.0s' {1..10})"
 printf '%s|%s|%s|\n' "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..7})"
 
 for f in "${files[@]}"; do
@@ -172,7 +184,9 @@ for f in "${files[@]}"; do
   # the columns interleaved: each round runs every one once
   for ((r = 0; r < REPEAT; r++)); do
     if [ -n "$REF" ]; then run ref "$f" "$REF"; STATUS_LAST[ref]=$STATUS; keep ref; fi
+    if [ -n "$BASE" ] && [ $((r % 2)) -eq 1 ]; then run base "$f" "$BASE"; STATUS_LAST[base]=$STATUS; keep base; fi
     run cpu "$f" "$BIN"; STATUS_LAST[cpu]=$STATUS; keep cpu
+    if [ -n "$BASE" ] && [ $((r % 2)) -eq 0 ]; then run base "$f" "$BASE"; STATUS_LAST[base]=$STATUS; keep base; fi
     if [ "$GPU" = 1 ]; then
       run gpu "$f" "$BIN" --gpu; STATUS_LAST[gpu]=$STATUS; keep gpu
       run owner "$f" "$BIN" "${dev[@]}" --dup=owner; STATUS_LAST[owner]=$STATUS; keep owner
@@ -188,6 +202,11 @@ for f in "${files[@]}"; do
   fi
   median cpu
   M[cpu]=${MIPS:--}; S[cpu]=$STATUS; cpu_secs=${SECS:-}; W[cpu]=${WALL:--}
+  if [ -n "$BASE" ]; then
+    median base
+    M[base]=${MIPS:--}; S[base]=$STATUS; W[base]=${WALL:--}
+    vs_base=$(awk -v a="${W[cpu]}" -v b="${W[base]}" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
+  fi
   if [ "$GPU" = 1 ]; then
     median gpu
     M[gpu]=${MIPS:--}; S[gpu]=$STATUS; W[gpu]=${WALL:--}
@@ -205,6 +224,7 @@ for f in "${files[@]}"; do
   basecol=ref; [ -z "$REF" ] && basecol=cpu
   for c in "${cols[@]}"; do
     [ "$c" = "$basecol" ] && continue
+    [ "$c" = ref ] && [ -z "$REF" ] && continue   # no reference run
     [ "${S[$c]}" = ok ] && [ "${S[$basecol]}" = ok ] || { same="-"; continue; }
     # -T N collapses print in the reference in any order: compare as sets
     if [ "$THREADS" -gt 1 ] && [[ "$name" == collapse_* ]]; then
@@ -224,6 +244,7 @@ for f in "${files[@]}"; do
   done
   [ "$GPU" = 1 ] && printf ' %10s | %10s | %15s | %15s | %8s | %8s | %8s | %4s |' "$DVO" "$DVA" "$PDO" "$PDA" \
     "${W[cpu]}" "${W[gpu]}" "${W[owner]}" "$rule"
+  [ -n "$BASE" ] && printf ' %8s |' "$vs_base"
   printf ' %7s | %7s | %5s |\n' "$ratio" "$speed" "$same"
   unset M S W
 done

@@ -420,6 +420,12 @@ cli_check flag_long_aliases 0 '^- Itrs: ' "$BIN" cli_list.hvm4 --stats --threads
 # (scripts/flag_docs.sh writes them)
 cli_check flag_docs   0 '^ok$' sh -c '"$0/scripts/flag_docs.sh" --check "$1" && echo ok' "$ROOT" "$BIN"
 cli_check version     0 '^hvm4g [0-9]+\.[0-9]+'   "$BIN" --version
+# bench/run.sh against an older build (HVM4G_BASE): a wall ratio and the
+# same output as hvm4g's, and an unusable base refused.
+cli_check bench_base  0 '^\| cli_list +\|.*\| +[0-9]+\.[0-9]{2} \|.*\| +yes \|$' \
+  env HVM4G_BIN="$BIN" HVM4G_BASE="$BIN" REPEAT=2 bash "$ROOT/bench/run.sh" cli_list.hvm4
+cli_check bench_base_bad 1 'HVM4G_BASE=.* is not an executable' \
+  env HVM4G_BIN="$BIN" HVM4G_BASE=/nonexistent bash "$ROOT/bench/run.sh" cli_list.hvm4
 cli_check full        1 'cannot write'            sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
 cli_check full_nats   1 'cannot write'            sh -c '"$0" cli_nats.hvm4 -C > /dev/full' "$BIN"
 cli_check full_help   1 'cannot write'            sh -c '"$0" --help > /dev/full' "$BIN"
