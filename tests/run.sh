@@ -543,6 +543,13 @@ cli_check take_max_bad 1 'take-max expects a size' "$BIN" cli_list.hvm4 --gpu --
 cli_check reclaim_gap_bad 1 'reclaim-gap expects a size in words, 64\.\.1G' "$BIN" cli_list.hvm4 --reclaim-gap=2G
 cli_check reclaim_gap_suffix 0 '^same$' sh -c 'a=$("$0" "$1"); b=$("$0" "$1" --reclaim-gap=1K)
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" cli_list.hvm4
+# The first gap counts every thread (reclaim.c): a list built and kept
+# (about 48M words, 32M more than a gap) collects once alone, and under -T2
+# not before the run ends.
+cli_check reclaim_first_gap_t1 0 '^- Heap: [0-9]+ words allocated, [0-9]+ reclaimed in 1 collections' \
+  "$BIN" "$ROOT/bench/list_map.hvm4" -T1 -S -s
+cli_check reclaim_first_gap_t2 0 '^- Heap: [0-9]+ words allocated, 0 reclaimed in 0 collections' \
+  "$BIN" "$ROOT/bench/list_map.hvm4" -T2 -S -s
 # tests/conformance.sh passes flags it does not know to hvm4g (the H200's
 # runs give --dev-heap=1G): a bad --heap makes every program fail.
 mkdir -p "$TMP/conf"

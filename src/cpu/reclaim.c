@@ -120,7 +120,10 @@ static u64 gap_after(u64 live) {
 void reclaim_arm(void) {
   BASE          = heap_used();
   SPARSE        = 1;
-  WORKED        = 1;
+  // The first gap counts every thread as working: a short wide run under
+  // -T N would otherwise stop N threads for a walk of its live data after
+  // one thread's gap, and often end soon after.
+  WORKED        = NTHR;
   ARMED         = 1;
   // An arena is at most an ARENA_SHARE of the heap per thread: in a small
   // heap one thread's arena would otherwise hold every free word, and the
