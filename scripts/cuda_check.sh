@@ -166,32 +166,38 @@ hyb() {   # name, expected -s pattern, args...
   if printf '%s\n' "$got" | grep -q -- "$want"; then : > "$RES/hybrid/$name.pass"
   else { echo "no '$want' in:"; printf '%s\n' "$got" | tail -n 20; } > "$RES/hybrid/$name.fail"; fi
 }
+# hyb_same NAME PATTERN WANT ARGS...: as hyb, and the same run's output
+# (its -s lines left out) is the one whose md5 WANT holds (-T4's).
+hyb_same() {
+  local name=$1 pat=$2 w=$3; shift 3
+  local got; got=$(timeout -k 5 "$TEST_TIMEOUT" "$BIN" "$@" -s 2>&1)
+  if ! printf '%s\n' "$got" | grep -q -- "$pat"; then
+    { echo "no '$pat' in:"; printf '%s\n' "$got" | tail -n 20; } > "$RES/hybrid/$name.fail"
+  elif [ "$(printf '%s\n' "$got" | grep -v '^- ' | md5sum)" != "$w" ]; then
+    echo "output differs from -T4's" > "$RES/hybrid/$name.fail"
+  else
+    : > "$RES/hybrid/$name.pass"
+  fi
+}
 hyb short_no_context 'Device: not used (the CPU finished before the device could pay: --warm-after, --cpu-first; no context made)' "$RES/probe.hvm4" -G -T4
 hyb at_once_context 'Device: not used (the CPU finished first; context started 0.000' "$RES/probe.hvm4" -G -T4 --warm-after=0
-hyb long_taken_over 'Device took over from the CPU: 1 run' "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1024 --take-max=4G
 want=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -T4 2>&1 | md5sum)
-got=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1024 --take-max=4G 2>&1 | md5sum)
-if [ "$want" = "$got" ]; then : > "$RES/hybrid/long_same_output.pass"
-else echo "output differs from -T4's" > "$RES/hybrid/long_same_output.fail"; fi
+hyb_same long_taken_over 'Device took over from the CPU: 1 run' "$want" \
+  "$ROOT/bench/gpu_tree_map.hvm4" -G -T4 --warm-after=1 --cpu-first=1024 --take-max=4G
 # A wide run whose tasks are each long makes --cpu-first tasks only near
 # its end: once the pool has run a second, a 64th of them is enough
 # (sched.c, LONG_TURN). 16,384 leaves of a 1,000-step loop: about 5 s on
 # four cores, a second of it before the device takes over.
 sed 's/@loop(4460, x), @gen(16, 0)/@loop(1000, x), @gen(14, 0)/' "$ROOT/bench/big_long_loops.hvm4" > "$RES/long_leaves.hvm4"
-hyb long_leaves_taken 'Device started over from the program: 1 run' "$RES/long_leaves.hvm4" -G -T4 -S
-lwant=$("$BIN" "$RES/long_leaves.hvm4" -T4 2>&1 | md5sum)
-got=$("$BIN" "$RES/long_leaves.hvm4" -G -T4 2>&1 | md5sum)
-if [ "$lwant" = "$got" ]; then : > "$RES/hybrid/long_leaves_same_output.pass"
-else echo "output differs from -T4's" > "$RES/hybrid/long_leaves_same_output.fail"; fi
+hyb_same long_leaves_taken 'Device started over from the program: 1 run' \
+  "$("$BIN" "$RES/long_leaves.hvm4" -T4 2>&1 | md5sum)" "$RES/long_leaves.hvm4" -G -T4
 # --gpu alone starts on a pool of every core: the probe ends there.
 hyb default_pool 'Device: not used (the CPU finished before the device could pay' "$RES/probe.hvm4" -G
 # Past --take-max the device starts over from the program (--restart),
 # with the CPU's output.
 # -T2: the pool needs about 0.5 s, the context 0.25 s.
-hyb restart_taken 'Device started over from the program: 1 run' "$ROOT/bench/gpu_tree_map.hvm4" -G -T2 --warm-after=1 --cpu-first=1024 --take-max=1M
-got=$("$BIN" "$ROOT/bench/gpu_tree_map.hvm4" -G -T2 --warm-after=1 --cpu-first=1024 --take-max=1M 2>&1 | md5sum)
-if [ "$want" = "$got" ]; then : > "$RES/hybrid/restart_same_output.pass"
-else echo "output differs from -T4's" > "$RES/hybrid/restart_same_output.fail"; fi
+hyb_same restart_taken 'Device started over from the program: 1 run' "$want" \
+  "$ROOT/bench/gpu_tree_map.hvm4" -G -T2 --warm-after=1 --cpu-first=1024 --take-max=1M
 
 # A device heap that fills grows, and the next run goes on from what the
 # last one packed: its copy in once failed (the first run's pinned pages
