@@ -86,7 +86,7 @@ EvalCatch *eval_catch_push(EvalCatch *c) {
   c->holds    = HOLDS;
   c->stuck_ep = SNF_STUCK_EP;
   c->job      = SNF_JOB;
-  c->roots    = RECLAIM_ROOTS && pool_tid() < RECLAIM_THREADS ? RECLAIM_ROOTS[pool_tid()] : NULL;
+  c->roots    = reclaim_top(pool_tid());
   c->hosts    = HOSTS;
   CATCH       = c;
   return up;
@@ -111,7 +111,7 @@ static void die_with(const char *msg, int plain) {
       atomic_store_explicit((_Atomic Term *)&HEAP[h->at], h->pri, memory_order_release);
     }
     HOLDS        = c->holds;
-    if (RECLAIM_ROOTS && pool_tid() < RECLAIM_THREADS) RECLAIM_ROOTS[pool_tid()] = c->roots;
+    reclaim_unwind(pool_tid(), c->roots);
     reclaim_host(c->hosts - HOSTS);
     HOSTS        = c->hosts;
     SNF_STUCK_EP = c->stuck_ep;

@@ -34,7 +34,7 @@
 #include "cpu/snf.h"
 #include "cpu/cpu.h"
 
-RootFrame  **RECLAIM_ROOTS = NULL;
+RootList    *RECLAIM_ROOTS = NULL;
 u32          RECLAIM_THREADS = 0;
 _Atomic int  RECLAIM_STOP  = 0;
 u64          RECLAIM_NEXT  = ~0ull;
@@ -71,12 +71,13 @@ static u64         *ITRS_THEN  = NULL; // per thread: its interactions then
 void reclaim_init(u32 threads) {
   if (RECLAIM_ROOTS) return;   // eval_init's, before the pool's
   NTHR          = threads ? threads : 1;
-  RECLAIM_ROOTS = calloc(NTHR, sizeof(RootFrame *));
+  RECLAIM_ROOTS = aligned_alloc(64, NTHR * sizeof(RootList));
   AWAY          = aligned_alloc(64, NTHR * sizeof(Away));
   ITRS_THEN     = calloc(NTHR, sizeof(u64));
   if (!RECLAIM_ROOTS || !AWAY || !ITRS_THEN) {
     eval_fatal("hvm4g: ", "out of memory");
   }
+  for (u32 i = 0; i < NTHR; i++) RECLAIM_ROOTS[i].head = NULL;
   // the pool's threads start asleep; the program's thread is the one
   // that runs the normal form
   for (u32 i = 0; i < NTHR; i++) atomic_init(&AWAY[i].on, i > 0);
@@ -259,7 +260,7 @@ static void mark_roots(void) {
     drain();
   }
   for (u32 i = 0; i < NTHR; i++) {
-    for (RootFrame *f = RECLAIM_ROOTS[i]; f; f = f->up) {
+    for (RootFrame *f = RECLAIM_ROOTS[i].head; f; f = f->up) {
       if (f->term) trace(*f->term);
       if (f->loc) mark_word(f->loc);
       drain();

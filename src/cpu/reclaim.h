@@ -20,7 +20,13 @@ typedef struct RootFrame {
   struct RootFrame *up;
 } RootFrame;
 
-extern RootFrame  **RECLAIM_ROOTS;  // per thread: the head of its list
+// Per thread: the head of its list, a cache line each (every thread
+// moves its own head at each slot it normalizes).
+typedef struct {
+  _Alignas(64) RootFrame *head;
+} RootList;
+
+extern RootList    *RECLAIM_ROOTS;
 extern u32          RECLAIM_THREADS;
 extern _Atomic int  RECLAIM_STOP;   // a collection is under way: park
 extern u64          RECLAIM_NEXT;   // heap_given() at which one is due
@@ -34,13 +40,23 @@ extern _Atomic int  RECLAIM_HOSTS;  // host primitives in flight (none: a
 static inline void reclaim_hold(u32 tid, RootFrame *f) {
   f->up = NULL;
   if (RECLAIM_ROOTS && tid < RECLAIM_THREADS) {
-    f->up = RECLAIM_ROOTS[tid];
-    RECLAIM_ROOTS[tid] = f;
+    f->up = RECLAIM_ROOTS[tid].head;
+    RECLAIM_ROOTS[tid].head = f;
   }
 }
 
 static inline void reclaim_drop(u32 tid, RootFrame *f) {
-  if (RECLAIM_ROOTS && tid < RECLAIM_THREADS) RECLAIM_ROOTS[tid] = f->up;
+  if (RECLAIM_ROOTS && tid < RECLAIM_THREADS) RECLAIM_ROOTS[tid].head = f->up;
+}
+
+// Thread tid's list as it stands, and set back to one it stood at (an
+// error's catch frame unwinds to it). NULL for a thread with no list.
+static inline RootFrame *reclaim_top(u32 tid) {
+  return RECLAIM_ROOTS && tid < RECLAIM_THREADS ? RECLAIM_ROOTS[tid].head : NULL;
+}
+
+static inline void reclaim_unwind(u32 tid, RootFrame *top) {
+  if (RECLAIM_ROOTS && tid < RECLAIM_THREADS) RECLAIM_ROOTS[tid].head = top;
 }
 
 void reclaim_init(u32 threads);   // eval_init or pool_init, the first
