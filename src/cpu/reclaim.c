@@ -108,19 +108,39 @@ void reclaim_init(u32 threads) {
 #define SPARSE_MAX    256
 static u64 SPARSE = 1;   // the gap's factor now
 static u64 WORKED = 1;   // threads that worked between the last two
+// A collection whose walk took more than a COST_SHARE of the time since
+// the last one ended costs the run more than the fresh pages it saves
+// (they cost a clear each, the walk a cache miss a live word): the gap
+// doubles, up to COST_MAX times, and halves back once collections cost
+// under a quarter of that share. Measured in wall time, so the rule
+// follows the machine: where fresh pages are dear the gap stays small.
+#define COST_SHARE 16
+#define COST_MAX   64
+static u64    COST     = 1;   // the gap's factor from the walks' cost
+static double RAN_FROM = 0;   // when the last collection ended (or arming)
 #define ARENA_SHARE   16
+
+u64 reclaim_cost_factor(u64 factor, double walk, double since) {
+  if (walk * COST_SHARE > since) return factor < COST_MAX ? factor * 2 : factor;
+  if (walk * COST_SHARE * 4 < since && factor > 1) return factor / 2;
+  return factor;
+}
+
+static double now(void);
 
 static u64 gap_after(u64 live) {
   if (EVAL.reclaim_gap) {
     u64 floor = live / GAP_LIVE_TINY;
     return EVAL.reclaim_gap > floor ? EVAL.reclaim_gap : floor;
   }
-  return WORKED * SPARSE * (GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN);
+  return WORKED * SPARSE * COST * (GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN);
 }
 
 void reclaim_arm(void) {
   BASE          = heap_used();
   SPARSE        = 1;
+  COST          = 1;
+  RAN_FROM      = now();
   // The first gap counts every thread as working: a short wide run under
   // -T N would otherwise stop N threads for a walk of its live data after
   // one thread's gap, and often end soon after.
@@ -374,13 +394,16 @@ static void run(void) {
   } else {
     SPARSE = 1;
   }
+  double walk = now() - t0;
+  COST = reclaim_cost_factor(COST, walk, t0 - RAN_FROM);
   STATS.runs++;
   STATS.freed += used > live ? used - live : 0;
   USED_LIVE    = live;
   USED_GIVEN   = heap_given();
   STATS.live   = BASE + live;
-  STATS.secs  += now() - t0;
+  STATS.secs  += walk;
   RECLAIM_NEXT = heap_given() + gap_after(BASE + live);
+  RAN_FROM     = now();
 }
 
 // Runs a collection: 1 if it ran, 0 if it could not, -1 if another

@@ -90,6 +90,9 @@ typedef struct {
   double secs;      // time spent collecting
 } ReclaimStats;
 ReclaimStats reclaim_stats(void);
+// The gap's factor after a collection whose walk took `walk` seconds,
+// `since` seconds after the last one ended (reclaim.c's COST_SHARE).
+u64 reclaim_cost_factor(u64 factor, double walk, double since);
 
 // Whether a refill must stop its run for a collection (cpu.h). Not while
 // a host primitive is in flight: no collection can run then, and each stop

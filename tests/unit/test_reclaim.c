@@ -6,7 +6,7 @@
 // root, a queued task; a thread's records of the DUP slots its frames took
 // are forgotten; a tiny gap still hands out chunks the core can use; a
 // host primitive in flight stops no run for a collection. And a heap too
-// full to go on says so.
+// full to go on says so; the gap's cost factor follows the walks' time.
 
 #include <string.h>
 #include "heap/heap.h"
@@ -196,5 +196,15 @@ int main(void) {
   RECLAIM_NEXT = ~0ull;   // not due: the heap is full
   CHECK(reclaim_oom(tid) == 0);
   reclaim_drop(tid, &fb);
+
+  // The gap's cost factor: a walk over a sixteenth of the time since the
+  // last collection doubles it (up to its cap), one under a sixty-fourth
+  // halves it back, one between keeps it.
+  CHECK(reclaim_cost_factor(1, 1.0, 10.0) == 2);
+  CHECK(reclaim_cost_factor(8, 1.0, 10.0) == 16);
+  CHECK(reclaim_cost_factor(64, 1.0, 10.0) == 64);
+  CHECK(reclaim_cost_factor(4, 0.2, 10.0) == 4);
+  CHECK(reclaim_cost_factor(4, 0.01, 10.0) == 2);
+  CHECK(reclaim_cost_factor(1, 0.01, 10.0) == 1);
   return check_done();
 }
