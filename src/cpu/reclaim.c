@@ -239,7 +239,9 @@ static u64            *SHARED     = NULL;
 static u64             SHARED_CAP = 0;
 static _Atomic u64     SHARED_N   = 0;
 static _Atomic u32     MARKING    = 0;   // marking threads holding terms
-static _Atomic u32     HUNGRY     = 0;   // marking threads waiting for terms
+// Marking threads waiting for terms: read at every node by the others, so
+// on a line of its own, which the lock's writes do not take away.
+static struct { _Alignas(64) _Atomic u32 n; } HUNGRY;
 
 static void out_of_memory(void) {
   eval_fatal("hvm4g: ", "out of memory while reclaiming the heap");
@@ -341,7 +343,7 @@ static inline __attribute__((always_inline)) void drain(ThreadWork *w, int share
   u32  head = 0, n = 0;
   while (w->stk_n > w->stk_lo || n > 0) {
     if (shared && w->stk_n - w->stk_lo >= GIVE_MIN &&
-        atomic_load_explicit(&HUNGRY, memory_order_relaxed) > 0) {
+        atomic_load_explicit(&HUNGRY.n, memory_order_relaxed) > 0) {
       give(w);
     }
     if (w->stk_n > w->stk_lo && n < PREFETCH_QUEUE) {
@@ -422,7 +424,7 @@ static void share_roots(void) {
 static int take(ThreadWork *w) {
   pthread_mutex_lock(&SHARE_LOCK);
   atomic_fetch_sub_explicit(&MARKING, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&HUNGRY, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&HUNGRY.n, 1, memory_order_relaxed);
   u32 idle = 0;
   for (;;) {
     u64 n = atomic_load_explicit(&SHARED_N, memory_order_relaxed);
@@ -434,12 +436,12 @@ static int take(ThreadWork *w) {
       w->stk_n += k;
       atomic_store_explicit(&SHARED_N, n - k, memory_order_relaxed);
       atomic_fetch_add_explicit(&MARKING, 1, memory_order_relaxed);
-      atomic_fetch_sub_explicit(&HUNGRY, 1, memory_order_relaxed);
+      atomic_fetch_sub_explicit(&HUNGRY.n, 1, memory_order_relaxed);
       pthread_mutex_unlock(&SHARE_LOCK);
       return 1;
     }
     if (atomic_load_explicit(&MARKING, memory_order_relaxed) == 0) {
-      atomic_fetch_sub_explicit(&HUNGRY, 1, memory_order_relaxed);
+      atomic_fetch_sub_explicit(&HUNGRY.n, 1, memory_order_relaxed);
       pthread_mutex_unlock(&SHARE_LOCK);
       return 0;
     }
@@ -464,7 +466,8 @@ static void mark_part(ThreadWork *w) {
 // Clearing
 // ========
 
-static _Atomic u64 CURSOR = 0;   // the next unit of the clear or the sweep
+// The next unit of the clear or the sweep, a line of its own.
+static struct { _Alignas(64) _Atomic u64 n; } CURSOR;
 
 // Words of the live bits a thread clears at a time.
 #define CLEAR_UNIT (1u << 15)
@@ -472,7 +475,7 @@ static _Atomic u64 CURSOR = 0;   // the next unit of the clear or the sweep
 static void clear_part(void) {
   u64 words = TOP / 64 + 1;
   for (;;) {
-    u64 lo = atomic_fetch_add(&CURSOR, 1) * CLEAR_UNIT;
+    u64 lo = atomic_fetch_add(&CURSOR.n, 1) * CLEAR_UNIT;
     if (lo >= words) return;
     u64 n = words - lo < CLEAR_UNIT ? words - lo : CLEAR_UNIT;
     memset(LIVE + lo, 0, n * sizeof(u64));
@@ -566,7 +569,7 @@ static u64         RANGE_WORDS = 0;
 static void sweep_part(u32 tid) {
   ThreadWork *w = &WORK[tid];
   for (;;) {
-    u64 r = atomic_fetch_add(&CURSOR, 1);
+    u64 r = atomic_fetch_add(&CURSOR.n, 1);
     if (r >= RANGE_N) return;
     u64 lo = BASE + r * RANGE_WORDS;
     u64 hi = TOP - lo < RANGE_WORDS ? TOP : lo + RANGE_WORDS;
@@ -682,20 +685,20 @@ static u64 collect_alone(u32 tid, u64 *new_top, int clear, const u64 **chunks, u
 
 static u64 collect_together(u32 tid, u64 *new_top, int clear, const u64 **chunks, u64 *n) {
   if (clear) {
-    atomic_store(&CURSOR, 0);
+    atomic_store(&CURSOR.n, 0);
     phase_open(PHASE_CLEAR);
     clear_part();
     phase_close();
   }
   atomic_store(&SHARED_N, 0);
   atomic_store(&MARKING, 0);
-  atomic_store(&HUNGRY, 0);
+  atomic_store(&HUNGRY.n, 0);
   share_roots();
   phase_open(PHASE_MARK);
   mark_part(&WORK[tid]);
   phase_close();
   sweep_ranges();
-  atomic_store(&CURSOR, 0);
+  atomic_store(&CURSOR.n, 0);
   phase_open(PHASE_SWEEP);
   sweep_part(tid);
   phase_close();

@@ -241,19 +241,24 @@ int main(void) {
     Outcome shared = outcome();
     CHECK(same(&alone, &shared));
 
-    heap_rewind(&snap);
-    collect_helped();
-    Outcome helped = outcome();
-    CHECK(same(&alone, &helped));
+    // the helpers may come late to a busy machine: the last round waits
+    // for one to take part
+    u64 before = reclaim_stats().helped;
+    for (u32 tries = 0; tries < (round == 5 ? 100 : 1); tries++) {
+      heap_rewind(&snap);
+      collect_helped();
+      Outcome helped = outcome();
+      CHECK(same(&alone, &helped));
+      free(helped.chunks);
+      if (reclaim_stats().helped > before) break;
+    }
 
     free(alone.chunks);
     free(shared.chunks);
-    free(helped.chunks);
     heap_snap_free(&snap);
     drop_frames();
     reclaim_disarm();
   }
-  // the helpers took part (with three of them parked in six collections)
   CHECK(reclaim_stats().helped > 0);
   printf("phases helped: %llu\n", (unsigned long long)reclaim_stats().helped);
   return check_done();
