@@ -134,6 +134,7 @@ void pool_resume(void) {
 }
 
 void pool_roots(void (*root)(u32 loc)) {
+  if (!DQ) return;   // before pool_init: no queue yet
   for (u32 i = 0; i < NTHREADS; i++) {
     Deque  *q   = &DQ[i];
     Ring   *r   = atomic_load(&q->ring);

@@ -17,6 +17,10 @@
 //              arenas; the top drops to the last live word; the seen set
 //              forgets the freed words (snf_forget)
 //
+// Steps 3 and 4 (and the clearing of the last collection's bits) are
+// shared with the threads parked in step 1: they help while they wait
+// (Phases, below). Threads asleep in the pool do not.
+//
 // Nothing moves: a location held anywhere stays valid, so the rules' sharing
 // (two projections of one DUP), SUB chains, stuck nodes and labels are the
 // words they were. A collection that cannot run (a host primitive in flight
@@ -28,6 +32,7 @@
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#include <pthread.h>
 #include "cpu/reclaim.h"
 #include "cpu/eval.h"
 #include "cpu/pool.h"
@@ -68,16 +73,35 @@ static u64          USED_LIVE  = 0;    // live words above BASE, last counted
 static u64          USED_GIVEN = 0;    // heap_given() then
 static u64         *ITRS_THEN  = NULL; // per thread: its interactions then
 
+// One thread's part of a collection: its own stack of terms to mark and
+// the chunks it swept, a cache line apart from the other threads' parts.
+typedef struct {
+  _Alignas(64) u64 *stk;   // terms whose nodes are still to mark
+  u64  stk_lo;             // [stk_lo, stk_n) are left: the bottom was shared
+  u64  stk_n;
+  u64  stk_cap;
+  u64 *chunks;             // the free chunks it swept, in address order
+  u64  chunk_n;
+  u64  chunk_cap;
+} ThreadWork;
+
+static ThreadWork  *WORK     = NULL;   // per thread
+static _Atomic u64  HELPED   = 0;      // phases a parked thread took part in
+static int help(u32 tid, u64 *joined);
+
 void reclaim_init(u32 threads) {
   if (RECLAIM_ROOTS) return;   // eval_init's, before the pool's
   NTHR          = threads ? threads : 1;
   RECLAIM_ROOTS = aligned_alloc(64, NTHR * sizeof(RootList));
   AWAY          = aligned_alloc(64, NTHR * sizeof(Away));
   ITRS_THEN     = calloc(NTHR, sizeof(u64));
-  if (!RECLAIM_ROOTS || !AWAY || !ITRS_THEN) {
+  WORK          = aligned_alloc(64, NTHR * sizeof(ThreadWork));
+  if (!RECLAIM_ROOTS || !AWAY || !ITRS_THEN || !WORK) {
     eval_fatal("hvm4g: ", "out of memory");
   }
   for (u32 i = 0; i < NTHR; i++) RECLAIM_ROOTS[i].head = NULL;
+  memset(WORK, 0, NTHR * sizeof(ThreadWork));
+  RECLAIM_HELP = NTHR > 1;
   // the pool's threads start asleep; the program's thread is the one
   // that runs the normal form
   for (u32 i = 0; i < NTHR; i++) atomic_init(&AWAY[i].on, i > 0);
@@ -88,10 +112,11 @@ void reclaim_init(u32 threads) {
 // live and at least GAP_MIN, times the threads that worked since the last
 // one. A collection's cost is the live words' walk, a cache miss a word
 // where handing a word out costs a store: amortized over several times as
-// many words handed out. The walk runs on one thread while every worker
-// waits, and the live words grow with the workers (each holds its own
-// work), so the gap grows with them too: a collection then costs each
-// worker the share it costs one thread alone. --reclaim-gap (the tests'
+// many words handed out. The walk stops every worker (the parked ones
+// help, but a narrow graph is walked by one), and the live words grow
+// with the workers (each holds its own work), so the gap grows with them
+// too: a collection then costs each worker at most the share it costs one
+// thread alone. --reclaim-gap (the tests'
 // frequent collections) sets the gap, but never below the live words over
 // GAP_LIVE_TINY: a gap fixed while the live data grows would make every
 // collection walk the live data for a few interactions, quadratic work.
@@ -171,7 +196,9 @@ void reclaim_host(int d) {
 }
 
 ReclaimStats reclaim_stats(void) {
-  return STATS;
+  ReclaimStats r = STATS;
+  r.helped = atomic_load_explicit(&HELPED, memory_order_relaxed);
+  return r;
 }
 
 // Stopping the threads
@@ -188,11 +215,16 @@ static void wait_a_while(u32 *idle) {
   }
 }
 
+// A parked thread helps the collection (Phases, below) while it waits.
 void reclaim_park(u32 tid) {
+  u64 joined = 0;   // the last phase it took part in
   for (;;) {
     atomic_store(&AWAY[tid].on, 1);
     u32 idle = 0;
-    while (atomic_load(&RECLAIM_STOP)) wait_a_while(&idle);
+    while (atomic_load(&RECLAIM_STOP)) {
+      if (help(tid, &joined)) idle = 0;
+      else wait_a_while(&idle);
+    }
     atomic_store(&AWAY[tid].on, 0);
     if (!atomic_load(&RECLAIM_STOP)) break;
   }
@@ -209,113 +241,291 @@ void reclaim_away(u32 tid, int away) {
 
 // Marking
 // =======
+// With one thread (or RECLAIM_HELP off) the collector marks and sweeps
+// alone, as plain loads and stores. With more, the threads parked for the
+// collection take part (help): a word is claimed live by an atomic or, and
+// only the thread whose or set its bit traces the word's content.
 
-static u64 *LIVE    = NULL;   // one bit per heap word, reserved lazily
-static u64 *STK     = NULL;   // terms whose nodes are still to mark
-static u64  STK_N   = 0;
-static u64  STK_CAP = 0;
-static u64  TOP     = 0;      // the heap's top when the collection began
+static u64 *LIVE = NULL;   // one bit per heap word, reserved lazily
+static u64  TOP  = 0;      // the heap's top when the collection began
 
-static void push(Term t) {
-  if (STK_N == STK_CAP) {
-    u64  cap = STK_CAP ? STK_CAP * 2 : 1 << 16;
-    u64 *s   = realloc(STK, cap * sizeof(u64));
-    if (!s) eval_fatal("hvm4g: ", "out of memory while reclaiming the heap");
-    STK = s; STK_CAP = cap;
+int RECLAIM_HELP = 0;
+
+// The shared pool: terms a marking thread handed over for threads whose
+// own stacks ran dry, and the roots at the start. SHARED_N and MARKING are
+// changed under SHARE_LOCK and peeked at without it.
+static pthread_mutex_t SHARE_LOCK = PTHREAD_MUTEX_INITIALIZER;
+static u64            *SHARED     = NULL;
+static u64             SHARED_CAP = 0;
+static _Atomic u64     SHARED_N   = 0;
+static _Atomic u32     MARKING    = 0;   // marking threads holding terms
+// Marking threads waiting for terms: read at every node by the others, so
+// on a line of its own, which the lock's writes do not take away.
+static struct { _Alignas(64) _Atomic u32 n; } HUNGRY;
+
+static void out_of_memory(void) {
+  eval_fatal("hvm4g: ", "out of memory while reclaiming the heap");
+}
+
+// Room for `more` terms above the stack's top. A bottom half given away
+// is taken back by moving the rest down; a smaller one would be moved
+// again at every push near the top.
+static __attribute__((noinline)) void stack_room(ThreadWork *w, u64 more) {
+  if (w->stk_lo > 0 && w->stk_lo >= w->stk_cap / 2) {
+    memmove(w->stk, w->stk + w->stk_lo, (w->stk_n - w->stk_lo) * sizeof(u64));
+    w->stk_n -= w->stk_lo;
+    w->stk_lo = 0;
   }
-  STK[STK_N++] = t;
+  if (w->stk_n + more <= w->stk_cap) return;
+  u64 cap = w->stk_cap ? w->stk_cap : 1 << 16;
+  while (cap < w->stk_n + more) cap *= 2;
+  u64 *s = realloc(w->stk, cap * sizeof(u64));
+  if (!s) out_of_memory();
+  w->stk     = s;
+  w->stk_cap = cap;
+}
+
+static inline void push(ThreadWork *w, Term t) {
+  if (w->stk_n == w->stk_cap) stack_room(w, 1);
+  w->stk[w->stk_n++] = t;
 }
 
 // Marks word `loc` live; its content, if it points somewhere, is traced.
-static void mark_word(u64 loc) {
+static inline __attribute__((always_inline))
+void mark_word(ThreadWork *w, u64 loc, int shared) {
   if (loc < BASE || loc >= TOP) return;
-  u64 bit = 1ull << (loc & 63);
-  if (LIVE[loc >> 6] & bit) return;
-  LIVE[loc >> 6] |= bit;
+  u64  bit  = 1ull << (loc & 63);
+  u64 *word = &LIVE[loc >> 6];
+  if (shared) {
+    // the plain load skips the locked or for a word already marked
+    if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit) return;
+    if (__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit) return;
+  } else {
+    if (*word & bit) return;
+    *word |= bit;
+  }
   Term c = NO_SUB(HEAP[loc]);
-  if (HAS_LOC(TAG(c))) push(c);
+  if (HAS_LOC(TAG(c))) push(w, c);
 }
 
 // Marks the words of the node `t` points into: a variable or a DUP
 // projection points at one binder slot, anything else at a whole node.
-static void trace(Term t) {
+static inline __attribute__((always_inline))
+void trace(ThreadWork *w, Term t, int shared) {
   t = NO_SUB(t);
   u32 tag = TAG(t);
   if (!HAS_LOC(tag)) return;
   u32 n = (tag == VAR || tag == DP0 || tag == DP1) ? 1 : term_arity(t);
-  for (u32 j = 0; j < n; j++) mark_word((u64)VAL(t) + j);
+  for (u32 j = 0; j < n; j++) mark_word(w, (u64)VAL(t) + j, shared);
+}
+
+static void shared_add(const u64 *terms, u64 k) {
+  u64 n = atomic_load_explicit(&SHARED_N, memory_order_relaxed);
+  if (n + k > SHARED_CAP) {
+    u64 cap = SHARED_CAP ? SHARED_CAP : 1 << 12;
+    while (cap < n + k) cap *= 2;
+    u64 *s = realloc(SHARED, cap * sizeof(u64));
+    if (!s) out_of_memory();
+    SHARED     = s;
+    SHARED_CAP = cap;
+  }
+  memcpy(SHARED + n, terms, k * sizeof(u64));
+  atomic_store_explicit(&SHARED_N, n + k, memory_order_relaxed);
+}
+
+// A stack this short is kept: handing over a term or two at a time would
+// cost a lock per node on a list, where there is nothing to share.
+#define GIVE_MIN 4
+// At most this many terms go to the shared pool at a time, and none while
+// it holds this many already: the hungry threads take those first.
+#define GIVE_MAX 1024
+// At most this many terms are taken at a time (half the pool, less).
+#define TAKE_MAX 256
+
+// Another thread waits for terms: the bottom half of w's stack (the terms
+// pushed first, the largest subtrees of a tree) goes to the shared pool.
+static __attribute__((noinline)) void give(ThreadWork *w) {
+  if (atomic_load_explicit(&SHARED_N, memory_order_relaxed) >= GIVE_MAX) return;
+  u64 k = (w->stk_n - w->stk_lo) / 2;
+  if (k > GIVE_MAX) k = GIVE_MAX;
+  pthread_mutex_lock(&SHARE_LOCK);
+  shared_add(w->stk + w->stk_lo, k);
+  pthread_mutex_unlock(&SHARE_LOCK);
+  w->stk_lo += k;
 }
 
 // Live words lie scattered over the heap, so tracing is a cache miss a
 // node: a term waits in a short queue while its node and live bits are
 // fetched, and the misses of the queued terms overlap.
 #define PREFETCH_QUEUE 16
-static void drain(void) {
+static inline __attribute__((always_inline)) void drain(ThreadWork *w, int shared) {
   Term queue[PREFETCH_QUEUE];
   u32  head = 0, n = 0;
-  while (STK_N > 0 || n > 0) {
-    if (STK_N > 0 && n < PREFETCH_QUEUE) {
-      Term t   = STK[--STK_N];
+  while (w->stk_n > w->stk_lo || n > 0) {
+    if (shared && w->stk_n - w->stk_lo >= GIVE_MIN &&
+        atomic_load_explicit(&HUNGRY.n, memory_order_relaxed) > 0) {
+      give(w);
+    }
+    if (w->stk_n > w->stk_lo && n < PREFETCH_QUEUE) {
+      Term t   = w->stk[--w->stk_n];
       u64  loc = VAL(NO_SUB(t));
       __builtin_prefetch(&HEAP[loc]);
-      __builtin_prefetch(&LIVE[loc >> 6]);
+      if (shared) {
+        __builtin_prefetch(&LIVE[loc >> 6], 1);
+      } else {
+        __builtin_prefetch(&LIVE[loc >> 6]);
+      }
       queue[(head + n++) % PREFETCH_QUEUE] = t;
       continue;
     }
     Term t = queue[head];
     head   = (head + 1) % PREFETCH_QUEUE;
     n--;
-    trace(t);
+    trace(w, t, shared);
   }
+  w->stk_lo = 0;
+  w->stk_n  = 0;
 }
+
+static void drain_alone(ThreadWork *w)  { drain(w, 0); }
+static void drain_shared(ThreadWork *w) { drain(w, 1); }
+
+// The collector alone: each root's graph marked in turn.
+static ThreadWork *ALONE = NULL;   // the collector's part, for root_slot
 
 static void root_slot(u32 loc) {
-  mark_word(loc);
-  drain();
+  mark_word(ALONE, loc, 0);
+  drain_alone(ALONE);
 }
 
-static void mark_roots(void) {
+static void mark_roots(ThreadWork *w) {
+  ALONE = w;
   for (u64 i = 1; i < BASE; i++) {
-    trace(HEAP[i]);
-    drain();
+    trace(w, HEAP[i], 0);
+    drain_alone(w);
   }
   for (u32 i = 0; i < NTHR; i++) {
     for (RootFrame *f = RECLAIM_ROOTS[i].head; f; f = f->up) {
-      if (f->term) trace(*f->term);
-      if (f->loc) mark_word(f->loc);
-      drain();
+      if (f->term) trace(w, *f->term, 0);
+      if (f->loc) mark_word(w, f->loc, 0);
+      drain_alone(w);
     }
   }
   snf_roots(root_slot);
   pool_roots(root_slot);
 }
 
+// Together: the roots go to the shared pool first, as terms to trace (a
+// slot as a variable pointing at it: trace marks that one word).
+static void share_slot(u32 loc) {
+  Term t = TERM(VAR, 0, loc);
+  shared_add(&t, 1);
+}
+
+static void share_roots(void) {
+  for (u64 i = 1; i < BASE; i++) {
+    Term t = HEAP[i];
+    if (HAS_LOC(TAG(NO_SUB(t)))) shared_add(&t, 1);
+  }
+  for (u32 i = 0; i < NTHR; i++) {
+    for (RootFrame *f = RECLAIM_ROOTS[i].head; f; f = f->up) {
+      if (f->term) shared_add(f->term, 1);
+      if (f->loc) share_slot(f->loc);
+    }
+  }
+  snf_roots(share_slot);
+  pool_roots(share_slot);
+}
+
+// w's stack ran dry: refills it from the shared pool, waiting while other
+// threads still mark (they may share more). 0: the pool is empty and no
+// thread holds a term, so nothing is left to mark (a thread holds terms
+// only while counted in MARKING, and is counted again only by taking some).
+static int take(ThreadWork *w) {
+  pthread_mutex_lock(&SHARE_LOCK);
+  atomic_fetch_sub_explicit(&MARKING, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&HUNGRY.n, 1, memory_order_relaxed);
+  u32 idle = 0;
+  for (;;) {
+    u64 n = atomic_load_explicit(&SHARED_N, memory_order_relaxed);
+    if (n > 0) {
+      u64 k = (n + 1) / 2;
+      if (k > TAKE_MAX) k = TAKE_MAX;
+      stack_room(w, k);
+      memcpy(w->stk + w->stk_n, SHARED + n - k, k * sizeof(u64));
+      w->stk_n += k;
+      atomic_store_explicit(&SHARED_N, n - k, memory_order_relaxed);
+      atomic_fetch_add_explicit(&MARKING, 1, memory_order_relaxed);
+      atomic_fetch_sub_explicit(&HUNGRY.n, 1, memory_order_relaxed);
+      pthread_mutex_unlock(&SHARE_LOCK);
+      return 1;
+    }
+    if (atomic_load_explicit(&MARKING, memory_order_relaxed) == 0) {
+      atomic_fetch_sub_explicit(&HUNGRY.n, 1, memory_order_relaxed);
+      pthread_mutex_unlock(&SHARE_LOCK);
+      return 0;
+    }
+    pthread_mutex_unlock(&SHARE_LOCK);
+    while (atomic_load_explicit(&SHARED_N, memory_order_relaxed) == 0 &&
+           atomic_load_explicit(&MARKING, memory_order_relaxed) != 0) {
+      wait_a_while(&idle);
+    }
+    pthread_mutex_lock(&SHARE_LOCK);
+  }
+}
+
+// A thread's part of the mark, the collector's or a helper's: it joins
+// busy with nothing, so its first take waits for terms like any other.
+static void mark_part(ThreadWork *w) {
+  atomic_fetch_add(&MARKING, 1);
+  do {
+    drain_shared(w);
+  } while (take(w));
+}
+
+// Clearing
+// ========
+
+// The next unit of the clear or the sweep, a line of its own.
+static struct { _Alignas(64) _Atomic u64 n; } CURSOR;
+
+// Words of the live bits a thread clears at a time.
+#define CLEAR_UNIT (1u << 15)
+
+static void clear_part(void) {
+  u64 words = TOP / 64 + 1;
+  for (;;) {
+    u64 lo = atomic_fetch_add(&CURSOR.n, 1) * CLEAR_UNIT;
+    if (lo >= words) return;
+    u64 n = words - lo < CLEAR_UNIT ? words - lo : CLEAR_UNIT;
+    memset(LIVE + lo, 0, n * sizeof(u64));
+  }
+}
+
 // Sweeping
 // ========
 
-static u64 *CHUNKS    = NULL;
-static u64  CHUNK_N   = 0;
-static u64  CHUNK_CAP = 0;
-
-static void chunk_add(u64 lo, u64 len) {
-  if (CHUNK_N == CHUNK_CAP) {
-    u64  cap = CHUNK_CAP ? CHUNK_CAP * 2 : 1024;
-    u64 *c   = realloc(CHUNKS, cap * sizeof(u64));
+static void chunk_add(ThreadWork *w, u64 lo, u64 len) {
+  if (w->chunk_n == w->chunk_cap) {
+    u64  cap = w->chunk_cap ? w->chunk_cap * 2 : 1024;
+    u64 *c   = realloc(w->chunks, cap * sizeof(u64));
     if (!c) return;   // this run stays unused: still correct
-    CHUNKS = c; CHUNK_CAP = cap;
+    w->chunks = c; w->chunk_cap = cap;
   }
-  CHUNKS[CHUNK_N++] = (lo << 32) | len;
+  w->chunks[w->chunk_n++] = (lo << 32) | len;
 }
 
-// The free run [lo, hi): arenas of at most RECLAIM_ARENA words.
-static void free_run(u64 lo, u64 hi) {
+// The free run [lo, hi): arenas of at most RECLAIM_ARENA words. Threads
+// forget disjoint runs at once: snf_forget clears a page's dirty byte only
+// for a page inside its run, which no other run touches.
+static void free_run(ThreadWork *w, u64 lo, u64 hi) {
   u64 min = MIN_CHUNK;
   if (hi - lo < min) return;   // not reused: its seen marks wait with it
   snf_forget((u32)lo, hi);
   while (lo < hi) {
     u64 len = hi - lo < RECLAIM_ARENA ? hi - lo : RECLAIM_ARENA;
     if (len < min) break;
-    chunk_add(lo, len);
+    chunk_add(w, lo, len);
     lo += len;
   }
 }
@@ -335,21 +545,186 @@ static u64 next_bit(u64 at, u64 lim, int want) {
   return lim;
 }
 
-// Returns the live words of [BASE, TOP); sets the new top.
-static u64 sweep(u64 *new_top) {
-  u64 live = 0, last = BASE, at = BASE;
-  CHUNK_N = 0;
-  while (at < TOP) {
+// Sweeps the free runs that begin in [lo, hi) into w's chunks: a run may
+// end past hi, and one that began below lo is the range's below. Returns
+// where the free run up to the top begins if it begins here (the new top),
+// else TOP; *live: the live words of [lo, hi).
+static u64 sweep_range(ThreadWork *w, u64 lo, u64 hi, u64 *live) {
+  u64 at = lo;
+  *live = 0;
+  if (lo > BASE && !(LIVE[(lo - 1) >> 6] >> ((lo - 1) & 63) & 1)) at = next_bit(lo, hi, 1);
+  while (at < hi) {
     u64 on = next_bit(at, TOP, 1);
-    if (on >= TOP) break;
-    if (on > at) free_run(at, on);
+    if (on >= TOP) {
+      snf_forget((u32)at, TOP);
+      return at;
+    }
+    if (on > at) free_run(w, at, on);
+    if (on >= hi) break;
     u64 off = next_bit(on, TOP, 0);
-    live += off - on;
-    last  = off;
-    at    = off;
+    *live  += (off < hi ? off : hi) - on;
+    at      = off;
   }
-  snf_forget((u32)last, TOP);
-  *new_top = last;
+  return TOP;
+}
+
+// Together, [BASE, TOP) is cut into ranges that the threads take in
+// address order, so each thread's chunks are in address order and each
+// range's lie together in one thread's list.
+typedef struct {
+  u32 tid;       // the thread that swept it
+  u64 first;     // its chunks: [first, first + n) of that thread's list
+  u64 n;
+  u64 live;
+  u64 top;       // sweep_range's result
+} SweptRange;
+
+#define SWEEP_RANGE_MIN (1u << 16)   // words: a range's own cost stays small
+#define SWEEP_RANGES    4            // ranges a thread, for the balance
+static SweptRange *RANGES      = NULL;
+static u64         RANGE_N     = 0;
+static u64         RANGE_CAP   = 0;
+static u64         RANGE_WORDS = 0;
+
+static void sweep_part(u32 tid) {
+  ThreadWork *w = &WORK[tid];
+  for (;;) {
+    u64 r = atomic_fetch_add(&CURSOR.n, 1);
+    if (r >= RANGE_N) return;
+    u64 lo = BASE + r * RANGE_WORDS;
+    u64 hi = TOP - lo < RANGE_WORDS ? TOP : lo + RANGE_WORDS;
+    SweptRange *s = &RANGES[r];
+    s->tid   = tid;
+    s->first = w->chunk_n;
+    s->top   = sweep_range(w, lo, hi, &s->live);
+    s->n     = w->chunk_n - s->first;
+  }
+}
+
+static void sweep_ranges(void) {
+  u64 words   = TOP - BASE;
+  RANGE_WORDS = (words + (u64)NTHR * SWEEP_RANGES - 1) / ((u64)NTHR * SWEEP_RANGES);
+  if (RANGE_WORDS < SWEEP_RANGE_MIN) RANGE_WORDS = SWEEP_RANGE_MIN;
+  RANGE_N = (words + RANGE_WORDS - 1) / RANGE_WORDS;
+  if (RANGE_N > RANGE_CAP) {
+    SweptRange *r = realloc(RANGES, RANGE_N * sizeof(SweptRange));
+    if (!r) out_of_memory();
+    RANGES    = r;
+    RANGE_CAP = RANGE_N;
+  }
+  for (u32 i = 0; i < NTHR; i++) WORK[i].chunk_n = 0;
+}
+
+// The ranges' chunks, in address order.
+static u64 *CHUNKS    = NULL;
+static u64  CHUNK_N   = 0;
+static u64  CHUNK_CAP = 0;
+
+static u64 sweep_merge(u64 *new_top) {
+  u64 live = 0, top = TOP;
+  CHUNK_N = 0;
+  for (u64 r = 0; r < RANGE_N; r++) {
+    SweptRange *s = &RANGES[r];
+    live += s->live;
+    if (s->top < top) top = s->top;
+    if (CHUNK_N + s->n > CHUNK_CAP) {
+      u64 cap = CHUNK_CAP ? CHUNK_CAP : 1024;
+      while (cap < CHUNK_N + s->n) cap *= 2;
+      u64 *c = realloc(CHUNKS, cap * sizeof(u64));
+      if (!c) continue;   // these runs stay unused: still correct
+      CHUNKS = c; CHUNK_CAP = cap;
+    }
+    memcpy(CHUNKS + CHUNK_N, WORK[s->tid].chunks + s->first, s->n * sizeof(u64));
+    CHUNK_N += s->n;
+  }
+  *new_top = top;
+  return live;
+}
+
+// Phases
+// ======
+// The collector opens a phase; a parked thread that sees it open joins it
+// (JOINED), takes units of its work until none is left, and leaves. To
+// end a phase the collector closes it and waits for the joined ones to
+// leave: one that joins as it closes sees it closed (JOINED is raised and
+// then PHASE read; PHASE is written and then JOINED read). Only then is
+// the next phase's work set up.
+
+enum { PHASE_CLOSED, PHASE_CLEAR, PHASE_MARK, PHASE_SWEEP };
+static _Atomic u64 PHASE  = 0;   // a count of phases opened, times 4, + the kind
+static _Atomic u32 JOINED = 0;
+
+static void phase_open(u32 kind) {
+  u64 p = atomic_load(&PHASE);
+  atomic_store(&PHASE, ((p >> 2) + 1) << 2 | kind);
+}
+
+static void phase_close(void) {
+  atomic_store(&PHASE, atomic_load(&PHASE) & ~3ull);
+  u32 idle = 0;
+  while (atomic_load(&JOINED) != 0) wait_a_while(&idle);
+}
+
+static void take_part(u32 tid, u64 kind) {
+  switch (kind) {
+    case PHASE_CLEAR: clear_part();         break;
+    case PHASE_MARK:  mark_part(&WORK[tid]); break;
+    case PHASE_SWEEP: sweep_part(tid);      break;
+  }
+}
+
+// A parked thread joins the phase under way, once: 1 if it took part.
+static int help(u32 tid, u64 *joined) {
+  u64 p = atomic_load(&PHASE);
+  if ((p & 3) == PHASE_CLOSED || p == *joined || tid >= NTHR) return 0;
+  atomic_fetch_add(&JOINED, 1);
+  int in = atomic_load(&PHASE) == p;
+  if (in) {
+    take_part(tid, p & 3);
+    atomic_fetch_add_explicit(&HELPED, 1, memory_order_relaxed);
+    *joined = p;
+  }
+  atomic_fetch_sub(&JOINED, 1);
+  return in;
+}
+
+// The collection's marking and sweeping, which `clear` the live bits
+// first (the first collection finds them fresh): returns the live words of
+// [BASE, TOP), sets the new top and the free chunks.
+static u64 collect_alone(u32 tid, u64 *new_top, int clear, const u64 **chunks, u64 *n) {
+  ThreadWork *w = &WORK[tid];
+  if (clear) memset(LIVE, 0, (TOP / 64 + 1) * sizeof(u64));
+  mark_roots(w);
+  u64 live   = 0;
+  w->chunk_n = 0;
+  *new_top   = sweep_range(w, BASE, TOP, &live);
+  *chunks    = w->chunks;
+  *n         = w->chunk_n;
+  return live;
+}
+
+static u64 collect_together(u32 tid, u64 *new_top, int clear, const u64 **chunks, u64 *n) {
+  if (clear) {
+    atomic_store(&CURSOR.n, 0);
+    phase_open(PHASE_CLEAR);
+    clear_part();
+    phase_close();
+  }
+  atomic_store(&SHARED_N, 0);
+  atomic_store(&MARKING, 0);
+  atomic_store(&HUNGRY.n, 0);
+  share_roots();
+  phase_open(PHASE_MARK);
+  mark_part(&WORK[tid]);
+  phase_close();
+  sweep_ranges();
+  atomic_store(&CURSOR.n, 0);
+  phase_open(PHASE_SWEEP);
+  sweep_part(tid);
+  phase_close();
+  u64 live = sweep_merge(new_top);
+  *chunks  = CHUNKS;
+  *n       = CHUNK_N;
   return live;
 }
 
@@ -359,20 +734,20 @@ static double now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void run(void) {
+static void run(u32 tid) {
   double t0 = now();
   TOP = heap_used();
+  int clear = LIVE != NULL;   // reserved now: fresh, all clear
   if (!LIVE) {
     LIVE = mmap(NULL, (HEAP_WORDS / 64 + 1) * sizeof(u64), PROT_READ | PROT_WRITE,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (LIVE == MAP_FAILED) eval_fatal("hvm4g: ", "cannot reserve the heap's live bits");
-  } else {
-    memset(LIVE, 0, (TOP / 64 + 1) * sizeof(u64));
   }
-  mark_roots();
-  u64 top;
-  u64 live = sweep(&top);
-  heap_set_free(CHUNKS, CHUNK_N, top);
+  const u64 *chunks;
+  u64        chunk_n, top;
+  u64        live = RECLAIM_HELP ? collect_together(tid, &top, clear, &chunks, &chunk_n)
+                                 : collect_alone(tid, &top, clear, &chunks, &chunk_n);
+  heap_set_free(chunks, chunk_n, top);
   WORKED = 0;
   for (u32 i = 0; i < NTHR; i++) {
     Wnf *w  = eval_worker(i);
@@ -384,7 +759,7 @@ static void run(void) {
   }
   if (WORKED == 0) WORKED = 1;
   u64 room = TOP - top;   // what the evaluators may take again
-  for (u64 i = 0; i < CHUNK_N; i++) room += (u32)CHUNKS[i];
+  for (u64 i = 0; i < chunk_n; i++) room += (u32)chunks[i];
   LOW = HEAP_WORDS - TOP + room < HEAP_WORDS / 16;
   // reclaimed: the words in use (live after the last collection, plus
   // those handed out since) that are no longer live
@@ -423,7 +798,7 @@ static int collect(u32 tid) {
   }
   int ok = ARMED && atomic_load(&RECLAIM_HOSTS) == 0;
   if (ok) {
-    run();
+    run(tid);
   }
   atomic_store(&RECLAIM_STOP, 0);
   return ok;

@@ -34,6 +34,10 @@ extern u32          RECLAIM_ARENA;  // words of an arena (cpu.h's CPU_ARENA,
                                     // or less: --reclaim-gap, a small heap)
 extern _Atomic int  RECLAIM_HOSTS;  // host primitives in flight (none: a
                                     // collection may run)
+extern int          RECLAIM_HELP;   // the threads parked for a collection
+                                    // mark and sweep with the collector
+                                    // (reclaim_init: with several threads;
+                                    // a unit test compares without)
 
 // Thread tid holds f (its term or slot) until reclaim_drop: f goes on top
 // of its list. No list (a unit test's bare pool): nothing to hold.
@@ -88,6 +92,7 @@ typedef struct {
   u64    freed;     // words found no longer live, summed
   u64    live;      // live words after the last one (0: none ran)
   double secs;      // time spent collecting
+  u64    helped;    // phases of a collection a parked thread took part in
 } ReclaimStats;
 ReclaimStats reclaim_stats(void);
 // The gap's factor after a collection whose walk took `walk` seconds,
