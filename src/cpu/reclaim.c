@@ -116,10 +116,10 @@ void reclaim_init(u32 threads) {
 // help, but a narrow graph is walked by one), and the live words grow
 // with the workers (each holds its own work), so the gap grows with them
 // too: a collection then costs each worker at most the share it costs one
-// thread alone. --reclaim-gap (the tests'
-// frequent collections) sets the gap, but never below the live words over
-// GAP_LIVE_TINY: a gap fixed while the live data grows would make every
-// collection walk the live data for a few interactions, quadratic work.
+// thread alone. --reclaim-gap (the tests' frequent collections) sets the
+// gap, but never below the live words over GAP_LIVE_TINY: a gap fixed
+// while the live data grows would make every collection walk the live
+// data for a few interactions, quadratic work.
 #define GAP_LIVE      8
 #define GAP_LIVE_TINY 4
 // A collection whose reusable room (chunks and the top's drop) is under a
