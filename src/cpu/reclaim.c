@@ -627,6 +627,7 @@ static u64 sweep_merge(u64 *new_top) {
     SweptRange *s = &RANGES[r];
     live += s->live;
     if (s->top < top) top = s->top;
+    if (s->n == 0) continue;   // (its thread may have no list at all)
     if (CHUNK_N + s->n > CHUNK_CAP) {
       u64 cap = CHUNK_CAP ? CHUNK_CAP : 1024;
       while (cap < CHUNK_N + s->n) cap *= 2;

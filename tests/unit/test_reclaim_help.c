@@ -259,6 +259,7 @@ int main(void) {
     drop_frames();
     reclaim_disarm();
   }
+  heap_snap_free(&empty);
   CHECK(reclaim_stats().helped > 0);
   printf("phases helped: %llu\n", (unsigned long long)reclaim_stats().helped);
   return check_done();
