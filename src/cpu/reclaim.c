@@ -390,39 +390,16 @@ static inline __attribute__((always_inline)) void drain(ThreadWork *w, int share
 static void drain_alone(ThreadWork *w)  { drain(w, 0); }
 static void drain_shared(ThreadWork *w) { drain(w, 1); }
 
-// The collector alone: each root's graph marked in turn.
-static ThreadWork *ALONE = NULL;   // the collector's part, for root_slot
-
-static void root_slot(u32 loc) {
-  mark_word(ALONE, loc, 0);
-  drain_alone(ALONE);
-}
-
-static void mark_roots(ThreadWork *w) {
-  ALONE = w;
-  for (u64 i = 1; i < BASE; i++) {
-    trace(w, HEAP[i], 0);
-    drain_alone(w);
-  }
-  for (u32 i = 0; i < NTHR; i++) {
-    for (RootFrame *f = RECLAIM_ROOTS[i].head; f; f = f->up) {
-      if (f->term) trace(w, *f->term, 0);
-      if (f->loc) mark_word(w, f->loc, 0);
-      drain_alone(w);
-    }
-  }
-  snf_roots(root_slot);
-  pool_roots(root_slot);
-}
-
-// Together: the roots go to the shared pool first, as terms to trace (a
-// slot as a variable pointing at it: trace marks that one word).
+// The roots go to the shared pool first, as terms to trace (a slot as a
+// variable pointing at it: trace marks that one word). Together, the
+// threads take them from there; alone, the collector's stack does.
 static void share_slot(u32 loc) {
   Term t = TERM(VAR, 0, loc);
   shared_add(&t, 1);
 }
 
 static void share_roots(void) {
+  atomic_store(&SHARED_N, 0);
   for (u64 i = 1; i < BASE; i++) {
     Term t = HEAP[i];
     if (HAS_LOC(TAG(NO_SUB(t)))) shared_add(&t, 1);
@@ -435,6 +412,16 @@ static void share_roots(void) {
   }
   snf_roots(share_slot);
   pool_roots(share_slot);
+}
+
+static void mark_alone(ThreadWork *w) {
+  share_roots();
+  u64 n = atomic_load_explicit(&SHARED_N, memory_order_relaxed);
+  stack_room(w, n);
+  if (n > 0) memcpy(w->stk + w->stk_n, SHARED, n * sizeof(u64));
+  w->stk_n += n;
+  atomic_store_explicit(&SHARED_N, 0, memory_order_relaxed);
+  drain_alone(w);
 }
 
 // w's stack ran dry: refills it from the shared pool, waiting while other
@@ -695,7 +682,7 @@ static int help(u32 tid, u64 *joined) {
 static u64 collect_alone(u32 tid, u64 *new_top, int clear, const u64 **chunks, u64 *n) {
   ThreadWork *w = &WORK[tid];
   if (clear) memset(LIVE, 0, (TOP / 64 + 1) * sizeof(u64));
-  mark_roots(w);
+  mark_alone(w);
   u64 live   = 0;
   w->chunk_n = 0;
   *new_top   = sweep_range(w, BASE, TOP, &live);
@@ -711,7 +698,6 @@ static u64 collect_together(u32 tid, u64 *new_top, int clear, const u64 **chunks
     clear_part();
     phase_close();
   }
-  atomic_store(&SHARED_N, 0);
   atomic_store(&MARKING, 0);
   atomic_store(&HUNGRY.n, 0);
   share_roots();

@@ -39,20 +39,6 @@ extern int          RECLAIM_HELP;   // the threads parked for a collection
                                     // (reclaim_init: with several threads;
                                     // a unit test compares without)
 
-// Thread tid holds f (its term or slot) until reclaim_drop: f goes on top
-// of its list. No list (a unit test's bare pool): nothing to hold.
-static inline void reclaim_hold(u32 tid, RootFrame *f) {
-  f->up = NULL;
-  if (RECLAIM_ROOTS && tid < RECLAIM_THREADS) {
-    f->up = RECLAIM_ROOTS[tid].head;
-    RECLAIM_ROOTS[tid].head = f;
-  }
-}
-
-static inline void reclaim_drop(u32 tid, RootFrame *f) {
-  if (RECLAIM_ROOTS && tid < RECLAIM_THREADS) RECLAIM_ROOTS[tid].head = f->up;
-}
-
 // Thread tid's list as it stands, and set back to one it stood at (an
 // error's catch frame unwinds to it). NULL for a thread with no list.
 static inline RootFrame *reclaim_top(u32 tid) {
@@ -61,6 +47,17 @@ static inline RootFrame *reclaim_top(u32 tid) {
 
 static inline void reclaim_unwind(u32 tid, RootFrame *top) {
   if (RECLAIM_ROOTS && tid < RECLAIM_THREADS) RECLAIM_ROOTS[tid].head = top;
+}
+
+// Thread tid holds f (its term or slot) until reclaim_drop: f goes on top
+// of its list. No list (a unit test's bare pool): nothing to hold.
+static inline void reclaim_hold(u32 tid, RootFrame *f) {
+  f->up = reclaim_top(tid);
+  reclaim_unwind(tid, f);
+}
+
+static inline void reclaim_drop(u32 tid, RootFrame *f) {
+  reclaim_unwind(tid, f->up);
 }
 
 void reclaim_init(u32 threads);   // eval_init or pool_init, the first
