@@ -902,5 +902,15 @@ say ""
 for p in "${PHASES[@]}"; do report_phase "$p"; done
 PASS=$(find "$RES" -name '*.pass' | wc -l)
 FAIL=$(find "$RES" -name '*.fail' | wc -l)
+# The failures once more, last: where only a log's tail is kept (CI), it
+# still names them.
+if [ "$FAIL" -gt 0 ]; then
+  say ""
+  find "$RES" -name '*.fail' | sort | head -n 20 | while IFS= read -r fl; do
+    rel=${fl#"$RES"/}
+    say "failed: ${rel%.fail}: $(head -n1 "$fl")"
+  done
+  [ "$FAIL" -gt 20 ] && say "failed: and $((FAIL - 20)) more (above)"
+fi
 say "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
