@@ -135,8 +135,11 @@ static int red_share(u32 lab) {
   return (u64)lab + n > EXT_MASK;
 }
 
-// cnf of `t` at binder depth `depth`.
-static Term cnf(Wnf *w, Term t, u32 depth) {
+// cnf of `t` at binder depth `depth`. A reduction that stopped at an
+// effect held (eval_hold_effects: a branch collapsed ahead) is left as it
+// is, a leaf, and *held set: lifting a SUP out of it (%gnf(&A{..})) would
+// change when its effects run; the one-thread order collapses it later.
+static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
   u32  base = CS_SP;
   u32  sp   = base;
   Term res;
@@ -144,6 +147,11 @@ static Term cnf(Wnf *w, Term t, u32 depth) {
   for (;;) {
     CS_SP = sp;
     t = eval_wnf(w, t);
+    if (eval_held_stop()) {
+      *held = 1;
+      res   = t;
+      break;
+    }
     u32 tag = TAG(t);
     if (tag == RED) {
       t = HEAP[VAL(t) + 1];
@@ -273,11 +281,13 @@ u64 COLLAPSE_LIMIT;
 
 // Collapses the branch at `loc` in place until it is an ERA, a SUP or
 // neither; each INC on the way stays in the heap (HEAP[loc] = ↑ the rest).
-void collapse_branch(Wnf *w, u32 loc) {
+// 1: effects were held, and the branch is to be collapsed again.
+int collapse_branch(Wnf *w, u32 loc) {
+  int held = 0;
   for (;;) {
-    Term t = cnf(w, HEAP[loc], 0);
+    Term t = cnf(w, HEAP[loc], 0, &held);
     HEAP[loc] = t;
-    if (TAG(t) != INC) return;
+    if (TAG(t) != INC) return held;
     loc = VAL(t);
   }
 }

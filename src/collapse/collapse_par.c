@@ -53,6 +53,8 @@
 #define ENT_ERR  2u   // t: the index in ERRS
 #define ENT_FWD  3u   // loc: the running kid whose entries these are
 #define ENT_KID  4u   // with DONE, a SUP: loc is the kid of its sides
+#define ENT_HELD (ENT_ERR | ENT_KID)   // stopped at an effect or an error,
+                                       // left for the consumer (entry_run)
 #define ENT_KIND(s) ((s) & 3u)
 #define ENT_INCS(s) ((s) >> 3)
 
@@ -279,19 +281,29 @@ static void err_raise(u32 h) {
 // Collapses a claimed entry, of a level or kid at `key`, on this thread,
 // keeping an error. With `kids`, a SUP that sends its sides below `key`
 // (or any SUP, in a kid of depth below KID_DEPTH) gets a kid.
+//
+// Effects are held (eval_hold_effects): a branch whose collapse meets a
+// host primitive (%log) or a runtime error stops there, its terms rebuilt
+// (HELD), and the consumer collapses it again when the one-thread order
+// reaches it (pair_use), so -T N performs -T1's effects in -T1's order,
+// between the same lines.
 static void entry_run(Wnf *w, Entry *e, u32 key, u32 depth, int kids) {
   EvalCatch  c;
   u32        sp = collapse_mark();
+  eval_hold_effects(1);   // before the frame, which restores this level
   EvalCatch *up = eval_catch_push(&c);
   u32        st;
   eval_ahead(1);
+  eval_held_stop();
   if (setjmp(c.env) == 0) {
-    collapse_branch(w, e->loc);
+    int held = collapse_branch(w, e->loc);
     u32 incs;
     e->t = collapse_read(e->loc, &incs);
     st   = ENT_DONE | incs << 3;
     u32 to = collapse_key(key, incs);
-    if (kids && TAG(e->t) == SUP && (depth ? depth < KID_DEPTH : to < key)) {
+    if (held) {
+      st = ENT_HELD;
+    } else if (kids && TAG(e->t) == SUP && (depth ? depth < KID_DEPTH : to < key)) {
       e->loc = kid_new(to, depth + 1, VAL(e->t));
       st    |= ENT_KID;
     }
@@ -300,9 +312,19 @@ static void entry_run(Wnf *w, Entry *e, u32 key, u32 depth, int kids) {
     e->t  = err_keep(&c);
     st    = ENT_ERR;
   }
+  eval_hold_effects(0);
   eval_ahead(0);
   eval_catch_pop(up);
   atomic_store_explicit(&e->state, st, memory_order_release);
+}
+
+// A HELD entry, reached in the one-thread order: collapsed again by the
+// consumer, effects and errors now performed (an error is raised here).
+static void entry_again(Wnf *w, Entry *e) {
+  u32 incs;
+  collapse_branch(w, e->loc);
+  e->t = collapse_read(e->loc, &incs);
+  atomic_store_explicit(&e->state, ENT_DONE | incs << 3, memory_order_relaxed);
 }
 
 // Where the sides of entry e, in a chunk at `key`, go: 1 and *to if it is a
@@ -569,7 +591,7 @@ static void pair_wait(Wnf *w, Level *lv, Chunk *c, u32 i) {
 }
 
 // Uses the pair at entries i, i + 1 of chunk c, at key k (both collapsed).
-static void pair_use(u32 k, Chunk *c, u32 i) {
+static void pair_use(Wnf *w, u32 k, Chunk *c, u32 i) {
   Entry *es  = &c->e[i];
   u32    fwd = 0;
   if (atomic_load_explicit(&es->state, memory_order_relaxed) == ENT_FWD) {
@@ -580,6 +602,10 @@ static void pair_use(u32 k, Chunk *c, u32 i) {
     Entry *e = &es[j];
     u32    s = atomic_load_explicit(&e->state, memory_order_relaxed);
     if (s == ENT_ERR) err_raise((u32)e->t);
+    if (s == ENT_HELD) {
+      entry_again(w, e);
+      s = atomic_load_explicit(&e->state, memory_order_relaxed);
+    }
     if (collapse_use(e->t)) {
       u32 to = collapse_key(k, ENT_INCS(s));
       chunk_sides(level_room(to), e);
@@ -692,7 +718,7 @@ void collapse_par(Wnf *w, u32 root) {
       if (i + 16 < n) __builtin_prefetch(&c->e[i + 16]);
       pair_wait(w, lv, c, i);
       lv->pos = i + 2;
-      pair_use(k, c, i);   // may queue below k: back to the top
+      pair_use(w, k, c, i);   // may queue below k: back to the top
       continue;
     }
     level_next(k, c);

@@ -79,6 +79,7 @@ typedef struct HostHold {
 
 static _Thread_local HostHold *HOLDS = NULL;
 static _Thread_local int       HOSTS = 0;   // host primitives running here
+static _Thread_local u32       HOLD_EFFECTS = 0;   // > 0: effects and errors stop
 
 EvalCatch *eval_catch_push(EvalCatch *c) {
   EvalCatch *up = CATCH;
@@ -88,6 +89,7 @@ EvalCatch *eval_catch_push(EvalCatch *c) {
   c->job      = SNF_JOB;
   c->roots    = reclaim_top(pool_tid());
   c->hosts    = HOSTS;
+  c->hold     = HOLD_EFFECTS;
   CATCH       = c;
   return up;
 }
@@ -114,6 +116,7 @@ static void die_with(const char *msg, int plain) {
     reclaim_unwind(pool_tid(), c->roots);
     reclaim_host(c->hosts - HOSTS);
     HOSTS        = c->hosts;
+    HOLD_EFFECTS = c->hold;
     SNF_STUCK_EP = c->stuck_ep;
     SNF_JOB      = c->job;
     snprintf(c->msg, sizeof c->msg, "%s", msg);
@@ -182,18 +185,11 @@ void eval_rethrow(const EvalCatch *c) {
 static _Thread_local int AHEAD      = 0;
 static _Atomic int       STOP_AHEAD = 0;
 
-static _Thread_local u32 HOLD_EFFECTS = 0;   // > 0: effects and errors stop
-static _Thread_local int HELD_STOP    = 0;   // the last reduction stopped so
+_Thread_local int EVAL_HELD_STOP = 0;   // the last reduction stopped so
 
 void eval_hold_effects(int on) {
   if (on) HOLD_EFFECTS++;
   else    HOLD_EFFECTS--;
-}
-
-int eval_held_stop(void) {
-  int s = HELD_STOP;
-  HELD_STOP = 0;
-  return s;
 }
 
 // Interactions between w's offers (sparks; 0: none): only under -T, and
@@ -343,7 +339,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
       }
       case WNF_HOST: {
         if (HOLD_EFFECTS) {   // left for the one-thread replay (snf.c)
-          HELD_STOP = 1;
+          EVAL_HELD_STOP = 1;
           EVAL_RETURN(t);
         }
         // The primitive sits at HEAP[host_at] inside t (or is t). Under
@@ -407,7 +403,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
         // A pool task has no frame to return to: the one-thread replay
         // meets the same end on the caller's thread, which reports it.
         if (HOLD_EFFECTS) {
-          HELD_STOP = 1;
+          EVAL_HELD_STOP = 1;
           EVAL_RETURN(t);
         }
         die_exhausted();
@@ -415,7 +411,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
       }
       case WNF_STACK: {
         if (HOLD_EFFECTS) {
-          HELD_STOP = 1;
+          EVAL_HELD_STOP = 1;
           EVAL_RETURN(t);
         }
         die_plain("evaluation stack exhausted");
@@ -423,7 +419,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
       }
       default: {
         if (HOLD_EFFECTS) {   // reported, if at all, in one-thread order
-          HELD_STOP = 1;
+          EVAL_HELD_STOP = 1;
           EVAL_RETURN(t);
         }
         // Met in the whole-definition order, a DUP's own copy (held, or

@@ -75,6 +75,7 @@ typedef struct {
   u32     job;        // SNF_JOB when pushed (cpu.h)
   void   *roots;      // the thread's root frames when pushed (reclaim.h)
   int     hosts;      // host primitives it ran when pushed
+  u32     hold;       // the thread's eval_hold_effects level when pushed
   int     plain;      // 1: an "hvm4g:" (not a RUNTIME_ERROR) message;
                       // 2: a %panic's
   char    msg[160];
@@ -100,7 +101,12 @@ void eval_stop_ahead(int on);
 // stops, leaving its term rebuilt (valid, equal to the input), and
 // eval_held_stop() then returns 1 once (and clears it).
 void eval_hold_effects(int on);
-int  eval_held_stop(void);
+extern _Thread_local int EVAL_HELD_STOP;
+static inline int eval_held_stop(void) {   // inline: cnf asks at every step
+  if (!EVAL_HELD_STOP) return 0;
+  EVAL_HELD_STOP = 0;
+  return 1;
+}
 
 // A DUP met again while it was reduced (two copies under one label) gives
 // a result that depends on how the book is copied: HVM4 copies it a node
