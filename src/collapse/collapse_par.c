@@ -296,16 +296,17 @@ static void entry_run(Wnf *w, Entry *e, u32 key, u32 depth, int kids) {
   eval_ahead(1);
   eval_held_stop();
   if (setjmp(c.env) == 0) {
-    int held = collapse_branch(w, e->loc);
-    u32 incs;
-    e->t = collapse_read(e->loc, &incs);
-    st   = ENT_DONE | incs << 3;
-    u32 to = collapse_key(key, incs);
-    if (held) {
+    if (collapse_branch(w, e->loc)) {
       st = ENT_HELD;
-    } else if (kids && TAG(e->t) == SUP && (depth ? depth < KID_DEPTH : to < key)) {
-      e->loc = kid_new(to, depth + 1, VAL(e->t));
-      st    |= ENT_KID;
+    } else {
+      u32 incs;
+      e->t = collapse_read(e->loc, &incs);
+      st   = ENT_DONE | incs << 3;
+      u32 to = collapse_key(key, incs);
+      if (kids && TAG(e->t) == SUP && (depth ? depth < KID_DEPTH : to < key)) {
+        e->loc = kid_new(to, depth + 1, VAL(e->t));
+        st    |= ENT_KID;
+      }
     }
   } else {
     collapse_reset(sp);
