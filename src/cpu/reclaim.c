@@ -771,6 +771,9 @@ static void run(u32 tid) {
 // Runs a collection: 1 if it ran, 0 if it could not, -1 if another
 // thread's was under way (this one parked through it).
 static int collect(u32 tid) {
+  // not armed (a collapse, a device run): nothing may be collected, and a
+  // stop would wait for threads that never park (the collapse's consumer)
+  if (!ARMED) return 0;
   // a host primitive in flight: no collection can run, so the others are
   // not stopped (each stop costs them a rebuild)
   if (atomic_load(&RECLAIM_HOSTS) != 0 && !atomic_load(&RECLAIM_STOP)) return 0;
