@@ -188,7 +188,7 @@ void reclaim_arm(void) {
 void reclaim_disarm(void) {
   ARMED        = 0;
   RECLAIM_NEXT = ~0ull;
-  heap_set_free(NULL, 0, heap_used());
+  heap_drop_free();
 }
 
 void reclaim_host(int d) {

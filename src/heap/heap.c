@@ -96,12 +96,15 @@ static u64          FREE_N    = 0;
 static u64          FREE_CAP  = 0;
 static _Atomic u64  FREE_AT   = 0;
 
+// A compare-and-swap, never an add undone when it overshoots: the undo can
+// land after another thread's add that the overshoot's own undo let fit
+// below it, and the top then falls under that thread's words, which the
+// next allocation hands out again (test_heap.c).
 u32 heap_alloc(u32 n) {
-  u64 at = atomic_fetch_add(&HEAP_TOP, n);
-  if (at + n > HEAP_WORDS) {
-    atomic_fetch_sub(&HEAP_TOP, n);
-    return 0;
-  }
+  u64 at = atomic_load_explicit(&HEAP_TOP, memory_order_relaxed);
+  do {
+    if (at + n > HEAP_WORDS) return 0;
+  } while (!atomic_compare_exchange_weak(&HEAP_TOP, &at, at + n));
   atomic_fetch_add_explicit(&GIVEN, n, memory_order_relaxed);
   return (u32)at;
 }
@@ -136,6 +139,11 @@ void heap_set_free(const u64 *chunks, u64 n, u64 top) {
   FREE_N = n;
   atomic_store(&FREE_AT, 0);
   atomic_store(&HEAP_TOP, top);
+}
+
+void heap_drop_free(void) {
+  FREE_N = 0;
+  atomic_store(&FREE_AT, 0);
 }
 
 u64 heap_given(void) {

@@ -33,6 +33,8 @@ u32  heap_take(u32 n, u32 want, u32 *got);
 // What the last collection freed: chunks (start, length) below `top`, the
 // new top (no thread may be allocating). heap_take hands them out in order.
 void heap_set_free(const u64 *chunks, u64 n, u64 top);
+// Forgets those chunks; the top stays (threads may be allocating from it).
+void heap_drop_free(void);
 u64  heap_given(void);       // words handed to arenas and heap_alloc so far
 u64  heap_used(void);        // words in use (HEAP_TOP)
 u64  heap_parse_size(const char *s); // "1G", "512M", "65536" -> words; 0 = bad
