@@ -14,7 +14,7 @@ set -u
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 
 # Sanitizer reports must fail a test even when the expected output matched.
-SAN_RE='(ERROR|WARNING): (Address|Leak|Thread|Memory)Sanitizer|: runtime error: |UndefinedBehaviorSanitizer'
+SAN_RE='(ERROR|WARNING|FATAL): (Address|Leak|Thread|Memory)Sanitizer|: runtime error: |UndefinedBehaviorSanitizer'
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -120,11 +120,12 @@ judge() {
   fi
   case "$MATCH" in
     exact)
-      [ "$OUT" = "$EXPECT" ] || WHY="output differs" ;;
+      [ "$OUT" = "$EXPECT" ] || WHY="output differs (exit $RC: $(first_lines))" ;;
     regex)
       local re
       while IFS= read -r re; do
-        printf '%s\n' "$OUT" | grep -Eiq -- "$re" || { WHY="no output line matches /$re/"; return; }
+        printf '%s\n' "$OUT" | grep -Eiq -- "$re" ||
+          { WHY="no output line matches /$re/ (exit $RC: $(first_lines))"; return; }
       done <<< "$EXPECT" ;;
     nocrash)
       # A clean rejection (non-zero exit, no crash) is fine; success must be right.
@@ -143,6 +144,9 @@ verdict() {
     { echo "$WHY"; "$fn"; } > "$dir/$name.fail"
   fi
 }
+
+# The output's first lines in one line: what a one-line verdict shows.
+first_lines() { printf '%s\n' "$OUT" | head -n 3 | cut -c1-120 | paste -sd '|'; }
 
 clip() { printf '%s\n' "$1" | head -n "${2:-12}" | cut -c1-200; }
 
