@@ -59,7 +59,7 @@ static void report(const char *msg) {
 static pthread_mutex_t LINE = PTHREAD_MUTEX_INITIALIZER;
 static int    SHOWN  = 0;   // a progress line is on the screen
 static int    DONE   = 0;   // the run ended: no more progress lines
-static double RUN_T0 = 0;   // the run's start (0: not started)
+static _Atomic double RUN_T0 = 0;   // the run's start (0: not started); the watcher reads it
 static int    PROGRESS = 0; // the progress line is drawn
 
 static void line_clear(void) {

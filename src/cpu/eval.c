@@ -48,7 +48,10 @@ Wnf *eval_worker(u32 tid) {
 
 u64 eval_itrs(void) {
   u64 n = 0;
-  for (u32 i = 0; i < NWORKERS; i++) n += __atomic_load_n(&WORKERS[i].itrs, __ATOMIC_RELAXED);
+  // the watcher thread (a progress line, an interrupt) may ask while
+  // eval_init runs: the workers are counted once they are made
+  u32 nw = __atomic_load_n(&NWORKERS, __ATOMIC_ACQUIRE);
+  for (u32 i = 0; i < nw; i++) n += __atomic_load_n(&WORKERS[i].itrs, __ATOMIC_RELAXED);
   return n;
 }
 
@@ -246,7 +249,6 @@ void eval_init(void) {
   u32 n = EVAL.threads ? EVAL.threads : 1;
   WORKERS = calloc(n, sizeof(Wnf));
   if (!WORKERS) die_plain("out of memory");
-  NWORKERS = n;
   reclaim_init(n);
   for (u32 i = 0; i < n; i++) {
     Wnf *w = &WORKERS[i];
@@ -255,6 +257,7 @@ void eval_init(void) {
     w->dup_mode = n > 1 ? DUP_SHARED : DUP_SOLO;
     w->offer    = eval_offer_gap(w, 0);
   }
+  __atomic_store_n(&NWORKERS, n, __ATOMIC_RELEASE);
 }
 
 static const char *err_msg(u32 err) {
