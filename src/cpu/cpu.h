@@ -54,25 +54,11 @@ static inline Term cpu_cas(Wnf *w, u32 loc, Term old, Term new_) {
   return old;
 }
 
-// A fresh arena: a chunk a collection freed, else max(n, CPU_ARENA) words
-// from the top (just n when the heap is short).
-static inline u32 cpu_take(Wnf *w, u32 n) {
-  u32 want = n > RECLAIM_ARENA ? n : RECLAIM_ARENA;
-  u32 got  = 0;
-  u32 at   = heap_take(n, want, &got);
-  if (at == 0) {
-    return 0;
-  }
-  w->next = at;
-  w->end  = at + got;
-  return 1;
-}
-
-// The core's refill: a collection due or under way stops the run too
-// (WNF_OOM, rebuilt), and the driver joins it (eval.c, reclaim.c).
-static inline u32 cpu_refill(Wnf *w, u32 n) {
-  return reclaim_due() ? 0 : cpu_take(w, n);
-}
+// The core's refill (eval.c): a collection due or under way stops the run
+// too (WNF_OOM, rebuilt), and the driver joins it (reclaim.c). Out of line:
+// the machine inlines every allocation site, and this rare path's code
+// there costs its loop registers.
+u32 cpu_refill(Wnf *w, u32 n);
 
 // Sparks under -T (wnf.h "Sparks"; the pool in snf.c keeps the offers).
 void pool_offer(Wnf *w, u32 slot, Term b);

@@ -220,6 +220,24 @@ static void ahead_check(void) {
   }
 }
 
+// A fresh arena: a chunk a collection freed, else max(n, RECLAIM_ARENA)
+// words from the top (just n when the heap is short).
+static u32 cpu_take(Wnf *w, u32 n) {
+  u32 want = n > RECLAIM_ARENA ? n : RECLAIM_ARENA;
+  u32 got  = 0;
+  u32 at   = heap_take(n, want, &got);
+  if (at == 0) {
+    return 0;
+  }
+  w->next = at;
+  w->end  = at + got;
+  return 1;
+}
+
+u32 cpu_refill(Wnf *w, u32 n) {
+  return reclaim_due() ? 0 : cpu_take(w, n);
+}
+
 // Outside a WNF run no collection may stop the caller (it holds what it
 // builds in C): only the heap's room counts.
 int eval_refill(Wnf *w, u32 n) {

@@ -16,8 +16,7 @@
 #include "cpu/eval.h"
 #include "cpu/reclaim.h"
 
-// Which CPU thread this is (0: the thread running the program).
-static _Thread_local u32 TID = 0;
+_Thread_local u32 POOL_TID = 0;
 static u32               NTHREADS = 1;
 
 static Wnf            *WORKERS = NULL;  // thread i reduces with WORKERS[i]
@@ -33,26 +32,22 @@ u32 pool_size(void) {
   return NTHREADS;
 }
 
-u32 pool_tid(void) {
-  return TID;
-}
-
 // Tasks
 // =====
 
 void pool_push(u64 task) {
-  if (!dq_push(&DQ[TID], task)) {
+  if (!dq_push(&DQ[POOL_TID], task)) {
     eval_fatal("RUNTIME_ERROR: ", "out of memory in the normalizer");
   }
 }
 
 int pool_find(u32 only, u64 *x) {
-  if (dq_take(&DQ[TID], x)) {
+  if (dq_take(&DQ[POOL_TID], x)) {
     if (only == POOL_ANY || POOL_KIND(*x) == only) return 1;
-    dq_push(&DQ[TID], *x);   // back where it was: no growth, cannot fail
+    dq_push(&DQ[POOL_TID], *x);   // back where it was: no growth, cannot fail
   }
   for (u32 k = 1; k < NTHREADS; k++) {
-    if (dq_steal_if(&DQ[(TID + k) % NTHREADS], only, x)) return 1;
+    if (dq_steal_if(&DQ[(POOL_TID + k) % NTHREADS], only, x)) return 1;
   }
   return 0;
 }
@@ -82,7 +77,7 @@ void pool_idle_wait(u32 *idle) {
 // dropped by whoever meets it (eval_spark finds its slot unmarked).
 
 void pool_offer(Wnf *w, u32 slot, Term b) {
-  Deque  *q = &DQ[TID];
+  Deque  *q = &DQ[POOL_TID];
   int64_t n = atomic_load_explicit(&q->bottom, memory_order_relaxed) -
               atomic_load_explicit(&q->top, memory_order_relaxed);
   if (n >= (int64_t)OFFERS || atomic_load_explicit(&ACTIVE, memory_order_relaxed) == 0) {
@@ -97,8 +92,8 @@ void pool_offer(Wnf *w, u32 slot, Term b) {
 void pool_took_back(Wnf *w, u32 slot) {
   (void)w;
   u64 x;
-  if (DQ && dq_take(&DQ[TID], &x) && x != POOL_TASK(POOL_SPARK, slot)) {
-    dq_push(&DQ[TID], x);
+  if (DQ && dq_take(&DQ[POOL_TID], &x) && x != POOL_TASK(POOL_SPARK, slot)) {
+    dq_push(&DQ[POOL_TID], x);
   }
 }
 
@@ -164,16 +159,16 @@ static int idle_work(Wnf *w) {
 // Runs one task (or the holder's idle work) if there is one to find.
 static void work_once(Wnf *w, u32 *idle) {
   u64 t;
-  reclaim_poll(TID);   // between tasks: a safe point
-  atomic_store(&IN_TASK[TID].on, 1);
+  reclaim_poll(POOL_TID);   // between tasks: a safe point
+  atomic_store(&IN_TASK[POOL_TID].on, 1);
   if (atomic_load(&HALT)) {
-    atomic_store_explicit(&IN_TASK[TID].on, 0, memory_order_release);
+    atomic_store_explicit(&IN_TASK[POOL_TID].on, 0, memory_order_release);
     pool_idle_wait(idle);
     return;
   }
   int got = pool_find(POOL_ANY, &t);
   if (got) pool_run(w, t);
-  atomic_store_explicit(&IN_TASK[TID].on, 0, memory_order_release);
+  atomic_store_explicit(&IN_TASK[POOL_TID].on, 0, memory_order_release);
   if (got) {
     *idle = 0;
   } else if (idle_work(w)) {
@@ -188,7 +183,7 @@ static void work_once(Wnf *w, u32 *idle) {
 static _Atomic int PARK = 0;
 
 static int parked(void) {
-  return NTHREADS > 2 && TID == NTHREADS - 1 && atomic_load_explicit(&PARK, memory_order_relaxed);
+  return NTHREADS > 2 && POOL_TID == NTHREADS - 1 && atomic_load_explicit(&PARK, memory_order_relaxed);
 }
 
 void pool_park(int on) {
@@ -199,16 +194,16 @@ void pool_park(int on) {
 }
 
 static void *pool_main(void *arg) {
-  TID = (u32)(uintptr_t)arg;
-  Wnf *w = &WORKERS[TID];
+  POOL_TID = (u32)(uintptr_t)arg;
+  Wnf *w = &WORKERS[POOL_TID];
   for (;;) {
-    reclaim_away(TID, 1);   // asleep: no collection waits for it
+    reclaim_away(POOL_TID, 1);   // asleep: no collection waits for it
     pthread_mutex_lock(&IDLE_LOCK);
     while (atomic_load(&ACTIVE) == 0 || parked()) {
       pthread_cond_wait(&IDLE_COND, &IDLE_LOCK);
     }
     pthread_mutex_unlock(&IDLE_LOCK);
-    reclaim_away(TID, 0);
+    reclaim_away(POOL_TID, 0);
     u32 idle = 0;
     while (atomic_load_explicit(&ACTIVE, memory_order_relaxed) > 0 && !parked()) {
       work_once(w, &idle);

@@ -22,7 +22,10 @@ typedef void (*PoolRun)(Wnf *w, u64 task);
 // keeps at most `offers` sparks in its deque (pool_offer).
 void pool_init(u32 threads, Wnf *workers, u32 offers, PoolRun job, PoolRun spark);
 u32  pool_size(void);               // threads in the pool
-u32  pool_tid(void);                // this thread's index (0: the program's)
+// This thread's index (0: the program's). Inline: each slot the normal
+// form visits reads it.
+extern _Thread_local u32 POOL_TID;
+static inline u32 pool_tid(void) { return POOL_TID; }
 
 void pool_push(u64 task);           // on this thread's deque
 // A task for this thread: its own newest, else the oldest of another's;
