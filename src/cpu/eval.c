@@ -327,9 +327,10 @@ static atomic_int MET_AGAIN = 0;   // the last error was that (eval_met_again)
 // plain one compiles exactly as if -D did not exist.
 typedef Term (*WnfRun)(Wnf *w, Term t);
 
-// The term under reduction sits in a root frame: whenever the core has
-// stopped (rebuilt), a collection may run and must see it (reclaim.c).
-static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
+// The term under reduction sits in a root frame, with the heap slot it
+// came from (0: none) and goes back to: whenever the core has stopped
+// (rebuilt), a collection may run and must see both (reclaim.c).
+static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
   u32 tid    = (u32)(w - WORKERS);
   u32 spins  = 0;
   // Work ahead runs in budgeted slices (to be stopped); so does any run
@@ -338,7 +339,7 @@ static inline Term eval_loop(Wnf *w, Term t, WnfRun run) {
   int sliced = (AHEAD || (EVAL.live && w->budget == ~0ull)) && !EVAL.debug;
   u64 slice  = AHEAD_SLICE;
   u64 oom_at = ~0ull;                  // interactions at the last full heap
-  RootFrame rf = { &t, 0, NULL };
+  RootFrame rf = { &t, slot, NULL };
   reclaim_hold(tid, &rf);
   // A slice's budget is this loop's own: a run nested on this worker (a
   // host primitive's, a pool task eval_help runs) or the caller's next one
@@ -506,9 +507,13 @@ void eval_spark(Wnf *w, u64 task) {
   atomic_store_explicit(at, t | keep, memory_order_release);
 }
 
+Term eval_wnf_slot(Wnf *w, Term t, u32 slot) {
+  if (LAZY) return eval_loop(w, t, slot, eval_wnf_run_lazy);
+  return eval_loop(w, t, slot, wnf_run);
+}
+
 Term eval_wnf(Wnf *w, Term t) {
-  if (LAZY) return eval_loop(w, t, eval_wnf_run_lazy);
-  return eval_loop(w, t, wnf_run);
+  return eval_wnf_slot(w, t, 0);
 }
 
 void eval_lazy_book(int on) {
@@ -527,5 +532,5 @@ int eval_met_again(void) {
 }
 
 Term eval_wnf_named(Wnf *w, Term t) {
-  return eval_loop(w, t, eval_wnf_run_rules);
+  return eval_loop(w, t, 0, eval_wnf_run_rules);
 }

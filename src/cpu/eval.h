@@ -29,6 +29,9 @@ void eval_init(void);                // after heap_init and parse
 typedef Term (*EvalHost)(Wnf *w, Term pri);
 void eval_set_host(EvalHost host);
 Term eval_wnf(Wnf *w, Term t);       // WNF with host services; exits on error
+// eval_wnf of t read from HEAP[slot], the slot a root meanwhile (one root
+// frame for both: the normal form's every visit holds one)
+Term eval_wnf_slot(Wnf *w, Term t, u32 slot);
 Term eval_wnf_named(Wnf *w, Term t); // eval_wnf setting Wnf.rule (for -D)
 u64  eval_itrs(void);                // interactions so far, all threads
 // While the pool is halted, before the heap goes back to an earlier state

@@ -109,11 +109,7 @@ static Term wnf_at(Wnf *w, u32 loc) {
     step_wnf_at(w, loc);
     return HEAP[loc];
   }
-  u32       tid = pool_tid();
-  RootFrame rf  = { NULL, loc, NULL };
-  reclaim_hold(tid, &rf);
-  Term r = eval_wnf(w, t);
-  reclaim_drop(tid, &rf);
+  Term r = eval_wnf_slot(w, t, loc);
   if (r != t) __atomic_store_n(&HEAP[loc], r, __ATOMIC_RELAXED);
   return r;
 }
