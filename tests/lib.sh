@@ -146,7 +146,7 @@ verdict() {
 }
 
 # The output's first lines in one line: what a one-line verdict shows.
-first_lines() { printf '%s\n' "$OUT" | head -n 3 | cut -c1-120 | paste -sd '|'; }
+first_lines() { clip "$OUT" 3 | paste -sd '|'; }
 
 clip() { printf '%s\n' "$1" | head -n "${2:-12}" | cut -c1-200; }
 

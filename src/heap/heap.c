@@ -164,7 +164,7 @@ int heap_snap(HeapSnap *s) {
 
 void heap_rewind(const HeapSnap *s) {
   if (s->words) memcpy(HEAP, s->words, s->top * sizeof(Term));
-  FREE_N = 0;   // chunks of a later heap
+  heap_drop_free();   // chunks of a later heap
   atomic_store(&HEAP_TOP, s->top);
 }
 
