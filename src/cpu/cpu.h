@@ -55,10 +55,10 @@ static inline Term cpu_cas(Wnf *w, u32 loc, Term old, Term new_) {
 }
 
 // The core's refill (eval.c): a collection due or under way stops the run
-// too (WNF_OOM, rebuilt), and the driver joins it (reclaim.c). Out of line:
-// the machine inlines every allocation site, and this rare path's code
-// there costs its loop registers.
-u32 cpu_refill(Wnf *w, u32 n);
+// too (WNF_OOM, rebuilt), and the driver joins it (reclaim.c). Out of line
+// and cold: the machine inlines every allocation site, and this rare path
+// would otherwise take loop registers from the hot one.
+__attribute__((cold)) u32 cpu_refill(Wnf *w, u32 n);
 
 // Sparks under -T (wnf.h "Sparks"; the pool in snf.c keeps the offers).
 void pool_offer(Wnf *w, u32 slot, Term b);
