@@ -25,6 +25,10 @@
 // under -T).
 #define CPU_ARENA (1u << 18)
 
+// The capacity from memory, not the machine's register copy (wnf.h): one
+// live value fewer in its loop, and gcc keeps the stack's base in a register.
+#define WNF_STACK_FULL(w, sp, cap) ((void)(cap), (sp) == (w)->stack_cap)
+
 #define HEAP_LD(w, loc)      __atomic_load_n(&(w)->heap[(loc)], __ATOMIC_ACQUIRE)
 #define HEAP_ST(w, loc, t)   __atomic_store_n(&(w)->heap[(loc)], (t), __ATOMIC_RELEASE)
 #define HEAP_XCHG(w, loc, t) __atomic_exchange_n(&(w)->heap[(loc)], (t), __ATOMIC_ACQ_REL)
