@@ -19,6 +19,9 @@
 # HVM4G_BASE=/path/to/an/older/hvm4g adds that build's run beside hvm4g's
 # (same flags, same rounds, the pair's order swapped every round) and the
 # column new/base: hvm4g's wall over the older build's (above 1: slower).
+# PIN=LIST runs every command on those cores (taskset -c LIST, e.g. PIN=5):
+# on a shared host, unpinned one-thread walls of a single binary spread by
+# up to 30% from run to run, so compare builds at THREADS=1 pinned.
 # The reference binary is only run, never built here.
 #
 # Prints the machine, the date and each command, then a table: program,
@@ -43,6 +46,7 @@ TIMEOUT=${TIMEOUT:-300}
 REPEAT=${REPEAT:-1}
 GPU=${GPU:-0}
 DEVICE=${DEVICE:-}
+PIN=${PIN:-}
 
 if [ -z "${HVM4G_BIN:-}" ]; then
   make -C "$ROOT" -s hvm4g || { echo "bench: build failed" >&2; exit 1; }
@@ -52,6 +56,14 @@ if [ -n "$REF" ] && [ ! -x "$REF" ]; then
 fi
 if [ -n "$BASE" ] && [ ! -x "$BASE" ]; then
   echo "bench: HVM4G_BASE=$BASE is not an executable" >&2; exit 1
+fi
+pin=()
+if [ -n "$PIN" ]; then
+  if ! [[ "$PIN" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]]; then
+    echo "bench: PIN=$PIN is not a list of cores (taskset -c)" >&2; exit 1
+  fi
+  command -v taskset > /dev/null || { echo "bench: PIN needs taskset (util-linux)" >&2; exit 1; }
+  pin=(taskset -c "$PIN")
 fi
 
 files=("$@")
@@ -82,7 +94,7 @@ echo "- date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- machine: $(nproc) cores, ${cpu:-unknown cpu}, $(uname -sm)"
 command -v nvidia-smi > /dev/null 2>&1 &&
   echo "- gpu:     $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)"
-echo "- command: THREADS=$THREADS GPU=$GPU${DEVICE:+ DEVICE=$DEVICE}${BASE:+ HVM4G_BASE=$BASE} TIMEOUT=$TIMEOUT REPEAT=$REPEAT bash bench/run.sh $*"
+echo "- command: THREADS=$THREADS GPU=$GPU${DEVICE:+ DEVICE=$DEVICE}${BASE:+ HVM4G_BASE=$BASE} TIMEOUT=$TIMEOUT REPEAT=$REPEAT${PIN:+ PIN=$PIN} bash bench/run.sh $*"
 echo "- ref:     ${REF:-(none: HVM4_REF unset)}"
 echo "- hvm4g:   $BIN ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
 [ -n "$BASE" ] && echo "- base:    $BASE ($("$BASE" --version 2>/dev/null | sed -n 's/^commit: //p' | head -n1))"
@@ -94,11 +106,11 @@ run() {
   local label=$1 file=$2; shift 2
   local dir base out rc
   dir=$(dirname "$file"); base=$(basename "$file")
-  echo "  \$ (cd $dir && $* $base $(flags_of "$base"))" >> "$TMP/cmds"
+  echo "  \$ (cd $dir && ${pin[*]:+${pin[*]} }$* $base $(flags_of "$base"))" >> "$TMP/cmds"
   # shellcheck disable=SC2046
   local t0 t1
   t0=$(date +%s.%N)
-  out=$(cd "$dir" && timeout -k 5 "$TIMEOUT" "$@" "$base" $(flags_of "$base") 2>&1)
+  out=$(cd "$dir" && timeout -k 5 "$TIMEOUT" "${pin[@]}" "$@" "$base" $(flags_of "$base") 2>&1)
   rc=$?
   t1=$(date +%s.%N)
   WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')

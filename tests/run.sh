@@ -426,6 +426,12 @@ cli_check bench_base  0 '^\| cli_list +\|.*\| +[0-9]+\.[0-9]{2} \|.*\| +yes \|$'
   env HVM4G_BIN="$BIN" HVM4G_BASE="$BIN" REPEAT=2 bash "$ROOT/bench/run.sh" cli_list.hvm4
 cli_check bench_base_bad 1 'HVM4G_BASE=.* is not an executable' \
   env HVM4G_BIN="$BIN" HVM4G_BASE=/nonexistent bash "$ROOT/bench/run.sh" cli_list.hvm4
+# PIN=LIST: every command runs on those cores; a list taskset would refuse
+# is refused first.
+cli_check bench_pin   0 '^  \$ \(cd .* && taskset -c 0 .*hvm4g cli_list\.hvm4' \
+  env HVM4G_BIN="$BIN" PIN=0 bash "$ROOT/bench/run.sh" cli_list.hvm4
+cli_check bench_pin_bad 1 'PIN=zero is not a list of cores' \
+  env HVM4G_BIN="$BIN" PIN=zero bash "$ROOT/bench/run.sh" cli_list.hvm4
 cli_check full        1 'cannot write'            sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
 cli_check full_nats   1 'cannot write'            sh -c '"$0" cli_nats.hvm4 -C > /dev/full' "$BIN"
 cli_check full_help   1 'cannot write'            sh -c '"$0" --help > /dev/full' "$BIN"
