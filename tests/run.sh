@@ -551,11 +551,15 @@ cli_check reclaim_gap_suffix 0 '^same$' sh -c 'a=$("$0" "$1"); b=$("$0" "$1" --r
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" cli_list.hvm4
 # The first gap counts every thread (reclaim.c): a list built and kept
 # (about 48M words, 32M more than a gap) collects once alone, and under -T2
-# not before the run ends.
+# not before the run ends. Fresh words as dear as a walk's share keep the
+# base gap; cheap ones (a nanosecond) lengthen it past the run's end.
 cli_check reclaim_first_gap_t1 0 '^- Heap: [0-9]+ words allocated, [0-9]+ reclaimed in 1 collections' \
-  "$BIN" "$ROOT/bench/list_map.hvm4" -T1 -S -s
+  "$BIN" "$ROOT/bench/list_map.hvm4" -T1 -S -s --fresh-cost=30
 cli_check reclaim_first_gap_t2 0 '^- Heap: [0-9]+ words allocated, 0 reclaimed in 0 collections' \
-  "$BIN" "$ROOT/bench/list_map.hvm4" -T2 -S -s
+  "$BIN" "$ROOT/bench/list_map.hvm4" -T2 -S -s --fresh-cost=30
+cli_check reclaim_fresh_cheap 0 '^- Heap: [0-9]+ words allocated, 0 reclaimed in 0 collections \([0-9.]+ seconds\); a fresh word 1\.0 ns$' \
+  "$BIN" "$ROOT/bench/list_map.hvm4" -T1 -S -s --fresh-cost=1
+cli_check reclaim_fresh_bad 1 'fresh-cost expects' "$BIN" cli_list.hvm4 --fresh-cost=0
 # tests/conformance.sh passes flags it does not know to hvm4g (the H200's
 # runs give --dev-heap=1G): a bad --heap makes every program fail.
 mkdir -p "$TMP/conf"

@@ -235,7 +235,9 @@ static u32 cpu_take(Wnf *w, u32 n) {
 }
 
 u32 cpu_refill(Wnf *w, u32 n) {
-  return reclaim_due() ? 0 : cpu_take(w, n);
+  if (reclaim_due() || !cpu_take(w, n)) return 0;
+  if (heap_given() >= RECLAIM_PROBE) reclaim_probe(w->next, w->end - w->next);
+  return 1;
 }
 
 // Outside a WNF run no collection may stop the caller (it holds what it

@@ -144,6 +144,31 @@ static u64 WORKED = 1;   // threads that worked between the last two
 static u64    COST     = 1;   // the gap's factor from the walks' cost
 static double RAN_FROM = 0;   // when the last collection ended (or arming)
 #define ARENA_SHARE   16
+// What a fresh word costs (the kernel's fault and clear of its page) sets
+// how much a gap can save: a collection over L live words costs L walks and
+// saves at most the words it frees, each a fresh word not faulted in. The
+// base gap (GAP_LIVE times the live words) saves PAYBACK times its walk
+// where a fresh word costs PAYBACK * WALK_NS / GAP_LIVE or more; where it
+// costs less (huge pages, a fast clear) the gap grows by FRESH until it
+// does again, up to FRESH_MAX. Measured once a process, on the first fresh
+// arenas past half the first gap (reclaim_probe); --fresh-cost sets it.
+#define WALK_NS   30   // a live word's walk on one thread: a cache miss (28 ns measured)
+#define PAYBACK   4
+#define FRESH_MAX 16   // value chosen by tests: at 4, gpu_shared_tree's
+                       // one late collection cost it a fifth on the H100 host
+static u64    FRESH    = 1;      // the gap's factor from the fresh words' cost
+static double FRESH_NS = 0;      // a fresh word's cost, ns (0: not measured)
+static u64    HIGH     = 0;      // the top at the last collection: words
+                                 // above it were never handed out
+static u64    ARMED_AT = 0;      // heap_given() at arming
+u64           RECLAIM_PROBE = ~0ull;   // heap_given() at which to measure
+
+u64 reclaim_fresh_factor(double fresh_ns) {
+  if (fresh_ns <= 0) return 1;
+  double f = (double)PAYBACK * WALK_NS / ((double)GAP_LIVE * fresh_ns);
+  if (f <= 1) return 1;
+  return f >= FRESH_MAX ? FRESH_MAX : (u64)(f + 0.5);
+}
 
 u64 reclaim_cost_factor(u64 factor, double walk, double since) {
   if (walk * COST_SHARE > since) return factor < COST_MAX ? factor * 2 : factor;
@@ -158,7 +183,32 @@ static u64 gap_after(u64 live) {
     u64 floor = live / GAP_LIVE_TINY;
     return EVAL.reclaim_gap > floor ? EVAL.reclaim_gap : floor;
   }
-  return WORKED * SPARSE * COST * (GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN);
+  return FRESH * WORKED * SPARSE * COST * (GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN);
+}
+
+// The arena [at, at + n) a refill just took: the first PROBE_N past the
+// probe's point are timed, a store a page (the faults their first use
+// would take anyway), and their mean cost sets FRESH, the first gap with
+// it. Several: the kernel maps some ranges ahead of their first touch.
+#define PROBE_N 8
+static _Atomic u32 PROBE_TAKEN = 0;
+static _Atomic u32 PROBE_DONE  = 0;
+static _Atomic u64 PROBE_NS    = 0;
+static _Atomic u64 PROBE_WORDS = 0;
+
+void reclaim_probe(u32 at, u32 n) {
+  if (at < HIGH || n < MIN_CHUNK) return;
+  if (atomic_fetch_add(&PROBE_TAKEN, 1) >= PROBE_N) return;
+  const u32 page = 4096 / sizeof(Term);
+  double    t0   = now();
+  for (u32 i = 0; i < n; i += page) __atomic_store_n(&HEAP[at + i], 0, __ATOMIC_RELAXED);
+  atomic_fetch_add(&PROBE_NS, (u64)((now() - t0) * 1e9));
+  atomic_fetch_add(&PROBE_WORDS, n);
+  if (atomic_fetch_add(&PROBE_DONE, 1) + 1 < PROBE_N) return;
+  RECLAIM_PROBE = ~0ull;
+  FRESH_NS      = (double)atomic_load(&PROBE_NS) / (double)atomic_load(&PROBE_WORDS);
+  FRESH         = reclaim_fresh_factor(FRESH_NS);
+  if (STATS.runs == 0 && ARMED) RECLAIM_NEXT = ARMED_AT + gap_after(0);
 }
 
 void reclaim_arm(void) {
@@ -171,6 +221,7 @@ void reclaim_arm(void) {
   // one thread's gap, and often end soon after.
   WORKED        = NTHR;
   ARMED         = 1;
+  ARMED_AT      = heap_given();
   // An arena is at most an ARENA_SHARE of the heap per thread: in a small
   // heap one thread's arena would otherwise hold every free word, and the
   // others would find it full however little is live.
@@ -180,14 +231,22 @@ void reclaim_arm(void) {
   RECLAIM_ARENA = (u32)(arena > MIN_CHUNK ? arena : MIN_CHUNK);
   USED_LIVE     = 0;
   USED_GIVEN    = heap_given();
+  if (EVAL.fresh_ns) {
+    FRESH_NS = EVAL.fresh_ns;
+    FRESH    = reclaim_fresh_factor(FRESH_NS);
+  }
   RECLAIM_NEXT  = heap_given() + gap_after(0);
+  // measured once a run has handed out half its first gap: a short run
+  // never pays for the probe's touch
+  if (FRESH_NS == 0 && !EVAL.reclaim_gap) RECLAIM_PROBE = heap_given() + gap_after(0) / 2;
 }
 
 // The free chunks go with the arming: whatever runs next (a device run
 // that writes back above the top, a collapse) takes words from the top.
 void reclaim_disarm(void) {
-  ARMED        = 0;
-  RECLAIM_NEXT = ~0ull;
+  ARMED         = 0;
+  RECLAIM_NEXT  = ~0ull;
+  RECLAIM_PROBE = ~0ull;
   heap_drop_free();
 }
 
@@ -197,7 +256,8 @@ void reclaim_host(int d) {
 
 ReclaimStats reclaim_stats(void) {
   ReclaimStats r = STATS;
-  r.helped = atomic_load_explicit(&HELPED, memory_order_relaxed);
+  r.helped   = atomic_load_explicit(&HELPED, memory_order_relaxed);
+  r.fresh_ns = FRESH_NS;
   return r;
 }
 
@@ -724,6 +784,7 @@ static double now(void) {
 static void run(u32 tid) {
   double t0 = now();
   TOP = heap_used();
+  if (TOP > HIGH) HIGH = TOP;
   int clear = LIVE != NULL;   // reserved now: fresh, all clear
   if (!LIVE) {
     LIVE = mmap(NULL, (HEAP_WORDS / 64 + 1) * sizeof(u64), PROT_READ | PROT_WRITE,

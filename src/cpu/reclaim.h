@@ -90,11 +90,18 @@ typedef struct {
   u64    live;      // live words after the last one (0: none ran)
   double secs;      // time spent collecting
   u64    helped;    // phases of a collection a parked thread took part in
+  double fresh_ns;  // a fresh word's cost as measured (0: not measured)
 } ReclaimStats;
 ReclaimStats reclaim_stats(void);
 // The gap's factor after a collection whose walk took `walk` seconds,
 // `since` seconds after the last one ended (reclaim.c's COST_SHARE).
 u64 reclaim_cost_factor(u64 factor, double walk, double since);
+// The gap's factor where a fresh word costs `fresh_ns` (reclaim.c's FRESH).
+u64 reclaim_fresh_factor(double fresh_ns);
+// A refill took the arena [at, at + n): measures a fresh word's cost on it
+// once heap_given() passes RECLAIM_PROBE (cpu_refill).
+extern u64 RECLAIM_PROBE;
+void reclaim_probe(u32 at, u32 n);
 
 // Whether a refill must stop its run for a collection (cpu.h). Not while
 // a host primitive is in flight: no collection can run then, and each stop

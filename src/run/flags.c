@@ -101,6 +101,9 @@ static const Flag FLAGS[] = {
   { "--reclaim-gap", NULL, FL_SIZE, &EVAL.reclaim_gap, 64, (u64)1 << 30, "SIZE", NULL, NULL,
     "auto", 1, "words handed out between CPU heap collections (at least a quarter "
     "of the live words) and the largest arena (small: collections often, to test them)" },
+  { "--fresh-cost", NULL, FL_COUNT, &EVAL.fresh_ns, 1, 1000, "NS", NULL, NULL,
+    "measured", 1, "ns a fresh CPU heap word costs (its page's fault and clear): the "
+    "cheaper, the longer the gap between collections" },
   { "--cpu-first", NULL, FL_COUNT, &SCHED.cpu_first, 0, 1u << 31, "N", NULL,
     &SCHED.cpu_first_set, NULL, 1,
     "--gpu: pool tasks before the device takes over (0: the device at once)" },

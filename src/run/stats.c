@@ -28,7 +28,7 @@ static void print_json(FILE *out, double secs, int interrupted) {
           "\"device_interactions\": %llu, \"device_passes\": %llu, "
           "\"device_seconds\": %.6f, \"words_allocated\": %llu, "
           "\"words_reclaimed\": %llu, \"collections\": %llu, "
-          "\"reclaim_seconds\": %.6f, \"device_reclaims\": %llu, "
+          "\"reclaim_seconds\": %.6f, \"fresh_word_ns\": %.1f, \"device_reclaims\": %llu, "
           "\"device_words_reclaimed\": %llu, \"device_reclaim_seconds\": %.6f, "
           "\"interrupted\": %s}\n",
           secs, secs > 0 ? (double)itrs / secs / 1e6 : 0.0,
@@ -36,7 +36,7 @@ static void print_json(FILE *out, double secs, int interrupted) {
           (unsigned long long)GPU_STATS.runs, (unsigned long long)gpu_itrs(),
           (unsigned long long)GPU_STATS.passes, GPU_STATS.dev_s,
           (unsigned long long)heap_given(), (unsigned long long)r.freed,
-          (unsigned long long)r.runs, r.secs, (unsigned long long)GPU_STATS.reclaims,
+          (unsigned long long)r.runs, r.secs, r.fresh_ns, (unsigned long long)GPU_STATS.reclaims,
           (unsigned long long)GPU_STATS.reclaimed, GPU_STATS.reclaim_s,
           interrupted ? "true" : "false");
 }
@@ -62,9 +62,11 @@ void stats_print(double secs, int interrupted) {
   printf("- Memory: %.1f MiB peak resident; %llu heap words in use\n",
          (double)api_peak_rss() / (1 << 20), (unsigned long long)heap_used());
   ReclaimStats r = reclaim_stats();
-  printf("- Heap: %llu words allocated, %llu reclaimed in %llu collections (%.3f seconds)\n",
+  printf("- Heap: %llu words allocated, %llu reclaimed in %llu collections (%.3f seconds)",
          (unsigned long long)heap_given(), (unsigned long long)r.freed,
          (unsigned long long)r.runs, r.secs);
+  if (r.fresh_ns > 0) printf("; a fresh word %.1f ns", r.fresh_ns);
+  printf("\n");
   if (interrupted) printf("- Interrupted: the run was stopped before its end\n");
   sched_print_stats(stdout);
 }

@@ -206,5 +206,15 @@ int main(void) {
   CHECK(reclaim_cost_factor(4, 0.2, 10.0) == 4);
   CHECK(reclaim_cost_factor(4, 0.01, 10.0) == 2);
   CHECK(reclaim_cost_factor(1, 0.01, 10.0) == 1);
+
+  // The gap's fresh-word factor: none where a fresh word costs as much as
+  // a walk's share or more, or is not measured; the ratio where it costs
+  // less, up to its cap.
+  CHECK(reclaim_fresh_factor(0) == 1);
+  CHECK(reclaim_fresh_factor(30) == 1);
+  CHECK(reclaim_fresh_factor(15) == 1);
+  CHECK(reclaim_fresh_factor(5) == 3);
+  CHECK(reclaim_fresh_factor(3.5) == 4);
+  CHECK(reclaim_fresh_factor(0.5) == 16);
   return check_done();
 }
