@@ -37,17 +37,6 @@ typedef u64 Term;
 #endif
 #endif
 
-// FN for a rule the hot loop calls once a step (a call through a match
-// template): inlined on the CPU, where gcc's size limits would leave it out
-// of the loop and the call costs every step. The others as FN.
-#ifndef FN_HOT
-#if defined(__CUDACC__) || defined(__METAL_VERSION__)
-#define FN_HOT FN
-#else
-#define FN_HOT static inline __attribute__((always_inline))
-#endif
-#endif
-
 // FN for the core's cold rules (equality, RED, sparks, rebuild;
 // take32.h's 32-bit take, a cross-check on CUDA): out of line on CUDA, so
 // that the hot loop they would join holds fewer registers (more lanes

@@ -961,7 +961,7 @@ FN Term wnf_mat_fields(THR Wnf *w, u32 fl, Term r, Term c) {
 // is the term to go on with, *n the interactions. Anything else meets
 // the whole match: it is copied into fl, v stays in fl + 1, *n = 0 (the
 // caller goes on as F_MAT). 0 when the heap is exhausted.
-FN_HOT Term wnf_case_call(THR Wnf *w, THR u32 *n, u32 fl, u32 id, Term v, u64 left) {
+FN Term wnf_case_call(THR Wnf *w, THR u32 *n, u32 fl, u32 id, Term v, u64 left) {
   u32  tpl = w->book[id];
   Term m   = HEAP_LD_BOOK(w, tpl);
   u32  lo  = tpl + TPL_SPAN0 + VAL(HEAP_LD_BOOK(w, tpl + 1));
