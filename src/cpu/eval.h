@@ -16,8 +16,8 @@ typedef struct {
   u32 sparks;      // --sparks=N: offers a -T thread keeps open (0: none)
   u32 spark_gap;   // --spark-gap=K: interactions between a thread's offers
   u64 reclaim_gap; // --reclaim-gap=SIZE: words handed out between collections
-  u32 fresh_ns;    // --fresh-cost=NS: a fresh heap word's cost (0: measured)
                    // and the largest arena (0: chosen by reclaim.c)
+  u32 fresh_ns;    // --fresh-cost=NS: a fresh heap word's cost (0: measured)
   int live;        // the counts are read while a run goes on (progress,
                    // an interrupt's -s): eval_itrs stays within a slice
 } EvalConf;

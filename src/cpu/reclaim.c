@@ -158,8 +158,8 @@ static double RAN_FROM = 0;   // when the last collection ended (or arming)
                        // one late collection cost it a fifth on the H100 host
 static u64    FRESH    = 1;      // the gap's factor from the fresh words' cost
 static double FRESH_NS = 0;      // a fresh word's cost, ns (0: not measured)
-static u64    HIGH     = 0;      // the top at the last collection: words
-                                 // above it were never handed out
+static u64    HIGH     = 0;      // the highest top a collection began at:
+                                 // words above it were never handed out
 static u64    ARMED_AT = 0;      // heap_given() at arming
 u64           RECLAIM_PROBE = ~0ull;   // heap_given() at which to measure
 
