@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sched.h>
 #include <unistd.h>
 #include <stdatomic.h>
@@ -22,7 +23,7 @@ void eval_set_host(EvalHost host) {
   HOST = host;
 }
 
-static Wnf *WORKERS = NULL;   // one per CPU thread
+static PoolWorker *WORKERS = NULL;   // one per CPU thread
 static u32  NWORKERS = 0;
 
 // WNF stack entries per thread (reserved, committed when touched).
@@ -43,7 +44,11 @@ Wnf *eval_self(void) {
 }
 
 Wnf *eval_worker(u32 tid) {
-  return tid < NWORKERS ? &WORKERS[tid] : NULL;
+  return tid < NWORKERS ? &WORKERS[tid].w : NULL;
+}
+
+PoolWorker *eval_workers(void) {
+  return WORKERS;
 }
 
 u64 eval_itrs(void) {
@@ -51,17 +56,18 @@ u64 eval_itrs(void) {
   // the watcher thread (a progress line, an interrupt) may ask while
   // eval_init runs: the workers are counted once they are made
   u32 nw = __atomic_load_n(&NWORKERS, __ATOMIC_ACQUIRE);
-  for (u32 i = 0; i < nw; i++) n += __atomic_load_n(&WORKERS[i].itrs, __ATOMIC_RELAXED);
+  for (u32 i = 0; i < nw; i++) n += __atomic_load_n(&WORKERS[i].w.itrs, __ATOMIC_RELAXED);
   return n;
 }
 
 u64 eval_rewind(void) {
   u64 n = 0;
   for (u32 i = 0; i < NWORKERS; i++) {
-    n += WORKERS[i].itrs;
-    WORKERS[i].itrs = 0;
-    WORKERS[i].next = 0;
-    WORKERS[i].end  = 0;
+    Wnf *w = &WORKERS[i].w;
+    n += w->itrs;
+    w->itrs = 0;
+    w->next = 0;
+    w->end  = 0;
   }
   return n;
 }
@@ -267,11 +273,12 @@ u32 eval_alloc(Wnf *w, u32 n) {
 
 void eval_init(void) {
   u32 n = EVAL.threads ? EVAL.threads : 1;
-  WORKERS = calloc(n, sizeof(Wnf));
+  WORKERS = aligned_alloc(_Alignof(PoolWorker), n * sizeof(PoolWorker));
   if (!WORKERS) die_plain("out of memory");
+  memset(WORKERS, 0, n * sizeof(PoolWorker));
   reclaim_init(n);
   for (u32 i = 0; i < n; i++) {
-    Wnf *w = &WORKERS[i];
+    Wnf *w = &WORKERS[i].w;
     cpu_wnf_init(w, eval_stack_words());
     w->book_cnt = table_count();
     w->dup_mode = n > 1 ? DUP_SHARED : DUP_SOLO;
@@ -333,7 +340,7 @@ typedef Term (*WnfRun)(Wnf *w, Term t);
 // came from (0: none) and goes back to: whenever the core has stopped
 // (rebuilt), a collection may run and must see both (reclaim.c).
 static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
-  u32 tid    = (u32)(w - WORKERS);
+  u32 tid    = (u32)((PoolWorker *)w - WORKERS);   // w is its worker's first field
   u32 spins  = 0;
   // Work ahead runs in budgeted slices (to be stopped); so does any run
   // while EVAL.live asks for the counts (a long WNF writes its count only
@@ -521,7 +528,7 @@ Term eval_wnf(Wnf *w, Term t) {
 void eval_lazy_book(int on) {
   LAZY = on;
   for (u32 i = 0; i < NWORKERS; i++) {
-    WORKERS[i].dup_mode = on || NWORKERS == 1 ? DUP_SOLO : DUP_SHARED;
+    WORKERS[i].w.dup_mode = on || NWORKERS == 1 ? DUP_SOLO : DUP_SHARED;
   }
 }
 

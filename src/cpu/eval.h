@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include "core/core.h"
+#include "cpu/pool.h"
 
 // Options the command line sets before evaluation.
 typedef struct {
@@ -40,6 +41,7 @@ u64  eval_itrs(void);                // interactions so far, all threads
 // Returns the interactions dropped.
 u64  eval_rewind(void);
 Wnf *eval_worker(u32 tid);           // the evaluator of CPU thread tid
+PoolWorker *eval_workers(void);      // all of them, for the pool
 
 // Prints "RUNTIME_ERROR: <msg>" (as HVM4 does) and exits non-zero.
 void eval_die(const char *msg);

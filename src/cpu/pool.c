@@ -19,7 +19,7 @@
 _Thread_local u32 POOL_TID = 0;
 static u32               NTHREADS = 1;
 
-static Wnf            *WORKERS = NULL;  // thread i reduces with WORKERS[i]
+static PoolWorker     *WORKERS = NULL;  // thread i reduces with WORKERS[i].w
 static u32             OFFERS  = 0;     // sparks a thread keeps queued
 static PoolRun         RUN_JOB, RUN_SPARK;
 static Deque          *DQ      = NULL;
@@ -195,7 +195,7 @@ void pool_park(int on) {
 
 static void *pool_main(void *arg) {
   POOL_TID = (u32)(uintptr_t)arg;
-  Wnf *w = &WORKERS[POOL_TID];
+  Wnf *w = &WORKERS[POOL_TID].w;
   for (;;) {
     reclaim_away(POOL_TID, 1);   // asleep: no collection waits for it
     pthread_mutex_lock(&IDLE_LOCK);
@@ -260,7 +260,7 @@ int pool_busy(void) {
   return atomic_load(&ACTIVE) > 0;
 }
 
-void pool_init(u32 threads, Wnf *workers, u32 offers, PoolRun job, PoolRun spark) {
+void pool_init(u32 threads, PoolWorker *workers, u32 offers, PoolRun job, PoolRun spark) {
   NTHREADS  = threads > 1 ? threads : 1;
   reclaim_init(NTHREADS);
   WORKERS   = workers;

@@ -18,9 +18,16 @@
 // a job's task (snf.c) and a spark (eval.c). The pool calls nothing else.
 typedef void (*PoolRun)(Wnf *w, u64 task);
 
-// Starts threads-1 threads; thread i reduces with workers[i]. A thread
+// A thread's evaluator on cache lines of its own: the machine reads its
+// fields at every step, and a neighbour's writes to a shared line made
+// each of those reads a miss under -T (docs/performance.md).
+typedef struct {
+  _Alignas(64) Wnf w;
+} PoolWorker;
+
+// Starts threads-1 threads; thread i reduces with workers[i].w. A thread
 // keeps at most `offers` sparks in its deque (pool_offer).
-void pool_init(u32 threads, Wnf *workers, u32 offers, PoolRun job, PoolRun spark);
+void pool_init(u32 threads, PoolWorker *workers, u32 offers, PoolRun job, PoolRun spark);
 u32  pool_size(void);               // threads in the pool
 // This thread's index (0: the program's). Inline: each slot the normal
 // form visits reads it.

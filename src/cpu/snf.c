@@ -661,7 +661,7 @@ void snf_init(void) {
     eval_fatal("hvm4g: ", "cannot reserve the normalizer's seen set");
   }
   UNSCOPED = parse_unscoped();
-  pool_init(EVAL.threads, eval_worker(0), EVAL.sparks, snf_task, eval_spark);
+  pool_init(EVAL.threads, eval_workers(), EVAL.sparks, snf_task, eval_spark);
   u32 n = pool_size();
   JOBS     = calloc(MAX_JOBS, sizeof(Job));
   JOB_FREE = calloc(MAX_JOBS, sizeof(u32));

@@ -10,7 +10,7 @@
 
 #define TASKS 64
 
-static Wnf          WK[3];
+static PoolWorker   WK[3];
 static _Atomic u32  DONE      = 0;
 static _Atomic u32  BY[3]     = { 0, 0, 0 };   // tasks each thread ran
 
@@ -41,7 +41,7 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
-  for (u32 i = 0; i < 3; i++) cpu_wnf_init(&WK[i], 1u << 10);
+  for (u32 i = 0; i < 3; i++) cpu_wnf_init(&WK[i].w, 1u << 10);
   pool_init(3, WK, 4, run_job, run_spark);
   pool_wake();   // a job in progress: the pool's threads look for tasks
 

@@ -11,7 +11,7 @@
 #include "cpu/pool.h"
 #include "check.h"
 
-static Wnf WK[2];
+static PoolWorker WK[2];
 static u64 RAN_JOB   = 0;   // the last task each callback ran (0: none)
 static u64 RAN_SPARK = 0;
 
@@ -23,9 +23,9 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
-  for (u32 i = 0; i < 2; i++) cpu_wnf_init(&WK[i], 1u << 10);
+  for (u32 i = 0; i < 2; i++) cpu_wnf_init(&WK[i].w, 1u << 10);
   pool_init(2, WK, 4, run_job, run_spark);
-  Wnf *w = &WK[0];
+  Wnf *w = &WK[0].w;
   u64  a = POOL_TASK(3, 100), b = POOL_TASK(7, 200), s = POOL_TASK(POOL_SPARK, 300);
 
   // a task of job 3 is not taken by a thread inside job 7, nor as a spark

@@ -214,6 +214,8 @@ int main(void) {
   }
   EVAL.threads = THREADS;
   eval_init();
+  // each thread's evaluator starts a cache line of its own (pool.h)
+  for (u32 t = 0; t < THREADS; t++) CHECK((uintptr_t)eval_worker(t) % 64 == 0);
   REF_LIVE = calloc(HEAP_WORDS / 64 + 1, sizeof(u64));
   REF_STK  = malloc(HEAP_WORDS * sizeof(u64));
   HeapSnap empty;
