@@ -24,7 +24,7 @@ void eval_set_host(EvalHost host) {
 }
 
 static PoolWorker *WORKERS = NULL;   // one per CPU thread
-static u32  NWORKERS = 0;
+static u32         NWORKERS = 0;
 
 // WNF stack entries per thread (reserved, committed when touched).
 #define STACK_WORDS (1u << 27)
