@@ -19,8 +19,8 @@
 typedef void (*PoolRun)(Wnf *w, u64 task);
 
 // A thread's evaluator on cache lines of its own: the machine reads its
-// fields at every step, and a neighbour's writes to a shared line made
-// each of those reads a miss under -T (docs/performance.md).
+// fields at every step, and a neighbour's writes to a shared line would
+// make each of those reads a miss under -T (docs/performance.md).
 typedef struct {
   _Alignas(64) Wnf w;
 } PoolWorker;
