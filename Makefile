@@ -111,9 +111,12 @@ $(BUILD)/commit.txt: FORCE
 $(BUILD)/src/run/api.o: $(BUILD)/commit.txt
 $(BUILD)/src/run/api.o: HVM4G_CFLAGS += -DHVM4G_COMMIT='"$(COMMIT)"'
 
-$(BUILD)/%.o: %.c $(HDRS)
+# -MMD -MP: each object depends on the headers it includes (its .d file),
+# so touching a header rebuilds only those objects.
+DEPFLAGS := -MMD -MP
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(HVM4G_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 # The architectures built, remembered so that changing them rebuilds what
 # depends on them (the CUDA objects, and gpu.o, which --version reads them in).
@@ -124,9 +127,9 @@ $(BUILD)/src/dev/gpu.o: $(BUILD)/cuda-archs
 FORCE:
 .PHONY: FORCE
 
-$(BUILD)/%.o: %.cu $(HDRS) $(BUILD)/cuda-archs
+$(BUILD)/%.o: %.cu $(BUILD)/cuda-archs
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) $(NV_THREADS) $(NVARCH) -c -o $@ $<
+	$(NVCC) $(NVFLAGS) $(NV_THREADS) $(NVARCH) $(DEPFLAGS) -c -o $@ $<
 
 # Registers, stack frame and spills of each CUDA kernel (nvcc -Xptxas -v).
 cuda-regs:
@@ -135,9 +138,9 @@ cuda-regs:
 
 .PHONY: cuda-regs
 
-$(BUILD)/%.o: %.m $(HDRS)
+$(BUILD)/%.o: %.m
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fobjc-arc -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) -fobjc-arc -c -o $@ $<
 
 # metal_kern.metal -> AIR -> metallib -> a C array (metal_dev.m loads it).
 $(BUILD)/hvm4g.metallib: src/dev/metal/metal_kern.metal $(HDRS)
@@ -262,7 +265,7 @@ MTL_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter \
 build-metal/mtl_cpu.o: tests/metal/mtl_cpu.cpp tests/metal/metal_stdlib \
                        src/dev/metal/metal_kern.metal $(HDRS)
 	@mkdir -p $(dir $@)
-	$(MTL_CXX) $(MTL_CXXFLAGS) -c -o $@ $<
+	$(MTL_CXX) $(MTL_CXXFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 build-metal/hvm4g-mtl: build-metal/mtl_cpu.o
 	CFLAGS='-O2 -g -DHVM4G_METAL -DHVM4G_METAL_CPU' $(MAKE) -s BUILD=build-metal NVCC= METAL= \
@@ -273,3 +276,6 @@ metal-check: build-metal/hvm4g-mtl hvm4g
 	bash tests/metal/check.sh build-metal/hvm4g-mtl
 
 .PHONY: metal-check build-metal/hvm4g-mtl
+
+# The headers each object was built against (-MMD); absent before the first build.
+-include $(OBJS:.o=.d)
