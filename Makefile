@@ -157,7 +157,7 @@ $(BUILD)/metal_lib.o: $(BUILD)/metal_lib.c
 
 # The runtime as a library (every object but main's): the unit tests link
 # it, `make install` installs it with include/hvm4g.h.
-LIBOBJS := $(filter-out $(BUILD)/src/main.o,$(OBJS))
+LIBOBJS := $(filter-out $(BUILD)/src/cli/%,$(OBJS))
 $(BUILD)/libhvm4g.a: $(LIBOBJS)
 	rm -f $@
 	$(AR) rcs $@ $^

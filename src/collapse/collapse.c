@@ -30,6 +30,9 @@
 #include "collapse/collapse_in.h"
 #include "heap/heap.h"
 #include "lang/print.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
+#include "collapse/collapse_rt.h"
 
 // cnf's explicit stack
 // ====================
@@ -72,32 +75,32 @@ static u32 cnf_arity(Term t) {
 static Term cnf_lift(Wnf *w, CFrame *f) {
   u32  tag = TAG(f->term), ext = EXT(f->term);
   u32  loc = f->loc, ari = f->ari;
-  Term sup = HEAP[loc + (u32)f->sup];
+  Term sup = RT->heap.at[loc + (u32)f->sup];
   u32  lab = EXT(sup);
-  Term a   = HEAP[VAL(sup) + 0];
-  Term b   = HEAP[VAL(sup) + 1];
+  Term a   = RT->heap.at[VAL(sup) + 0];
+  Term b   = RT->heap.at[VAL(sup) + 1];
   u32  n1  = eval_alloc(w, ari);
   for (u32 i = 0; i < ari; i++) {
     if ((int)i == f->sup) {
-      HEAP[loc + i] = a;
-      HEAP[n1 + i]  = b;
+      RT->heap.at[loc + i] = a;
+      RT->heap.at[n1 + i]  = b;
     } else {
       u32 c = eval_alloc(w, 1);
-      HEAP[c]       = HEAP[loc + i];
-      HEAP[loc + i] = TERM(DP0, lab, c);
-      HEAP[n1 + i]  = TERM(DP1, lab, c);
+      RT->heap.at[c]       = RT->heap.at[loc + i];
+      RT->heap.at[loc + i] = TERM(DP0, lab, c);
+      RT->heap.at[n1 + i]  = TERM(DP1, lab, c);
     }
   }
   u32 s = eval_alloc(w, 2);
-  HEAP[s + 0] = TERM(tag, ext, loc);
-  HEAP[s + 1] = TERM(tag, ext, n1);
+  RT->heap.at[s + 0] = TERM(tag, ext, loc);
+  RT->heap.at[s + 1] = TERM(tag, ext, n1);
   return TERM(SUP, lab, s);
 }
 
 // Finishes a quoted LAM of `level` whose collapsed body is `body`.
 static Term cnf_lam(Wnf *w, u32 level, Term body) {
   u32 bl = eval_alloc(w, 1);
-  HEAP[bl] = body;
+  RT->heap.at[bl] = body;
   Term lam = TERM(LAM, level, bl);
   switch (TAG(body)) {
     case ERA: {
@@ -105,18 +108,18 @@ static Term cnf_lam(Wnf *w, u32 level, Term body) {
     }
     case INC: {
       // ↑ moves above the lambda: λx.↑t  ~>  ↑λx.t
-      HEAP[bl] = HEAP[VAL(body)];
+      RT->heap.at[bl] = RT->heap.at[VAL(body)];
       u32 il = eval_alloc(w, 1);
-      HEAP[il] = lam;
+      RT->heap.at[il] = lam;
       return TERM(INC, 0, il);
     }
     case SUP: {
       u32 l0 = eval_alloc(w, 1), l1 = eval_alloc(w, 1);
-      HEAP[l0] = HEAP[VAL(body) + 0];
-      HEAP[l1] = HEAP[VAL(body) + 1];
+      RT->heap.at[l0] = RT->heap.at[VAL(body) + 0];
+      RT->heap.at[l1] = RT->heap.at[VAL(body) + 1];
       u32 s = eval_alloc(w, 2);
-      HEAP[s + 0] = TERM(LAM, level, l0);
-      HEAP[s + 1] = TERM(LAM, level, l1);
+      RT->heap.at[s + 0] = TERM(LAM, level, l0);
+      RT->heap.at[s + 1] = TERM(LAM, level, l1);
       return TERM(SUP, EXT(body), s);
     }
     default: {
@@ -131,7 +134,7 @@ static Term cnf_lam(Wnf *w, u32 level, Term body) {
 // word 0). Such a DUP stands for its value on both sides, and its DP0 only
 // ever sits in a RED's left side, which cnf drops: cnf shares the value.
 static int red_share(u32 lab) {
-  u64 n = __atomic_load_n(&HEAP[0], __ATOMIC_ACQUIRE);
+  u64 n = __atomic_load_n(&RT->heap.at[0], __ATOMIC_ACQUIRE);
   return (u64)lab + n > EXT_MASK;
 }
 
@@ -154,14 +157,14 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
     }
     u32 tag = TAG(t);
     if (tag == RED) {
-      t = HEAP[VAL(t) + 1];
+      t = RT->heap.at[VAL(t) + 1];
       continue;
     }
     if ((tag == DP0 || tag == DP1) && red_share(EXT(t))) {
       // stuck: resolve it to its value (BUSY: another thread has it now)
-      Term v = __atomic_load_n(&HEAP[VAL(t)], __ATOMIC_ACQUIRE);
+      Term v = __atomic_load_n(&RT->heap.at[VAL(t)], __ATOMIC_ACQUIRE);
       if (v != BUSY && !IS_SUB(v)) {
-        __atomic_compare_exchange_n(&HEAP[VAL(t)], &v, AS_SUB(v), 0,
+        __atomic_compare_exchange_n(&RT->heap.at[VAL(t)], &v, AS_SUB(v), 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
       }
       continue;
@@ -169,8 +172,8 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
     if (tag == LAM) {
       u32 lvl  = depth + 1;
       u32 loc  = VAL(t);
-      Term bod = HEAP[loc];
-      HEAP[loc] = AS_SUB(TERM(BJV, 0, lvl));
+      Term bod = RT->heap.at[loc];
+      RT->heap.at[loc] = AS_SUB(TERM(BJV, 0, lvl));
       cs_grow(sp + 1);
       CS[sp++] = (CFrame){ t, loc, 1, 0, -1, lvl, CF_LAMB };
       t = bod;
@@ -184,7 +187,7 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
     }
     cs_grow(sp + 1);
     CS[sp++] = (CFrame){ t, VAL(t), ari, 0, -1, depth, CF_NODE };
-    t = HEAP[VAL(t)];
+    t = RT->heap.at[VAL(t)];
   }
   // ascend: hand `res` to the frame above
   while (sp > base) {
@@ -194,7 +197,7 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
       res = cnf_lam(w, f->depth, res);
       continue;
     }
-    HEAP[f->loc + f->i] = res;
+    RT->heap.at[f->loc + f->i] = res;
     if (TAG(res) == ERA) {
       sp--;
       continue;
@@ -203,7 +206,7 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
       f->sup = (int)f->i;
     }
     if (++f->i < f->ari) {
-      t     = HEAP[f->loc + f->i];
+      t     = RT->heap.at[f->loc + f->i];
       depth = f->depth;
       goto descend;
     }
@@ -280,13 +283,13 @@ u64 COLLAPSE_PRINTED;
 u64 COLLAPSE_LIMIT;
 
 // Collapses the branch at `loc` in place until it is an ERA, a SUP or
-// neither; each INC on the way stays in the heap (HEAP[loc] = ↑ the rest).
+// neither; each INC on the way stays in the heap (RT->heap.at[loc] = ↑ the rest).
 // 1: effects were held, and the branch is to be collapsed again.
 int collapse_branch(Wnf *w, u32 loc) {
   int held = 0;
   for (;;) {
-    Term t = cnf(w, HEAP[loc], 0, &held);
-    HEAP[loc] = t;
+    Term t = cnf(w, RT->heap.at[loc], 0, &held);
+    RT->heap.at[loc] = t;
     if (TAG(t) != INC) return held;
     loc = VAL(t);
   }
@@ -305,10 +308,10 @@ u32 collapse_key(u32 key, u32 incs) {
 
 // The collapsed branch at loc: the term under its INCs, and how many.
 Term collapse_read(u32 loc, u32 *incs) {
-  Term t = HEAP[loc];
+  Term t = RT->heap.at[loc];
   *incs  = 0;
   while (TAG(t) == INC) {
-    t = HEAP[VAL(t)];
+    t = RT->heap.at[VAL(t)];
     ++*incs;
   }
   return t;
@@ -366,13 +369,13 @@ int collapse_use(Term t) {
       return 0;
     }
     default: {
-      if (COLLAPSE_PRINTED++ < COLLAPSE_LIMIT && !EVAL.silent) {
+      if (COLLAPSE_PRINTED++ < COLLAPSE_LIMIT && !RT->cpu->conf.silent) {
         if (!LINE_CHECK) {
           print_quoted(OUT, t);
         } else if (!line_checked(t)) {
           return 0;
         }
-        if (EVAL.stats) {
+        if (RT->cpu->conf.stats) {
           const char *on = COLOR ? "\033[2m" : "", *off = COLOR ? "\033[0m" : "";
           fprintf(OUT, " %s#%llu%s", on, (unsigned long long)eval_itrs(), off);
         }
@@ -407,7 +410,7 @@ void collapse_print(u32 loc, long long limit) {
   if (limit == 0) return;
   COLLAPSE_LIMIT   = limit < 0 ? ~0ull : (u64)limit;
   COLLAPSE_PRINTED = 0;
-  if (EVAL.threads > 1 && !eval_lazy()) {
+  if (RT->cpu->conf.threads > 1 && !eval_lazy()) {
     collapse_par(eval_self(), loc);
   } else {
     q_push(0, loc);
@@ -415,4 +418,11 @@ void collapse_print(u32 loc, long long limit) {
     q_free();
   }
   out_check();
+}
+
+int collapse_rt_open(void) {
+  return 0;
+}
+
+void collapse_rt_close(void) {
 }

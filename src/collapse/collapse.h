@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include "core/core.h"
 
-// Collapses HEAP[loc] and prints its branches, at most `limit` (-1: all).
+// Collapses RT->heap.at[loc] and prints its branches, at most `limit` (-1: all).
 void collapse_print(u32 loc, long long limit);
 
 // Where collapse_print writes (stdout until set), and whether the -s

@@ -15,7 +15,7 @@
 extern u64 COLLAPSE_PRINTED;   // branches printed so far ..
 extern u64 COLLAPSE_LIMIT;     // .. and at most (-CN)
 
-int  collapse_branch(Wnf *w, u32 loc);       // HEAP[loc] collapsed in place;
+int  collapse_branch(Wnf *w, u32 loc);       // RT->heap.at[loc] collapsed in place;
                                              // 1: effects held (collapse.c)
 Term collapse_read(u32 loc, u32 *incs);      // that branch under its INCs, and how many
 int  collapse_use(Term t);                   // prints it; 1: a SUP to queue

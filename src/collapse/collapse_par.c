@@ -13,6 +13,7 @@
 #include "heap/heap.h"
 #include "cpu/snf.h"
 #include "cpu/pool.h"
+#include "cpu/cpu_rt.h"
 
 // Collapsing ahead (-T N)
 // =======================
@@ -527,7 +528,7 @@ static int spec_help(Wnf *w, u32 max) {
     u64    done = atomic_load_explicit(&c->base, memory_order_relaxed) + off;
     u64    sent = atomic_load_explicit(&lv->sent, memory_order_relaxed);
     u64    rest = sent > done ? sent - done : n - off;
-    u64    sh   = rest / (2 * (u64)EVAL.threads) & ~1ull;   // whole pairs
+    u64    sh   = rest / (2 * (u64)RT->cpu->conf.threads) & ~1ull;   // whole pairs
     if (sh < 2)       sh = 2;
     if (sh > max)     sh = max;
     if (sh > n - off) sh = n - off;
@@ -571,7 +572,7 @@ static void pair_wait(Wnf *w, Level *lv, Chunk *c, u32 i) {
   if (atomic_load_explicit(&e0->state, memory_order_relaxed) == ENT_FWD) {
     Kid *k = kid_at(e0->loc);
     while (atomic_load_explicit(&k->claim, memory_order_acquire) != KID_DONE) {
-      if (!spec_help(w, CONSUMER_BATCH(EVAL.threads))) cpu_relax();
+      if (!spec_help(w, CONSUMER_BATCH(RT->cpu->conf.threads))) cpu_relax();
     }
     return;
   }
@@ -587,7 +588,7 @@ static void pair_wait(Wnf *w, Level *lv, Chunk *c, u32 i) {
   }
   while (atomic_load_explicit(&e0->state, memory_order_acquire) == ENT_NEW ||
          atomic_load_explicit(&e1->state, memory_order_acquire) == ENT_NEW) {
-    if (!spec_help(w, CONSUMER_BATCH(EVAL.threads))) cpu_relax();
+    if (!spec_help(w, CONSUMER_BATCH(RT->cpu->conf.threads))) cpu_relax();
   }
 }
 

@@ -51,7 +51,7 @@ int snf_stuck(u32 loc, Term c);
 extern _Thread_local u32 SNF_JOB;
 #define WNF_STUCK(w, loc, c) (SNF_STUCK_EP != 0 && snf_stuck((loc), (c)))
 
-// Compare-and-swap on HEAP[loc]: returns the word that was there.
+// Compare-and-swap on RT->heap.at[loc]: returns the word that was there.
 static inline Term cpu_cas(Wnf *w, u32 loc, Term old, Term new_) {
   __atomic_compare_exchange_n(&w->heap[loc], &old, new_, 0,
                               __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
@@ -71,6 +71,7 @@ void pool_took_back(Wnf *w, u32 slot);
 #define WNF_TOOK_BACK(w, slot) pool_took_back((w), (slot))
 
 #include "core/wnf.h"
+#include "heap/rt.h"
 
 // Sets up a CPU evaluator over the host heap and book: single-thread DUP
 // mode, no budget, an empty arena, and a stack of stack_cap frames reserved
@@ -85,11 +86,11 @@ static inline void cpu_wnf_init(Wnf *w, u32 stack_cap) {
   // Huge pages for the heap: the evaluator touches fresh heap at a high
   // rate, and 4K page faults would otherwise cost more than the work.
   // (Advice only; harmless where unsupported.)
-  madvise(HEAP, (size_t)HEAP_WORDS * sizeof(Term), MADV_HUGEPAGE);
-  w->heap         = HEAP;
-  w->book         = BOOK;
-  w->book_len     = BOOK_LEN;
-  w->book_cnt     = BOOK_CAP;
+  madvise(RT->heap.at, (size_t)RT->heap.cap * sizeof(Term), MADV_HUGEPAGE);
+  w->heap         = RT->heap.at;
+  w->book         = RT->heap.book;
+  w->book_len     = RT->heap.book_len;
+  w->book_cnt     = RT->heap.book_cap;
   w->stack        = (Term *)stk;
   w->stack_cap    = stack_cap;
   w->budget       = ~0ull;

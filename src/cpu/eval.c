@@ -14,8 +14,12 @@
 #include "lang/names.h"
 #include "cpu/cpu.h"
 #include "cpu/reclaim.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
-EvalConf EVAL = { .threads = 1, .sparks = 4, .spark_gap = 1024 };
+void eval_conf_default(EvalConf *c) {
+  *c = (EvalConf){ .threads = 1, .sparks = 4, .spark_gap = 1024 };
+}
 
 static EvalHost HOST = NULL;  // eval_set_host
 
@@ -35,7 +39,7 @@ static void die_plain(const char *msg);
 // acyclic graph visits each node once: a stack deeper than the heap is a
 // cycle, which then ends within --heap instead of after STACK_WORDS frames.
 static u32 eval_stack_words(void) {
-  u64 heap = HEAP_WORDS < (1u << 16) ? (1u << 16) : HEAP_WORDS;
+  u64 heap = RT->heap.cap < (1u << 16) ? (1u << 16) : RT->heap.cap;
   return heap < STACK_WORDS ? (u32)heap : STACK_WORDS;
 }
 
@@ -119,7 +123,7 @@ static void die_with(const char *msg, int plain) {
   if (CATCH && CATCH->nest == NEST) {
     EvalCatch *c = CATCH;
     for (HostHold *h = HOLDS; h != c->holds; h = h->up) {
-      atomic_store_explicit((_Atomic Term *)&HEAP[h->at], h->pri, memory_order_release);
+      atomic_store_explicit((_Atomic Term *)&RT->heap.at[h->at], h->pri, memory_order_release);
     }
     HOLDS        = c->holds;
     reclaim_unwind(pool_tid(), c->roots);
@@ -204,8 +208,8 @@ void eval_hold_effects(int on) {
 // Interactions between w's offers (sparks; 0: none): only under -T, and
 // not in work ahead, which may never be needed.
 static u32 eval_offer_gap(Wnf *w, int ahead) {
-  int on = w->dup_mode != DUP_SOLO && EVAL.sparks > 0 && !EVAL.debug && !ahead;
-  return on ? EVAL.spark_gap : 0;
+  int on = w->dup_mode != DUP_SOLO && RT->cpu->conf.sparks > 0 && !RT->cpu->conf.debug && !ahead;
+  return on ? RT->cpu->conf.spark_gap : 0;
 }
 
 void eval_ahead(int on) {
@@ -272,7 +276,7 @@ u32 eval_alloc(Wnf *w, u32 n) {
 }
 
 void eval_init(void) {
-  u32 n = EVAL.threads ? EVAL.threads : 1;
+  u32 n = RT->cpu->conf.threads ? RT->cpu->conf.threads : 1;
   WORKERS = aligned_alloc(_Alignof(PoolWorker), n * sizeof(PoolWorker));
   if (!WORKERS) die_plain("out of memory");
   memset(WORKERS, 0, n * sizeof(PoolWorker));
@@ -343,9 +347,9 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
   u32 tid    = (u32)((PoolWorker *)w - WORKERS);   // w is its worker's first field
   u32 spins  = 0;
   // Work ahead runs in budgeted slices (to be stopped); so does any run
-  // while EVAL.live asks for the counts (a long WNF writes its count only
+  // while RT->cpu->conf.live asks for the counts (a long WNF writes its count only
   // when it returns), unless the caller set a budget of its own.
-  int sliced = (AHEAD || (EVAL.live && w->budget == ~0ull)) && !EVAL.debug;
+  int sliced = (AHEAD || (RT->cpu->conf.live && w->budget == ~0ull)) && !RT->cpu->conf.debug;
   u64 slice  = AHEAD_SLICE;
   u64 oom_at = ~0ull;                  // interactions at the last full heap
   RootFrame rf = { &t, slot, NULL };
@@ -373,14 +377,14 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
           EVAL_HELD_STOP = 1;
           EVAL_RETURN(t);
         }
-        // The primitive sits at HEAP[host_at] inside t (or is t). Under
+        // The primitive sits at RT->heap.at[host_at] inside t (or is t). Under
         // DUP_SHARED that slot may be a DUP expression another thread can
         // reach: hold it BUSY while the host works, so it runs once.
         Term pri = w->host;
         u32  at  = w->host_at;
         if (at && w->dup_mode != DUP_SOLO) {
           Term old = pri;
-          if (!atomic_compare_exchange_strong((_Atomic Term *)&HEAP[at], &old, BUSY)) {
+          if (!atomic_compare_exchange_strong((_Atomic Term *)&RT->heap.at[at], &old, BUSY)) {
             continue;
           }
         }
@@ -395,7 +399,7 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
         reclaim_host(-1);
         HOLDS = hold.up;
         if (at) {
-          atomic_store_explicit((_Atomic Term *)&HEAP[at], r, memory_order_release);
+          atomic_store_explicit((_Atomic Term *)&RT->heap.at[at], r, memory_order_release);
         } else {
           t = r;
         }
@@ -479,7 +483,7 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
 
 void eval_spark(Wnf *w, u64 task) {
   u32           slot = (u32)task;
-  _Atomic Term *at = (_Atomic Term *)&HEAP[slot];
+  _Atomic Term *at = (_Atomic Term *)&RT->heap.at[slot];
   Term y = atomic_load_explicit(at, memory_order_acquire);
   if (!IS_SUB(y) || !atomic_compare_exchange_strong(at, &y, BUSY)) {
     return;   // taken back, or claimed by another worker
@@ -542,4 +546,11 @@ int eval_met_again(void) {
 
 Term eval_wnf_named(Wnf *w, Term t) {
   return eval_loop(w, t, 0, eval_wnf_run_rules);
+}
+
+int cpu_rt_open(void) {
+  return 0;
+}
+
+void cpu_rt_close(void) {
 }

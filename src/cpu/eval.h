@@ -23,7 +23,7 @@ typedef struct {
                    // an interrupt's -s): eval_itrs stays within a slice
 } EvalConf;
 
-extern EvalConf EVAL;
+void eval_conf_default(EvalConf *c);   // the defaults (--help's)
 
 void eval_init(void);                // after heap_init and parse
 // The host primitives (%log, %nf, %gnf): the layer above installs them
@@ -31,7 +31,7 @@ void eval_init(void);                // after heap_init and parse
 typedef Term (*EvalHost)(Wnf *w, Term pri);
 void eval_set_host(EvalHost host);
 Term eval_wnf(Wnf *w, Term t);       // WNF with host services; exits on error
-// eval_wnf of t read from HEAP[slot], the slot a root meanwhile (one root
+// eval_wnf of t read from RT->heap.at[slot], the slot a root meanwhile (one root
 // frame for both: the normal form's every visit holds one)
 Term eval_wnf_slot(Wnf *w, Term t, u32 slot);
 Term eval_wnf_named(Wnf *w, Term t); // eval_wnf setting Wnf.rule (for -D)

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include "cpu/pool.h"
+#include "heap/rt.h"
 #include "cpu/deque.h"
 #include "cpu/eval.h"
 #include "cpu/reclaim.h"
@@ -194,7 +195,9 @@ void pool_park(int on) {
 }
 
 static void *pool_main(void *arg) {
-  POOL_TID = (u32)(uintptr_t)arg;
+  PoolWorker *me = arg;
+  RT       = me->rt;
+  POOL_TID = me->tid;
   Wnf *w = &WORKERS[POOL_TID].w;
   for (;;) {
     reclaim_away(POOL_TID, 1);   // asleep: no collection waits for it
@@ -264,6 +267,10 @@ void pool_init(u32 threads, PoolWorker *workers, u32 offers, PoolRun job, PoolRu
   NTHREADS  = threads > 1 ? threads : 1;
   reclaim_init(NTHREADS);
   WORKERS   = workers;
+  for (u32 i = 0; i < NTHREADS; i++) {
+    workers[i].rt  = RT;
+    workers[i].tid = i;
+  }
   OFFERS    = offers;
   RUN_JOB   = job;
   RUN_SPARK = spark;
@@ -283,7 +290,7 @@ void pool_init(u32 threads, PoolWorker *workers, u32 offers, PoolRun job, PoolRu
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, (size_t)64 << 20);
   for (u32 i = 1; i < NTHREADS; i++) {
-    if (pthread_create(&THREADS[i], &attr, pool_main, (void *)(uintptr_t)i)) {
+    if (pthread_create(&THREADS[i], &attr, pool_main, &workers[i])) {
       eval_fatal("hvm4g: ", "cannot start a thread");
     }
     pthread_detach(THREADS[i]);

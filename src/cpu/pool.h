@@ -23,6 +23,8 @@ typedef void (*PoolRun)(Wnf *w, u64 task);
 // make each of those reads a miss under -T (docs/performance.md).
 typedef struct {
   _Alignas(64) Wnf w;
+  struct Rt   *rt;    // the runtime it works for (its thread's RT)
+  u32          tid;   // its thread's index (POOL_TID)
 } PoolWorker;
 
 // Starts threads-1 threads; thread i reduces with workers[i].w. A thread

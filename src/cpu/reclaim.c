@@ -38,6 +38,8 @@
 #include "cpu/pool.h"
 #include "cpu/snf.h"
 #include "cpu/cpu.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 RootList    *RECLAIM_ROOTS = NULL;
 u32          RECLAIM_THREADS = 0;
@@ -179,9 +181,9 @@ u64 reclaim_cost_factor(u64 factor, double walk, double since) {
 static double now(void);
 
 static u64 gap_after(u64 live) {
-  if (EVAL.reclaim_gap) {
+  if (RT->cpu->conf.reclaim_gap) {
     u64 floor = live / GAP_LIVE_TINY;
-    return EVAL.reclaim_gap > floor ? EVAL.reclaim_gap : floor;
+    return RT->cpu->conf.reclaim_gap > floor ? RT->cpu->conf.reclaim_gap : floor;
   }
   return FRESH * WORKED * SPARSE * COST * (GAP_LIVE * live > GAP_MIN ? GAP_LIVE * live : GAP_MIN);
 }
@@ -201,7 +203,7 @@ void reclaim_probe(u32 at, u32 n) {
   if (atomic_fetch_add(&PROBE_TAKEN, 1) >= PROBE_N) return;
   const u32 page = 4096 / sizeof(Term);
   double    t0   = now();
-  for (u32 i = 0; i < n; i += page) __atomic_store_n(&HEAP[at + i], 0, __ATOMIC_RELAXED);
+  for (u32 i = 0; i < n; i += page) __atomic_store_n(&RT->heap.at[at + i], 0, __ATOMIC_RELAXED);
   atomic_fetch_add(&PROBE_NS, (u64)((now() - t0) * 1e9));
   atomic_fetch_add(&PROBE_WORDS, n);
   if (atomic_fetch_add(&PROBE_DONE, 1) + 1 < PROBE_N) return;
@@ -225,20 +227,20 @@ void reclaim_arm(void) {
   // An arena is at most an ARENA_SHARE of the heap per thread: in a small
   // heap one thread's arena would otherwise hold every free word, and the
   // others would find it full however little is live.
-  u64 arena     = EVAL.reclaim_gap && EVAL.reclaim_gap < CPU_ARENA ? EVAL.reclaim_gap : CPU_ARENA;
-  u64 share     = HEAP_WORDS / ((u64)ARENA_SHARE * NTHR);
+  u64 arena     = RT->cpu->conf.reclaim_gap && RT->cpu->conf.reclaim_gap < CPU_ARENA ? RT->cpu->conf.reclaim_gap : CPU_ARENA;
+  u64 share     = RT->heap.cap / ((u64)ARENA_SHARE * NTHR);
   if (arena > share) arena = share;
   RECLAIM_ARENA = (u32)(arena > MIN_CHUNK ? arena : MIN_CHUNK);
   USED_LIVE     = 0;
   USED_GIVEN    = heap_given();
-  if (EVAL.fresh_ns) {
-    FRESH_NS = EVAL.fresh_ns;
+  if (RT->cpu->conf.fresh_ns) {
+    FRESH_NS = RT->cpu->conf.fresh_ns;
     FRESH    = reclaim_fresh_factor(FRESH_NS);
   }
   RECLAIM_NEXT  = heap_given() + gap_after(0);
   // measured once a run has handed out half its first gap: a short run
   // never pays for the probe's touch
-  if (FRESH_NS == 0 && !EVAL.reclaim_gap) RECLAIM_PROBE = heap_given() + gap_after(0) / 2;
+  if (FRESH_NS == 0 && !RT->cpu->conf.reclaim_gap) RECLAIM_PROBE = heap_given() + gap_after(0) / 2;
 }
 
 // The free chunks go with the arming: whatever runs next (a device run
@@ -364,7 +366,7 @@ void mark_word(ThreadWork *w, u64 loc, int shared) {
     if (*word & bit) return;
     *word |= bit;
   }
-  Term c = NO_SUB(HEAP[loc]);
+  Term c = NO_SUB(RT->heap.at[loc]);
   if (HAS_LOC(TAG(c))) push(w, c);
 }
 
@@ -429,7 +431,7 @@ static inline __attribute__((always_inline)) void drain(ThreadWork *w, int share
     if (w->stk_n > w->stk_lo && n < PREFETCH_QUEUE) {
       Term t   = w->stk[--w->stk_n];
       u64  loc = VAL(NO_SUB(t));
-      __builtin_prefetch(&HEAP[loc]);
+      __builtin_prefetch(&RT->heap.at[loc]);
       if (shared) {
         __builtin_prefetch(&LIVE[loc >> 6], 1);
       } else {
@@ -461,7 +463,7 @@ static void share_slot(u32 loc) {
 static void share_roots(void) {
   atomic_store(&SHARED_N, 0);
   for (u64 i = 1; i < BASE; i++) {
-    Term t = HEAP[i];
+    Term t = RT->heap.at[i];
     if (HAS_LOC(TAG(NO_SUB(t)))) shared_add(&t, 1);
   }
   for (u32 i = 0; i < NTHR; i++) {
@@ -787,7 +789,7 @@ static void run(u32 tid) {
   if (TOP > HIGH) HIGH = TOP;
   int clear = LIVE != NULL;   // reserved now: fresh, all clear
   if (!LIVE) {
-    LIVE = mmap(NULL, (HEAP_WORDS / 64 + 1) * sizeof(u64), PROT_READ | PROT_WRITE,
+    LIVE = mmap(NULL, (RT->heap.cap / 64 + 1) * sizeof(u64), PROT_READ | PROT_WRITE,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (LIVE == MAP_FAILED) eval_fatal("hvm4g: ", "cannot reserve the heap's live bits");
   }
@@ -808,7 +810,7 @@ static void run(u32 tid) {
   if (WORKED == 0) WORKED = 1;
   u64 room = TOP - top;   // what the evaluators may take again
   for (u64 i = 0; i < chunk_n; i++) room += (u32)chunks[i];
-  LOW = HEAP_WORDS - TOP + room < HEAP_WORDS / 16;
+  LOW = RT->heap.cap - TOP + room < RT->heap.cap / 16;
   // reclaimed: the words in use (live after the last collection, plus
   // those handed out since) that are no longer live
   u64 used = USED_LIVE + (heap_given() - USED_GIVEN);

@@ -39,6 +39,8 @@
 #include "cpu/pool.h"
 #include "lang/parse.h"
 #include "cpu/reclaim.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 // Seen set
 // ========
@@ -57,7 +59,7 @@ static pthread_mutex_t EPOCH_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static u16 epoch_new(void) {
   pthread_mutex_lock(&EPOCH_LOCK);
   if (++EPOCH >= FOUND) {
-    madvise((void *)SEEN, HEAP_WORDS * sizeof(u16), MADV_DONTNEED);
+    madvise((void *)SEEN, RT->heap.cap * sizeof(u16), MADV_DONTNEED);
     EPOCH = 1;
   }
   u16 e = (u16)EPOCH;
@@ -100,17 +102,17 @@ static int is_whnf(u32 tag) {
 }
 
 
-// HEAP[loc] to WNF, stored back. The slot is a root meanwhile: a
+// RT->heap.at[loc] to WNF, stored back. The slot is a root meanwhile: a
 // collection may run while its term is reduced (reclaim.c).
 static Term wnf_at(Wnf *w, u32 loc) {
-  Term t = __atomic_load_n(&HEAP[loc], __ATOMIC_RELAXED);
+  Term t = __atomic_load_n(&RT->heap.at[loc], __ATOMIC_RELAXED);
   if (is_whnf(TAG(t))) return t;
-  if (EVAL.debug) {
+  if (RT->cpu->conf.debug) {
     step_wnf_at(w, loc);
-    return HEAP[loc];
+    return RT->heap.at[loc];
   }
   Term r = eval_wnf_slot(w, t, loc);
-  if (r != t) __atomic_store_n(&HEAP[loc], r, __ATOMIC_RELAXED);
+  if (r != t) __atomic_store_n(&RT->heap.at[loc], r, __ATOMIC_RELAXED);
   return r;
 }
 
@@ -172,7 +174,7 @@ _Thread_local u32 SNF_JOB      = POOL_ANY;
 static int        UNSCOPED     = 0;   // parse_unscoped(): parsed before snf_init
 
 static Term load(u32 loc) {
-  return __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE);
+  return __atomic_load_n(&RT->heap.at[loc], __ATOMIC_ACQUIRE);
 }
 
 // Whether slot d carries mark m, or m | FOUND.
@@ -608,7 +610,7 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
   eval_hold_effects(1);
   for (u32 i = 0; i < job->ndup && !held; i++) {
     u32 d = job->dups[i];
-    if (!IS_SUB(HEAP[d])) held = snf_seq(w, d, ep);
+    if (!IS_SUB(RT->heap.at[d])) held = snf_seq(w, d, ep);
   }
   eval_hold_effects(0);
   job_free(slot);
@@ -654,14 +656,14 @@ void snf_forget(u32 lo, u64 hi) {
 }
 
 void snf_init(void) {
-  SEEN = mmap(NULL, HEAP_WORDS * sizeof(u16), PROT_READ | PROT_WRITE,
+  SEEN = mmap(NULL, RT->heap.cap * sizeof(u16), PROT_READ | PROT_WRITE,
               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  SEEN_DIRTY = calloc(HEAP_WORDS / SEEN_PAGE_WORDS + 1, 1);
+  SEEN_DIRTY = calloc(RT->heap.cap / SEEN_PAGE_WORDS + 1, 1);
   if (SEEN == MAP_FAILED || !SEEN_DIRTY) {
     eval_fatal("hvm4g: ", "cannot reserve the normalizer's seen set");
   }
   UNSCOPED = parse_unscoped();
-  pool_init(EVAL.threads, eval_workers(), EVAL.sparks, snf_task, eval_spark);
+  pool_init(RT->cpu->conf.threads, eval_workers(), RT->cpu->conf.sparks, snf_task, eval_spark);
   u32 n = pool_size();
   JOBS     = calloc(MAX_JOBS, sizeof(Job));
   JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
@@ -683,7 +685,7 @@ void snf_init(void) {
 
 int snf_at_until(u32 loc, int (*yield)(void)) {
   pool_resume();
-  if (pool_size() <= 1 || EVAL.debug || UNSCOPED || eval_lazy()) {
+  if (pool_size() <= 1 || RT->cpu->conf.debug || UNSCOPED || eval_lazy()) {
     snf_at(loc);
     return 0;
   }
@@ -692,7 +694,7 @@ int snf_at_until(u32 loc, int (*yield)(void)) {
 
 void snf_at(u32 loc) {
   Wnf *w = eval_self();
-  if (EVAL.debug && step_begin(loc)) {
+  if (RT->cpu->conf.debug && step_begin(loc)) {
     snf_seq(w, loc, epoch_new());
     step_end();
     return;

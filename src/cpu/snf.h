@@ -7,7 +7,7 @@
 #include "core/core.h"
 
 void snf_init(void);        // after the workers exist (eval_init)
-void snf_at(u32 loc);       // strong normal form of HEAP[loc], in place
+void snf_at(u32 loc);       // strong normal form of RT->heap.at[loc], in place
 // The same on the -T pool, stopping early at task boundaries once yield()
 // says so (the device takes over: gpu_take_over), polled every 8 tasks
 // by the calling thread; snf_made() inside yield: the tasks the job has

@@ -13,6 +13,8 @@
 #include "lang/print.h"
 #include "core/rules.h"
 #include "cpu/step.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 Term eval_wnf_run_rules(Wnf *w, Term t) {
   return wnf_run_rules(w, t);
@@ -100,8 +102,8 @@ static u32 ROOT = 0;   // the term printed after each step; 0: not stepping
 int step_begin(u32 root) {
   if (ROOT) return 0;
   ROOT = root;
-  if (!EVAL.silent) {
-    print_term(stdout, HEAP[root]);
+  if (!RT->cpu->conf.silent) {
+    print_term(stdout, RT->heap.at[root]);
     putchar('\n');
   }
   return 1;
@@ -116,16 +118,16 @@ void step_wnf_at(Wnf *w, u32 loc) {
   for (;;) {
     u64 before = w->itrs;
     w->budget = before + 1;
-    Term r = eval_wnf_named(w, HEAP[loc]);
+    Term r = eval_wnf_named(w, RT->heap.at[loc]);
     w->budget = ~0ull;
-    HEAP[loc] = r;
+    RT->heap.at[loc] = r;
     if (w->itrs == before) return;
-    if (!EVAL.silent && ROOT) {
+    if (!RT->cpu->conf.silent && ROOT) {
       const char *name = rule_name(w->rule);
       for (int i = 0; i < 40; i++) putchar('-');
       if (name) printf(" %s", name);
       putchar('\n');
-      print_term(stdout, HEAP[ROOT]);
+      print_term(stdout, RT->heap.at[ROOT]);
       putchar('\n');
     }
   }

@@ -6,12 +6,12 @@
 
 #include "core/core.h"
 
-// Starts stepping from HEAP[root] (printed now, and after every step) and
+// Starts stepping from RT->heap.at[root] (printed now, and after every step) and
 // returns 1; 0, doing nothing, when a stepping run is already on.
 int  step_begin(u32 root);
 void step_end(void);
 
-// HEAP[loc] to WNF, one interaction per eval_wnf call, stored back.
+// RT->heap.at[loc] to WNF, one interaction per eval_wnf call, stored back.
 void step_wnf_at(Wnf *w, u32 loc);
 
 #endif

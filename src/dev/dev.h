@@ -67,7 +67,10 @@ typedef struct {
   const char *trace; // --trace FILE
 } GpuConf;
 
-extern GpuConf GPU;
+// The settings of the defaults (--help's), and RT's own: the C++ and
+// Objective-C backends reach the context through these.
+void      gpu_conf_default(GpuConf *c);
+GpuConf  *gpu_conf(void);
 
 // Statistics over every device run of this process.
 typedef struct {
@@ -117,7 +120,7 @@ typedef struct {
   const char *backend;
 } GpuStats;
 
-extern GpuStats GPU_STATS;
+GpuStats *gpu_stats(void);   // RT's
 
 // A device pass slower than this (million interactions a second) does
 // less than a quarter of one CPU core's work in its time.
@@ -168,7 +171,7 @@ typedef struct {
   // with words to scan.
   long long (*mark)(u32 n, u32 budget, u32 *cut, char *err, unsigned errlen);
   // Ranks and packs the live words, copies them to the host heap at its
-  // top and the changed words to their places; HEAP_TOP = top + live.
+  // top and the changed words to their places; RT->heap.top = top + live.
   // -1 (message in `err`) when that failed: the host heap is then a valid
   // term graph (the one the run started from, or the run's own).
   int  (*close)(char *err, unsigned errlen);
@@ -208,14 +211,14 @@ extern const GpuBackend GPU_SIM;
 // run; 0, or -1 with a message.
 int sim_pack_open(char *err, unsigned errlen);
 // sim.c: a reclaim in place for such a backend, on the host heap, which
-// holds the device heap's [0, top) (copied back, HEAP_TOP raised to its
+// holds the device heap's [0, top) (copied back, RT->heap.top raised to its
 // top). sim_reclaim_frontier: reclaim_roots with the frontier's n entries
 // given (copied); then GPU_SIM.mark's passes. sim_squeeze_host: squeeze
 // on the host heap, with `seen` the claims bitmap (whole-heap word
 // indices; the words from the run's starting top to its top hold the
 // device's, and are relocated), `cap` the device heap's words; the n
 // entries relocated into `front`, and *low the lowest heap word written
-// (the words [*low, HEAP_TOP) go back to the device). 0, or -1 (message
+// (the words [*low, RT->heap.top) go back to the device). 0, or -1 (message
 // in `err`) with nothing written.
 long long sim_reclaim_frontier(const u64 *front, u32 n, char *err,
                                unsigned errlen);
@@ -277,12 +280,12 @@ u64  gpu_heap_start(void);
 // -DLANE_BALANCE's line on stderr: the lanes' interactions (sum) against
 // 32 times each warp's busiest lane's (top), over the run; none if top is 0.
 void gpu_balance_print(u64 sum, u64 top);
-Term *gpu_heap(void);                // HEAP
-u64  gpu_heap_words(void);           // HEAP_WORDS
-u32 *gpu_book(void);                 // BOOK
-u32 *gpu_book_len(void);             // BOOK_LEN
-u64  gpu_top(void);                  // HEAP_TOP
-void gpu_top_raise(u64 top);         // HEAP_TOP = max(HEAP_TOP, top)
+Term *gpu_heap(void);                // RT->heap.at
+u64  gpu_heap_words(void);           // RT->heap.cap
+u32 *gpu_book(void);                 // RT->heap.book
+u32 *gpu_book_len(void);             // RT->heap.book_len
+u64  gpu_top(void);                  // RT->heap.top
+void gpu_top_raise(u64 top);         // RT->heap.top = max(RT->heap.top, top)
 
 #ifdef __cplusplus
 }

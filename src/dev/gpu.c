@@ -14,32 +14,36 @@
 #include "heap/heap.h"
 #include "lang/parse.h"
 #include "lang/names.h"
+#include "dev/dev_rt.h"
 
-GpuConf GPU = {
-  .device       = DEV_AUTO,
-  .dup_mode     = DUP_OWNER,
-  .take         = 64,
-  .region_shift = 12,
-  .lanes        = 0,
-  .block        = 32,
-  .budget       = 4096,
-  .narrow_share = 2,
-  .stack        = 0,
-  .arena        = 2048,
-  .walk         = 64,
-  .threads      = 0,
-  .max_passes   = 0,
-  .pin_ahead    = 8ull << 20,
-  .mark_levels  = 1,
-  .handoff      = 64,
-  .spark_gap    = 64,
-  .dev_heap     = 0,
-  .grow_limit   = 1ull << 24,
-  .grow         = 0,
-  .trace        = NULL,
-};
+void gpu_conf_default(GpuConf *c) {
+  *c = (GpuConf){
+    .device       = DEV_AUTO,
+    .dup_mode     = DUP_OWNER,
+    .take         = 64,
+    .region_shift = 12,
+    .lanes        = 0,
+    .block        = 32,
+    .budget       = 4096,
+    .narrow_share = 2,
+    .stack        = 0,
+    .arena        = 2048,
+    .walk         = 64,
+    .threads      = 0,
+    .max_passes   = 0,
+    .pin_ahead    = 8ull << 20,
+    .mark_levels  = 1,
+    .handoff      = 64,
+    .spark_gap    = 64,
+    .dev_heap     = 0,
+    .grow_limit   = 1ull << 24,
+    .grow         = 0,
+    .trace        = NULL,
+  };
+}
 
-GpuStats GPU_STATS = { 0 };
+GpuConf  *gpu_conf(void)  { return &RT->dev->conf; }
+GpuStats *gpu_stats(void) { return &RT->dev->stats; }
 
 double gpu_now(void) {
   struct timespec ts;
@@ -72,9 +76,9 @@ const char *gpu_cuda_archs(void) {
 }
 
 const char *gpu_absent(void) {
-  if (GPU.device == DEV_SIM || GPU.device == DEV_METAL) return NULL;
+  if (RT->dev->conf.device == DEV_SIM || RT->dev->conf.device == DEV_METAL) return NULL;
 #if defined(HVM4G_METAL) && defined(__APPLE__)
-  if (GPU.device == DEV_AUTO) return NULL;
+  if (RT->dev->conf.device == DEV_AUTO) return NULL;
 #endif
   if (!gpu_cuda_compiled()) return "this binary was built without CUDA (no nvcc at build time)";
   if (access("/dev/nvidiactl", F_OK) != 0) return "no NVIDIA driver (no /dev/nvidiactl)";
@@ -83,9 +87,9 @@ const char *gpu_absent(void) {
 
 int gpu_cuda_likely(void) {
 #ifdef HVM4G_CUDA
-  if (GPU.device == DEV_CUDA) return 1;
+  if (RT->dev->conf.device == DEV_CUDA) return 1;
   // No NVIDIA device node: the probe would fail at once.
-  return GPU.device == DEV_AUTO && access("/dev/nvidiactl", F_OK) == 0;
+  return RT->dev->conf.device == DEV_AUTO && access("/dev/nvidiactl", F_OK) == 0;
 #else
   return 0;
 #endif
@@ -96,25 +100,28 @@ int gpu_cuda_likely(void) {
 static pthread_t   ctx_th;
 static int         ctx_started = 0;   // a thread was started (not joined)
 static _Atomic int ctx_done    = 0;   // that thread has finished
+#ifdef HVM4G_CUDA
 static void      (*ctx_ready)(void);
 
 static void *ctx_main(void *p) {
-  const GpuBackend *b = p;
+  RT = p;   // its time counts in the runtime that asked for it
+  const GpuBackend *b = &GPU_CUDA;
   double t0 = gpu_now();
   int    ok = b->avail();
-  GPU_STATS.ctx_s += gpu_now() - t0;
+  RT->dev->stats.ctx_s += gpu_now() - t0;
   if (ok && b->warm) b->warm();
   atomic_store(&ctx_done, 1);
   if (ctx_ready) ctx_ready();
   return NULL;
 }
+#endif
 
 static void ctx_join(void) {
   if (!ctx_started) return;
   double t0 = gpu_now();
   pthread_join(ctx_th, NULL);
   ctx_started = 0;
-  GPU_STATS.wait_s += gpu_now() - t0;
+  if (RT) RT->dev->stats.wait_s += gpu_now() - t0;   // none at the process's exit
 }
 
 static void ctx_exit(void) {
@@ -125,7 +132,7 @@ int gpu_context_start(void (*ready)(void)) {
 #ifdef HVM4G_CUDA
   if (ctx_started || atomic_load(&ctx_done)) return 0;
   ctx_ready   = ready;
-  ctx_started = pthread_create(&ctx_th, NULL, ctx_main, (void *)&GPU_CUDA) == 0;
+  ctx_started = pthread_create(&ctx_th, NULL, ctx_main, RT) == 0;
   static int hooked = 0;
   if (ctx_started && !hooked) hooked = atexit(ctx_exit) == 0;
   return ctx_started;
@@ -140,7 +147,7 @@ int gpu_context_making(void) {
 }
 
 int gpu_context_live(void) {
-  return ctx_started || atomic_load(&ctx_done) || GPU_STATS.runs > 0;
+  return ctx_started || atomic_load(&ctx_done) || RT->dev->stats.runs > 0;
 }
 
 // Why the last choice found no device (gpu_why_not).
@@ -166,7 +173,7 @@ static const GpuBackend *required(const GpuBackend *b) {
 // made ahead is waited for before the backend is asked anything.
 static const GpuBackend *backend(void) {
   ctx_join();
-  switch (GPU.device) {
+  switch (RT->dev->conf.device) {
     case DEV_SIM: return &GPU_SIM;
 #ifdef HVM4G_CUDA
     case DEV_CUDA: return required(&GPU_CUDA);
@@ -213,7 +220,7 @@ u32 gpu_snf_roots(const u32 *roots, u32 n) {
     return STOP_SPACE;
   }
   if (parse_unscoped()) {   // the CPU's order binds it (snf.c)
-    GPU_STATS.stop = STOP_UNSCOPED;
+    RT->dev->stats.stop = STOP_UNSCOPED;
     return STOP_UNSCOPED;
   }
   const GpuBackend *b = backend();
@@ -226,12 +233,12 @@ u32 gpu_snf_roots(const u32 *roots, u32 n) {
   // was the host's whole heap (the simulator's) leaves no side room.
   int grown = -1;
   for (u32 k = 0; stop == WNF_OOM && b->grow && k < RERUNS && (grown = b->grow()) == 0; k++) {
-    GPU_STATS.stops--;
+    RT->dev->stats.stops--;
     stop = gpu_run(b, roots, n);
   }
   if (stop == WNF_OOM && grown == GROW_NONE) {
     stop           = STOP_HEAP;
-    GPU_STATS.stop = STOP_HEAP;
+    RT->dev->stats.stop = STOP_HEAP;
   }
   in_run = 0;
   return stop;
@@ -246,32 +253,32 @@ u32 gpu_snf_roots(const u32 *roots, u32 n) {
 u32 gpu_snf_bounded(u32 loc) {
   u64 top  = gpu_top();
   u64 room = gpu_heap_words() > top ? (gpu_heap_words() - top) / 2 : 0;
-  u64 save = GPU.grow;
-  GPU.grow     = GPU.grow_limit > 4 * top ? GPU.grow_limit : 4 * top;
-  if (GPU.grow > room) GPU.grow = room > 0 ? room : 1;
-  GPU.collapse = 1;
+  u64 save = RT->dev->conf.grow;
+  RT->dev->conf.grow     = RT->dev->conf.grow_limit > 4 * top ? RT->dev->conf.grow_limit : 4 * top;
+  if (RT->dev->conf.grow > room) RT->dev->conf.grow = room > 0 ? room : 1;
+  RT->dev->conf.collapse = 1;
   u32 stop = gpu_snf_at(loc);
-  GPU.grow     = save;
-  GPU.collapse = 0;
+  RT->dev->conf.grow     = save;
+  RT->dev->conf.collapse = 0;
   return stop;
 }
 
 int gpu_finish(void) {
   if (gpu_trace_errno()) {
-    fprintf(stderr, "hvm4g: cannot write trace file '%s': %s\n", GPU.trace,
+    fprintf(stderr, "hvm4g: cannot write trace file '%s': %s\n", RT->dev->conf.trace,
             strerror(gpu_trace_errno()));
     return -2;
   }
-  if (GPU.trace && !GPU_STATS.runs) {
+  if (RT->dev->conf.trace && !RT->dev->stats.runs) {
     fprintf(stderr, "hvm4g: --trace %s: no device run to trace (use --gpu, "
-            "or a program that calls %%gnf)\n", GPU.trace);
+            "or a program that calls %%gnf)\n", RT->dev->conf.trace);
     return -1;
   }
   return 0;
 }
 
 u64 gpu_itrs(void) {
-  return GPU_STATS.itrs;
+  return RT->dev->stats.itrs;
 }
 
 static const char *stop_name(u32 s) {
@@ -294,18 +301,18 @@ static const char *stop_name(u32 s) {
 }
 
 void gpu_print_stats(FILE *out) {
-  GpuStats *s = &GPU_STATS;
+  GpuStats *s = &RT->dev->stats;
   if (!s->runs) return;
   double ips = s->dev_s > 0 ? (double)s->itrs / s->dev_s : 0.0;
   fprintf(out, "- Device: %s, %u lanes, dup=%s, take=%u, region=2^%u "
           "words, budget=%u\n", s->backend ? s->backend : "?", s->lanes,
-          GPU.dup_mode == DUP_OWNER ? "owner" : "atomic", GPU.take,
-          s->shift, GPU.budget);
+          RT->dev->conf.dup_mode == DUP_OWNER ? "owner" : "atomic", RT->dev->conf.take,
+          s->shift, RT->dev->conf.budget);
   fprintf(out, "- Device runs: %llu\n", (unsigned long long)s->runs);
   fprintf(out, "- Device itrs: %llu\n", (unsigned long long)s->itrs);
   fprintf(out, "- Device passes: %llu\n", (unsigned long long)s->passes);
   fprintf(out, "- Device deferrals: %llu\n", (unsigned long long)s->defers);
-  if (GPU.dup_mode == DUP_OWNER) {
+  if (RT->dev->conf.dup_mode == DUP_OWNER) {
     fprintf(out, "- Device owner hand-offs: %llu (slots in the lane's own "
             "arena region)\n", (unsigned long long)s->local);
   }
@@ -347,4 +354,11 @@ void gpu_print_stats(FILE *out) {
   if (s->stop == WNF_HOST) fprintf(out, " (%%%s)", prim_name(s->stop_pri));
   if (s->stop == WNF_ERROR) fprintf(out, " (error %u)", s->stop_err);
   fprintf(out, "; the CPU went on from there\n");
+}
+
+int dev_rt_open(void) {
+  return 0;
+}
+
+void dev_rt_close(void) {
 }

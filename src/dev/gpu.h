@@ -36,7 +36,7 @@ int  gpu_context_making(void);   // started and not finished yet
 // process should end without the driver's teardown (sched_exit).
 int  gpu_context_live(void);
 
-// Strong normal form of HEAP[loc] on the device, in place. Returns 0 when
+// Strong normal form of RT->heap.at[loc] on the device, in place. Returns 0 when
 // the device finished it, else why it stopped early (a primitive, an error,
 // a full heap, ...): the heap is then a valid term graph holding the work
 // done, and the caller finishes on the CPU. STOP_NODEV: no usable device

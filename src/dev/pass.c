@@ -15,6 +15,8 @@
 #include "dev/dev.h"
 #include "heap/heap.h"
 #include "lang/names.h"
+#include "heap/rt.h"
+#include "dev/dev_rt.h"
 
 // Passes in a row with no interaction and no entry reaching WNF before the
 // run is declared stalled (owner deferrals that chase each other).
@@ -24,7 +26,7 @@
 // CPU core (docs/gpu.md), so a frontier of fewer than about NARROW_WIDTH
 // entries leaves the device behind the host's threads; on few lanes (the
 // simulator) the bar is a sixteenth of them. A tree widens past it within
-// a few passes, so only GPU.handoff (--handoff) narrow passes in a row end
+// a few passes, so only RT->dev->conf.handoff (--handoff) narrow passes in a row end
 // the run: the CPU finishes (its -T pool, if any). So do NARROW_TIME
 // seconds of passes in a row that are narrow or slow (under the backend's
 // narrow_rate): a frontier whose entries each walk far before they defer
@@ -51,12 +53,12 @@ static int narrow(u32 n, u64 itrs, u32 lanes) {
 
 u32 gpu_book_cnt(void) {
   u32 n = table_count();
-  return n ? n : BOOK_CAP;
+  return n ? n : RT->heap.book_cap;
 }
 
 u32 gpu_out_cap(u32 n, u32 lanes) {
   u64 k = ((u64)n + lanes - 1) / lanes;
-  u64 c = k + LANE_KIDS + GPU.walk;
+  u64 c = k + LANE_KIDS + RT->dev->conf.walk;
   return c > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)c;
 }
 
@@ -89,14 +91,14 @@ u32 gpu_mark_cap(u32 n, u32 lanes, u32 budget) {
 //   holder is most often a lane that defers itself.
 
 u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait) {
-  u32 thin     = (u64)n * GPU.narrow_share < lanes;
+  u32 thin     = (u64)n * RT->dev->conf.narrow_share < lanes;
   a->cap       = gpu_out_cap(n, lanes);
-  a->budget    = GPU.budget;
-  a->spark_gap = thin ? GPU.spark_gap : 0;
+  a->budget    = RT->dev->conf.budget;
+  a->spark_gap = thin ? RT->dev->conf.spark_gap : 0;
   if (thin && a->budget > NARROW_BUDGET) {
     a->budget = NARROW_BUDGET;
   }
-  return thin ? 0 : GPU.dup_wait_set ? GPU.dup_wait : wait;
+  return thin ? 0 : RT->dev->conf.dup_wait_set ? RT->dev->conf.dup_wait : wait;
 }
 
 // Default lanes: LANE_WAVES times what the multiprocessors hold at once
@@ -158,16 +160,16 @@ void gpu_balance_print(u64 sum, u64 top) {
           (unsigned long long)top);
 }
 
-Term *gpu_heap(void)       { return HEAP; }
-u64   gpu_heap_words(void) { return HEAP_WORDS; }
-u32  *gpu_book(void)       { return BOOK; }
-u32  *gpu_book_len(void)   { return BOOK_LEN; }
-u64   gpu_top(void)        { return atomic_load(&HEAP_TOP); }
+Term *gpu_heap(void)       { return RT->heap.at; }
+u64   gpu_heap_words(void) { return RT->heap.cap; }
+u32  *gpu_book(void)       { return RT->heap.book; }
+u32  *gpu_book_len(void)   { return RT->heap.book_len; }
+u64   gpu_top(void)        { return atomic_load(&RT->heap.top); }
 
 void gpu_top_raise(u64 top) {
-  u64 cur = atomic_load(&HEAP_TOP);
-  if (top > HEAP_WORDS) top = HEAP_WORDS;
-  while (cur < top && !atomic_compare_exchange_weak(&HEAP_TOP, &cur, top)) {
+  u64 cur = atomic_load(&RT->heap.top);
+  if (top > RT->heap.cap) top = RT->heap.cap;
+  while (cur < top && !atomic_compare_exchange_weak(&RT->heap.top, &cur, top)) {
   }
 }
 
@@ -192,8 +194,8 @@ int gpu_trace_errno(void) {
 
 static FILE *trace_open(void) {
   static int started = 0;
-  if (!GPU.trace || TRACE_ERRNO) return NULL;
-  FILE *f = fopen(GPU.trace, started ? "a" : "w");
+  if (!RT->dev->conf.trace || TRACE_ERRNO) return NULL;
+  FILE *f = fopen(RT->dev->conf.trace, started ? "a" : "w");
   if (!f) {
     trace_fail();
     return NULL;
@@ -218,7 +220,7 @@ static void trace_tail(FILE *tr, const char *side, double t0) {
 }
 
 void gpu_trace_run(void) {
-  if (!GPU.trace) return;
+  if (!RT->dev->conf.trace) return;
   if (TRACE_T0 < 0) TRACE_T0 = gpu_now();
   TRACE_RUN++;
 }
@@ -285,7 +287,7 @@ static int mark_all(const GpuBackend *b, long long n, u64 *passes, char *err,
 // The run's end: the live words it allocated go to the host (compact.h).
 // 0, or -1 when the packing failed (the backend left a valid heap).
 static int pack(const GpuBackend *b, char *err, unsigned errlen) {
-  GpuStats *s  = &GPU_STATS;
+  GpuStats *s  = &RT->dev->stats;
   double    t0 = gpu_now();
   long long n  = b->roots(err, errlen);
   double    m0 = gpu_now();
@@ -321,7 +323,7 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
 // 0: the live words do not fit; -1: the packing failed (message in `err`).
 static int reclaim(const GpuBackend *b, u32 n, GpuReclaim *r, char *err,
                    unsigned errlen) {
-  GpuStats *s  = &GPU_STATS;
+  GpuStats *s  = &RT->dev->stats;
   double    t0 = gpu_now();
   long long m  = b->reclaim_roots(n, err, errlen);
   int       rc = m < 0 ? -1 : mark_all(b, m, &s->reclaim_marks, err, errlen);
@@ -344,7 +346,7 @@ static void stop_at(GpuStats *s, u32 stop, const PassCtl *ctl, u64 pass) {
 
 u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
   u32 loc = roots[0];   // where -s places a stop of the run as a whole
-  GpuStats *s = &GPU_STATS;
+  GpuStats *s = &RT->dev->stats;
   char err[256] = {0};
   s->runs++;
   s->backend = b->name;
@@ -367,7 +369,7 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
   u32    stall  = 0;
   u32    thin   = 0;   // narrow passes in a row
   double thin_s = 0;   // their time, and that of slow passes
-  double rate   = 1e6 * (GPU.narrow_rate_set ? GPU.narrow_rate
+  double rate   = 1e6 * (RT->dev->conf.narrow_rate_set ? RT->dev->conf.narrow_rate
                                              : b->narrow_rate);
   u64    pass   = 0;
   u64    dtop   = top0;
@@ -439,18 +441,18 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
     } else {
       stall = 0;
     }
-    if (!stop && m > 0 && GPU.max_passes && pass >= GPU.max_passes) {
+    if (!stop && m > 0 && RT->dev->conf.max_passes && pass >= RT->dev->conf.max_passes) {
       stop = STOP_PASSES;
       ctl.stop_loc = loc;
     }
     thin   = narrow(n, ctl.itrs, s->lanes) ? thin + 1 : 0;
     thin_s = (thin || (double)ctl.itrs < rate * dt) ? thin_s + dt : 0;
-    if (!stop && m > 0 && GPU.handoff &&
-        (thin >= GPU.handoff || thin_s >= NARROW_TIME)) {
+    if (!stop && m > 0 && RT->dev->conf.handoff &&
+        (thin >= RT->dev->conf.handoff || thin_s >= NARROW_TIME)) {
       stop = STOP_NARROW;
       ctl.stop_loc = loc;
     }
-    if (!stop && m > 0 && GPU.grow && dtop - top0 > GPU.grow) {
+    if (!stop && m > 0 && RT->dev->conf.grow && dtop - top0 > RT->dev->conf.grow) {
       stop = STOP_LIMIT;
       ctl.stop_loc = loc;
     }

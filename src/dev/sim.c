@@ -19,6 +19,8 @@
 #include "heap/heap.h"
 #include "dev/dev.h"
 #include "dev/reach.h"
+#include "heap/rt.h"
+#include "dev/dev_rt.h"
 
 // Heap primitives of core.h on the shared host heap. --take=32 (SIM_T32)
 // runs Apple's scheme instead: every word as two 32-bit halves, DUP slots
@@ -89,7 +91,7 @@ static u64 SIM_ALIGN = 0;
 static u64 SIM_CAP = 0;
 
 static inline int sim_refill(Wnf *w, u32 n) {
-  u64 top = atomic_load(&HEAP_TOP);
+  u64 top = atomic_load(&RT->heap.top);
   for (;;) {
     u64 at  = top;
     u64 get = n > SIM_ARENA ? n : SIM_ARENA;
@@ -102,7 +104,7 @@ static inline int sim_refill(Wnf *w, u32 n) {
       get = n;                      // last words: exactly what is needed
       if (at + get > SIM_CAP) return 0;
     }
-    if (atomic_compare_exchange_weak(&HEAP_TOP, &top, at + get)) {
+    if (atomic_compare_exchange_weak(&RT->heap.top, &top, at + get)) {
       w->next = (u32)at;
       w->end  = (u32)(at + get);
       return 1;
@@ -219,8 +221,8 @@ static void sim_free(void) {
 static int sim_begin(u32 lanes, char *err, unsigned errlen) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   S.lanes   = lanes;
-  S.block   = GPU.block ? GPU.block : 32;
-  S.threads = GPU.threads ? GPU.threads : (u32)(cpus < 2 ? 2 : cpus);
+  S.block   = RT->dev->conf.block ? RT->dev->conf.block : 32;
+  S.threads = RT->dev->conf.threads ? RT->dev->conf.threads : (u32)(cpus < 2 ? 2 : cpus);
   S.top0    = gpu_top();
   S.out_n   = calloc(S.lanes, sizeof(u32));
   S.shadow  = zmap(S.top0 * sizeof(Term));
@@ -230,12 +232,12 @@ static int sim_begin(u32 lanes, char *err, unsigned errlen) {
     return -1;
   }
   if (!S.sparse || S.whole) {
-    memcpy(S.shadow, HEAP, S.top0 * sizeof(Term));
+    memcpy(S.shadow, RT->heap.at, S.top0 * sizeof(Term));
     return 0;
   }
   u64 at = 0, lo, n;
   while (reach_run(&S.reach, &at, &lo, &n)) {
-    memcpy(S.shadow + lo, HEAP + lo, n * sizeof(Term));
+    memcpy(S.shadow + lo, RT->heap.at + lo, n * sizeof(Term));
   }
   return 0;
 }
@@ -244,7 +246,7 @@ static int sim_begin(u32 lanes, char *err, unsigned errlen) {
 // back: a read of one was counted, a write is seen here.
 static void poison_apply(void) {
   for (u64 i = 0; i < S.top0; i++) {
-    if (!reach_has(&S.reach, i)) HEAP[i] = POISON;
+    if (!reach_has(&S.reach, i)) RT->heap.at[i] = POISON;
   }
   POISON_READS = 0;
   SIM_POISON   = 1;
@@ -256,8 +258,8 @@ static void poison_restore(void) {
   u64 wrote = 0;
   for (u64 i = 0; i < S.top0; i++) {
     if (reach_has(&S.reach, i)) continue;
-    wrote  += HEAP[i] != POISON;
-    HEAP[i] = S.shadow[i];
+    wrote  += RT->heap.at[i] != POISON;
+    RT->heap.at[i] = S.shadow[i];
   }
   SIM_POISON = 0;
   S.poisoned = 0;
@@ -285,9 +287,9 @@ static u64 sim_cap(u64 top) {
   const char *rv   = getenv("HVM4G_SIM_ROOM");
   u64         room = rv ? heap_parse_size(rv) : 0;
   u64         min  = 2 * top + SIM_HEAP_MIN;
-  u64         cap  = HEAP_WORDS;
-  if (GPU.dev_heap) {
-    cap = GPU.dev_heap > min ? GPU.dev_heap : min;
+  u64         cap  = RT->heap.cap;
+  if (RT->dev->conf.dev_heap) {
+    cap = RT->dev->conf.dev_heap > min ? RT->dev->conf.dev_heap : min;
   } else if (SIM_WANT) {
     cap = SIM_WANT;
   } else if (room) {
@@ -295,7 +297,7 @@ static u64 sim_cap(u64 top) {
   } else if (gpu_heap_start()) {
     cap = gpu_heap_start() > min ? gpu_heap_start() : min;
   }
-  return cap < HEAP_WORDS ? cap : HEAP_WORDS;
+  return cap < RT->heap.cap ? cap : RT->heap.cap;
 }
 
 static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
@@ -306,30 +308,30 @@ static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   u64 top    = gpu_top();
   u64 budget = poison ? top : reach_budget(top);
   double lim = poison ? 0 : reach_limit_s(top);
-  S.sparse   = budget > 0 && reach_walk(&S.reach, HEAP, top, roots, nroot, BOOK,
-                   BOOK_LEN, gpu_book_cnt(), budget, lim) == 1;
+  S.sparse   = budget > 0 && reach_walk(&S.reach, RT->heap.at, top, roots, nroot, RT->heap.book,
+                   RT->heap.book_len, gpu_book_cnt(), budget, lim) == 1;
   S.whole    = S.sparse && poison;   // the poisoned words are put back from it
-  if (sim_begin(GPU.lanes ? GPU.lanes : 128, err, errlen) != 0) return -1;
+  if (sim_begin(RT->dev->conf.lanes ? RT->dev->conf.lanes : 128, err, errlen) != 0) return -1;
   SIM_CAP = sim_cap(top);
-  GPU_STATS.in_top   += top;
-  GPU_STATS.in_words += S.sparse ? S.reach.words : top;
-  SIM_ARENA    = GPU.arena;
-  SIM_ALIGN    = GPU.dup_mode == DUP_OWNER ? (1ull << GPU.region_shift) : 0;
-  SIM_T32      = GPU.take == 32;
-  S.a.heap         = HEAP;
-  S.a.book         = BOOK;
-  S.a.book_len     = BOOK_LEN;
+  RT->dev->stats.in_top   += top;
+  RT->dev->stats.in_words += S.sparse ? S.reach.words : top;
+  SIM_ARENA    = RT->dev->conf.arena;
+  SIM_ALIGN    = RT->dev->conf.dup_mode == DUP_OWNER ? (1ull << RT->dev->conf.region_shift) : 0;
+  SIM_T32      = RT->dev->conf.take == 32;
+  S.a.heap         = RT->heap.at;
+  S.a.book         = RT->heap.book;
+  S.a.book_len     = RT->heap.book_len;
   S.a.book_cnt     = gpu_book_cnt();
-  S.a.dup_mode     = GPU.dup_mode;
-  S.a.region_shift = GPU.region_shift;
-  S.a.budget       = GPU.budget;
-  S.a.stack_cap    = GPU.stack ? GPU.stack : (1u << 15);
+  S.a.dup_mode     = RT->dev->conf.dup_mode;
+  S.a.region_shift = RT->dev->conf.region_shift;
+  S.a.budget       = RT->dev->conf.budget;
+  S.a.stack_cap    = RT->dev->conf.stack ? RT->dev->conf.stack : (1u << 15);
   S.a.cap          = 0;
-  S.a.shallow_inc  = (u32)GPU.collapse;
-  S.a.spark_gap    = GPU.spark_gap;
+  S.a.shallow_inc  = (u32)RT->dev->conf.collapse;
+  S.a.spark_gap    = RT->dev->conf.spark_gap;
   S.arena      = calloc(2 * (u64)S.lanes, sizeof(u32));
   S.stacks     = zmap((u64)S.lanes * S.a.stack_cap * sizeof(Term));
-  S.seen_bytes = (HEAP_WORDS / 32 + 1) * sizeof(u32);
+  S.seen_bytes = (RT->heap.cap / 32 + 1) * sizeof(u32);
   S.seen       = zmap(S.seen_bytes);
   if (!S.arena || !S.stacks || !S.seen) {
     snprintf(err, errlen, "out of host memory for %u lanes", S.lanes);
@@ -341,9 +343,9 @@ static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
     sim_free();
     return -1;
   }
-  for (u32 i = 0; i < nroot; i++) S.in[i] = ENT(roots[i] >> GPU.region_shift, roots[i]);
+  for (u32 i = 0; i < nroot; i++) S.in[i] = ENT(roots[i] >> RT->dev->conf.region_shift, roots[i]);
   S.n     = nroot;
-  GPU_STATS.shift = GPU.region_shift;
+  RT->dev->stats.shift = RT->dev->conf.region_shift;
   if (S.whole) poison_apply();
   return 0;
 }
@@ -358,6 +360,7 @@ int sim_pack_open(char *err, unsigned errlen) {
 
 typedef struct {
   u32 tid;
+  Rt *rt;    // the runtime of the run (the thread's RT)
 } SimArg;
 
 #if LANE_BALANCE
@@ -378,6 +381,7 @@ static void sim_balance(const Lane *L, u32 nl) {
 
 // Runs every block b with b % threads == tid.
 static void *sim_worker(void *arg) {
+  RT         = ((SimArg *)arg)->rt;
   u32 tid    = ((SimArg *)arg)->tid;
   u32 lanes  = S.lanes;
   u32 blocks = (lanes + S.block - 1) / S.block;
@@ -429,9 +433,11 @@ static void sim_spread(u32 threads, void *(*fn)(void *)) {
   u8        own[threads];
   for (u32 t = 1; t < threads; t++) {
     args[t].tid = t;
+    args[t].rt  = RT;
     own[t] = pthread_create(&th[t], NULL, fn, &args[t]) == 0;
   }
   args[0].tid = 0;
+  args[0].rt  = RT;
   fn(&args[0]);
   for (u32 t = 1; t < threads; t++) {
     if (own[t]) pthread_join(th[t], NULL);
@@ -496,6 +502,7 @@ static struct {
 } P;
 
 static void *sim_phase(void *arg) {
+  RT      = ((SimArg *)arg)->rt;
   u32 tid = ((SimArg *)arg)->tid;
   u64 words = S.live_words;
   for (u64 c = P.lo + (u64)tid * SIM_CHUNK; c < P.hi;
@@ -537,7 +544,7 @@ static long long sim_roots(char *err, unsigned errlen) {
     snprintf(err, errlen, "out of host memory for packing the result");
     return -1;
   }
-  S.c.heap      = HEAP;
+  S.c.heap      = RT->heap.at;
   S.c.shadow    = S.shadow;
   S.c.top0      = S.top0;
   S.c.dtop      = dtop;
@@ -562,8 +569,8 @@ static long long sim_roots(char *err, unsigned errlen) {
     snprintf(err, errlen, "out of host memory for %u roots", S.nroots);
     return -1;
   }
-  for (u32 i = 0; i < S.nroots; i++) S.in[i] = HEAP[S.roots[i]];   // mark entries: terms
-  GPU_STATS.changed += S.nroots;
+  for (u32 i = 0; i < S.nroots; i++) S.in[i] = RT->heap.at[S.roots[i]];   // mark entries: terms
+  RT->dev->stats.changed += S.nroots;
   return S.nroots;
 }
 
@@ -589,7 +596,7 @@ static long long sim_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
 
 static long long sim_mark(u32 n, u32 budget, u32 *cut, char *err,
                           unsigned errlen) {
-  if (GPU.mark_levels && MARK_BLOCK(n)) return sim_mark_levels(n, cut, err, errlen);
+  if (RT->dev->conf.mark_levels && MARK_BLOCK(n)) return sim_mark_levels(n, cut, err, errlen);
   S.kind     = PASS_MARK;
   S.c.budget = budget;
   S.c.cap    = gpu_mark_cap(n, S.lanes, budget);
@@ -608,14 +615,14 @@ static void clear_words(u64 lo, u64 hi, int give_back) {
   u64 a    = (lo + page - 1) / page * page;
   u64 b    = hi / page * page;
   if (a >= b || !give_back) {
-    memset(HEAP + lo, 0, (hi - lo) * sizeof(Term));
+    memset(RT->heap.at + lo, 0, (hi - lo) * sizeof(Term));
     return;
   }
-  memset(HEAP + lo, 0, (a - lo) * sizeof(Term));
-  if (madvise(HEAP + a, (b - a) * sizeof(Term), MADV_DONTNEED) != 0) {
-    memset(HEAP + a, 0, (b - a) * sizeof(Term));
+  memset(RT->heap.at + lo, 0, (a - lo) * sizeof(Term));
+  if (madvise(RT->heap.at + a, (b - a) * sizeof(Term), MADV_DONTNEED) != 0) {
+    memset(RT->heap.at + a, 0, (b - a) * sizeof(Term));
   }
-  memset(HEAP + b, 0, (hi - b) * sizeof(Term));
+  memset(RT->heap.at + b, 0, (hi - b) * sizeof(Term));
 }
 
 // Ranks the marked words and packs them, relocated, into a buffer: the
@@ -661,11 +668,11 @@ static Term *sim_pack(u64 *live_out, double *rank_s, char *err,
 // place; the words left above the new top are cleared, as fresh heap words
 // are (clear_words: at the run's end, whole pages go back to the system).
 static void sim_unpack(const Term *dst, u64 live, int end) {
-  for (u32 i = 0; i < S.nroots; i++) HEAP[S.roots[i]] = dst[live + i];
-  memcpy(HEAP + S.top0, dst, live * sizeof(Term));
+  for (u32 i = 0; i < S.nroots; i++) RT->heap.at[S.roots[i]] = dst[live + i];
+  memcpy(RT->heap.at + S.top0, dst, live * sizeof(Term));
   u64 top = S.top0 + live;
   clear_words(top, S.c.dtop, end);
-  atomic_store(&HEAP_TOP, top);
+  atomic_store(&RT->heap.top, top);
 }
 
 static int sim_bad(char *err, unsigned errlen) {
@@ -681,17 +688,17 @@ static int sim_close(char *err, unsigned errlen) {
 #endif
   double t0   = gpu_now();
   u64    live = 0;
-  Term  *dst  = sim_pack(&live, &GPU_STATS.rank_s, err, errlen);
+  Term  *dst  = sim_pack(&live, &RT->dev->stats.rank_s, err, errlen);
   if (!dst || sim_bad(err, errlen)) {
     free(dst);
     sim_free();
     return -1;
   }
-  GPU_STATS.compact_s += gpu_now() - t0;
+  RT->dev->stats.compact_s += gpu_now() - t0;
   t0 = gpu_now();
   sim_unpack(dst, live, 1);
-  GPU_STATS.live += live;
-  GPU_STATS.out_s += gpu_now() - t0;
+  RT->dev->stats.live += live;
+  RT->dev->stats.out_s += gpu_now() - t0;
   free(dst);
   sim_free();
   return 0;
@@ -718,9 +725,9 @@ long long sim_reclaim_frontier(const u64 *front, u32 n, char *err,
     return -1;
   }
   memcpy(S.keep, front, (u64)n * sizeof(u64));
-  u64 changed = GPU_STATS.changed;   // counted by the run's end alone
+  u64 changed = RT->dev->stats.changed;   // counted by the run's end alone
   long long m = sim_roots(err, errlen);
-  GPU_STATS.changed = changed;
+  RT->dev->stats.changed = changed;
   if (m < 0 || grow(&S.in, &S.in_cap, (u64)m + n + 1)) {
     if (m >= 0) snprintf(err, errlen, "out of host memory for %u roots", n);
     pack_free();
@@ -799,9 +806,9 @@ static void sim_abandon(void) {
 // heap twice as large, within the host's, unless --dev-heap fixed it (the
 // CPU then finishes); none when it was the host's whole heap already.
 static int sim_grow(void) {
-  if (SIM_CAP >= HEAP_WORDS) return GROW_NONE;
-  if (GPU.dev_heap) return -1;
-  SIM_WANT = 2 * SIM_CAP < HEAP_WORDS ? 2 * SIM_CAP : HEAP_WORDS;
+  if (SIM_CAP >= RT->heap.cap) return GROW_NONE;
+  if (RT->dev->conf.dev_heap) return -1;
+  SIM_WANT = 2 * SIM_CAP < RT->heap.cap ? 2 * SIM_CAP : RT->heap.cap;
   return 0;
 }
 

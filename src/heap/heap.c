@@ -9,13 +9,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "heap/heap.h"
+#include "heap/rt.h"
 
-Term       *HEAP       = NULL;
-u64         HEAP_WORDS = 0;
-_Atomic u64 HEAP_TOP   = 1;
-u32        *BOOK       = NULL;
-u32        *BOOK_LEN   = NULL;
-u32         BOOK_CAP   = 1u << 24;
+_Thread_local Rt *RT = NULL;
+
+// One id per name: names are 24 bits (lang/names.h).
+#define BOOK_IDS (1u << 24)
 
 static void *reserve(u64 bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -24,25 +23,31 @@ static void *reserve(u64 bytes) {
 }
 
 int heap_init(u64 words) {
+  Heap *h = &RT->heap;
   if (words < 1024 || words > (1ull << 32)) {
     return -1;
   }
-  HEAP     = reserve(words * sizeof(Term));
-  BOOK     = reserve((u64)BOOK_CAP * sizeof(u32));
-  BOOK_LEN = reserve((u64)BOOK_CAP * sizeof(u32));
-  if (!HEAP || !BOOK || !BOOK_LEN) {
+  h->book_cap = BOOK_IDS;
+  h->cap      = words;
+  h->at       = reserve(words * sizeof(Term));
+  h->book     = reserve((u64)h->book_cap * sizeof(u32));
+  h->book_len = reserve((u64)h->book_cap * sizeof(u32));
+  atomic_store(&h->top, 1);
+  if (!h->at || !h->book || !h->book_len) {
+    heap_free();
     return -1;
   }
-  HEAP_WORDS = words;
-  atomic_store(&HEAP_TOP, 1);
   return 0;
 }
 
 void heap_free(void) {
-  if (HEAP)     munmap(HEAP, HEAP_WORDS * sizeof(Term));
-  if (BOOK)     munmap(BOOK, (u64)BOOK_CAP * sizeof(u32));
-  if (BOOK_LEN) munmap(BOOK_LEN, (u64)BOOK_CAP * sizeof(u32));
-  HEAP = NULL; BOOK = NULL; BOOK_LEN = NULL;
+  Heap *h = &RT->heap;
+  if (h->at)       munmap(h->at, h->cap * sizeof(Term));
+  if (h->book)     munmap(h->book, (u64)h->book_cap * sizeof(u32));
+  if (h->book_len) munmap(h->book_len, (u64)h->book_cap * sizeof(u32));
+  free(h->free);
+  h->at = NULL; h->book = NULL; h->book_len = NULL; h->free = NULL;
+  h->free_n = h->free_cap = 0;
 }
 
 // What one heap word costs in memory once touched, with what is sized
@@ -87,37 +92,30 @@ u64 heap_default_words(u64 other) {
   return words < 1024 ? 1024 : words;
 }
 
-// Words handed out, and the free chunks of the last collection: each a
-// word (start << 32 | length), taken by index, never split nor given back
-// (a chunk too short for a request is skipped until the next collection).
-static _Atomic u64  GIVEN     = 0;
-static u64         *FREE      = NULL;
-static u64          FREE_N    = 0;
-static u64          FREE_CAP  = 0;
-static _Atomic u64  FREE_AT   = 0;
-
 // A compare-and-swap, never an add undone when it overshoots: the undo can
 // land after another thread's add that the overshoot's own undo let fit
 // below it, and the top then falls under that thread's words, which the
 // next allocation hands out again (test_heap.c).
 u32 heap_alloc(u32 n) {
-  u64 at = atomic_load_explicit(&HEAP_TOP, memory_order_relaxed);
+  Heap *h = &RT->heap;
+  u64 at = atomic_load_explicit(&h->top, memory_order_relaxed);
   do {
-    if (at + n > HEAP_WORDS) return 0;
-  } while (!atomic_compare_exchange_weak(&HEAP_TOP, &at, at + n));
-  atomic_fetch_add_explicit(&GIVEN, n, memory_order_relaxed);
+    if (at + n > h->cap) return 0;
+  } while (!atomic_compare_exchange_weak(&h->top, &at, at + n));
+  atomic_fetch_add_explicit(&h->given, n, memory_order_relaxed);
   return (u32)at;
 }
 
 u32 heap_take(u32 n, u32 want, u32 *got) {
-  while (atomic_load_explicit(&FREE_AT, memory_order_relaxed) < FREE_N) {
-    u64 i = atomic_fetch_add_explicit(&FREE_AT, 1, memory_order_relaxed);
-    if (i >= FREE_N) break;
-    u32 len = (u32)FREE[i];
+  Heap *h = &RT->heap;
+  while (atomic_load_explicit(&h->free_at, memory_order_relaxed) < h->free_n) {
+    u64 i = atomic_fetch_add_explicit(&h->free_at, 1, memory_order_relaxed);
+    if (i >= h->free_n) break;
+    u32 len = (u32)h->free[i];
     if (len >= n) {
-      atomic_fetch_add_explicit(&GIVEN, len, memory_order_relaxed);
+      atomic_fetch_add_explicit(&h->given, len, memory_order_relaxed);
       *got = len;
-      return (u32)(FREE[i] >> 32);
+      return (u32)(h->free[i] >> 32);
     }
   }
   u32 at = heap_alloc(want);
@@ -130,42 +128,43 @@ u32 heap_take(u32 n, u32 want, u32 *got) {
 }
 
 void heap_set_free(const u64 *chunks, u64 n, u64 top) {
-  if (n > FREE_CAP) {
-    u64 *f = realloc(FREE, n * sizeof(u64));
-    if (!f) n = FREE_CAP;   // fewer chunks reused: still correct
-    else { FREE = f; FREE_CAP = n; }
+  Heap *h = &RT->heap;
+  if (n > h->free_cap) {
+    u64 *f = realloc(h->free, n * sizeof(u64));
+    if (!f) n = h->free_cap;   // fewer chunks reused: still correct
+    else { h->free = f; h->free_cap = n; }
   }
-  if (n > 0) memcpy(FREE, chunks, n * sizeof(u64));
-  FREE_N = n;
-  atomic_store(&FREE_AT, 0);
-  atomic_store(&HEAP_TOP, top);
+  if (n > 0) memcpy(h->free, chunks, n * sizeof(u64));
+  h->free_n = n;
+  atomic_store(&h->free_at, 0);
+  atomic_store(&h->top, top);
 }
 
 void heap_drop_free(void) {
-  FREE_N = 0;
-  atomic_store(&FREE_AT, 0);
+  RT->heap.free_n = 0;
+  atomic_store(&RT->heap.free_at, 0);
 }
 
 u64 heap_given(void) {
-  return atomic_load_explicit(&GIVEN, memory_order_relaxed);
+  return atomic_load_explicit(&RT->heap.given, memory_order_relaxed);
 }
 
 u64 heap_used(void) {
-  return atomic_load(&HEAP_TOP);
+  return atomic_load(&RT->heap.top);
 }
 
 int heap_snap(HeapSnap *s) {
-  s->top   = atomic_load(&HEAP_TOP);
+  s->top   = atomic_load(&RT->heap.top);
   s->words = malloc(s->top * sizeof(Term));
   if (!s->words) return -1;
-  memcpy(s->words, HEAP, s->top * sizeof(Term));
+  memcpy(s->words, RT->heap.at, s->top * sizeof(Term));
   return 0;
 }
 
 void heap_rewind(const HeapSnap *s) {
-  if (s->words) memcpy(HEAP, s->words, s->top * sizeof(Term));
+  if (s->words) memcpy(RT->heap.at, s->words, s->top * sizeof(Term));
   heap_drop_free();   // chunks of a later heap
-  atomic_store(&HEAP_TOP, s->top);
+  atomic_store(&RT->heap.top, s->top);
 }
 
 void heap_snap_free(HeapSnap *s) {

@@ -13,18 +13,28 @@
 #include <stdint.h>
 #include "core/term.h"
 
-extern Term         *HEAP;        // the words
-extern u64           HEAP_WORDS;  // capacity in words (<= 2^32)
-extern _Atomic u64   HEAP_TOP;    // first never-allocated word
+// A runtime's heap and book (its context's `heap`, heap/rt.h).
+typedef struct Heap {
+  Term        *at;        // the words
+  u64          cap;       // capacity in words (<= 2^32)
+  _Atomic u64  top;       // first never-allocated word
+  // Book: definitions as templates in the heap (see docs/architecture.md).
+  u32         *book;      // book id -> template loc (0 = undefined)
+  u32         *book_len;  // book id -> template length in words
+  u32          book_cap;  // entries in book/book_len (= 2^24, one per id)
+  // Words handed out, and the free chunks of the last collection: each a
+  // word (start << 32 | length), taken by index, never split nor given
+  // back (a chunk too short for a request is skipped until the next one).
+  _Atomic u64  given;
+  u64         *free;
+  u64          free_n;
+  u64          free_cap;
+  _Atomic u64  free_at;
+} Heap;
 
-// Book: definitions as templates in the heap (see docs/architecture.md).
-extern u32 *BOOK;       // book id -> template loc (0 = undefined)
-extern u32 *BOOK_LEN;   // book id -> template length in words
-extern u32  BOOK_CAP;   // entries in BOOK/BOOK_LEN (= 2^24, one per id)
-
-int  heap_init(u64 words);   // 0 on success; prints nothing
+int  heap_init(u64 words);   // RT's heap: 0 on success; prints nothing
 u64  heap_default_words(u64 other); // what fits this machine (heap.c); other: bytes reserved besides
-void heap_free(void);
+void heap_free(void);        // RT's heap and book, unmapped
 u32  heap_alloc(u32 n);      // host bump allocation; 0 when exhausted
 // An evaluator's arena: a free chunk a collection left (cpu/reclaim.c) of
 // at least n words, else `want` (or just n) words bumped from the top. Its

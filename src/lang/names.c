@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lang/names.h"
+#include "lang/lang_rt.h"
 
 u32 NICK_NIL, NICK_CON, NICK_CHR, NICK_ZER, NICK_SUC;
 
@@ -200,4 +201,11 @@ void names_init(void) {
   NICK_CHR = nick_of("CHR", 3);
   NICK_ZER = nick_of("ZER", 3);
   NICK_SUC = nick_of("SUC", 3);
+}
+
+int lang_rt_open(void) {
+  return 0;
+}
+
+void lang_rt_close(void) {
 }

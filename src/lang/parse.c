@@ -24,6 +24,7 @@
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "lang/parse.h"
+#include "heap/rt.h"
 
 // Rare constructs keep their locals off the recursion path of plain terms.
 #define NOINLINE __attribute__((noinline))
@@ -270,7 +271,7 @@ static u32 char_lit(Src *s) {
 // its memory is spent (a nat literal or a string as large as the heap).
 static u32 salloc(u32 n) {
   u64 need = (u64)W_LEN + n;
-  if (need > HEAP_WORDS - heap_used()) err_msg(CUR, "heap exhausted while loading the program");
+  if (need > RT->heap.cap - heap_used()) err_msg(CUR, "heap exhausted while loading the program");
   W = grow(W, &W_CAP, need, sizeof(Term));
   u32 at = W_LEN;
   memset(W + at, 0, (size_t)n * sizeof(Term));
@@ -1135,9 +1136,9 @@ static NOINLINE Term parse_number(Src *s) {
     blank(s);
     return TERM(NUM, 0, num);
   }
-  if (big > HEAP_WORDS - heap_used()) {
+  if (big > RT->heap.cap - heap_used()) {
     err_msg(s, "nat literal %.*sn is larger than the heap's %llu free words (--heap)", (int)k,
-            s->txt + s->at - k - 1, (unsigned long long)(HEAP_WORDS - heap_used()));
+            s->txt + s->at - k - 1, (unsigned long long)(RT->heap.cap - heap_used()));
   }
   Term t = take(s, "+") ? parse_term(s) : ctr0(NICK_ZER);
   for (u64 i = 0; i < big; i++) t = ctr1(NICK_SUC, t);
@@ -1270,17 +1271,17 @@ static void emit(Src *s, u32 id) {
     } else if (HAS_LOC(tg)) {
       t = TERM(tg, EXT(t), VAL(t) + at);
     }
-    HEAP[i == 0 ? base : at + i] = t;
+    RT->heap.at[i == 0 ? base : at + i] = t;
   }
   if (match) {
-    HEAP[base + 1] = TERM(NUM, k > 0, k);
+    RT->heap.at[base + 1] = TERM(NUM, k > 0, k);
     for (u32 i = 0; i < k; i++) {
       u32 lo = SPAN[2 * i], hi = SPAN[2 * i + 1];
-      HEAP[base + TPL_SPAN0 + i] = TERM(NUM, hi - lo, at + lo);
+      RT->heap.at[base + TPL_SPAN0 + i] = TERM(NUM, hi - lo, at + lo);
     }
   }
-  BOOK[id]     = base;
-  BOOK_LEN[id] = W_LEN + pre;
+  RT->heap.book[id]     = base;
+  RT->heap.book_len[id] = W_LEN + pre;
 }
 
 static int parse_defs(Src *s);

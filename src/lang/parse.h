@@ -3,7 +3,7 @@
 // parse_file reads a program (following `#include "file"`, each file once,
 // resolved relative to the including file), checks bindings and affinity as
 // HVM4 does, and writes every definition `@name = term` as a template:
-// BOOK[id] = loc, BOOK_LEN[id] = len (id = table_id(name)). Errors print
+// RT->heap.book[id] = loc, RT->heap.book_len[id] = len (id = table_id(name)). Errors print
 // HVM4's `PARSE_ERROR (file:line:col)` report on stderr; the result is then
 // non-zero. Call heap_init and names_init first.
 //

@@ -11,6 +11,7 @@
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "lang/print.h"
+#include "heap/rt.h"
 
 enum {
   I_TERM,    // print t at depth
@@ -214,11 +215,11 @@ static void print_esc(FILE *f, u32 c, char quote) {
   print_utf8(f, c);
 }
 
-// HEAP[loc], once no thread holds it: under -T -C, threads collapsing
+// RT->heap.at[loc], once no thread holds it: under -T -C, threads collapsing
 // ahead take the DUP slots this branch shares BUSY for a moment.
 static Term word(u32 loc) {
   Term t;
-  while ((t = __atomic_load_n(&HEAP[loc], __ATOMIC_ACQUIRE)) == BUSY) sched_yield();
+  while ((t = __atomic_load_n(&RT->heap.at[loc], __ATOMIC_ACQUIRE)) == BUSY) sched_yield();
   return t;
 }
 
@@ -400,7 +401,7 @@ static void print_one(FILE *f, Term t, u32 d) {
     case ALO: {   // a book term not yet copied: HVM4's @{term}
       out_s("@{", f);
       push_s("}");
-      push_t(HEAP[(u32)HEAP[loc]], d);
+      push_t(RT->heap.at[(u32)RT->heap.at[loc]], d);
       return;
     }
     case REF: {
@@ -579,13 +580,13 @@ int print_infinite(Term t) {
     while (len > 0 && !cyc) {
       u32  slot = (u32)stk[len - 1];
       u32  i    = (u32)(stk[len - 1] >> 32);
-      Term w    = slot == n ? t : HEAP[slot];
+      Term w    = slot == n ? t : RT->heap.at[slot];
       Term v    = NO_SUB(w);
       u32  tg   = TAG(v), ari = 0;
       u32  kid  = 0;
       if (tg == VAR || tg == DP0 || tg == DP1) {
         u32 at = VAL(v);
-        int follow = at && at < n && (IS_SUB(HEAP[at]) || (tg != VAR && EXT(v) >= LAB_OWN));
+        int follow = at && at < n && (IS_SUB(RT->heap.at[at]) || (tg != VAR && EXT(v) >= LAB_OWN));
         if (follow) { ari = 1; kid = at; }
         else if (tg != VAR && at && at < n && !col[at]) {
           if (rlen == rcap) { rcap *= 2; u32 *m = realloc(roots, rcap * sizeof(u32)); if (!m) break; roots = m; }

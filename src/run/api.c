@@ -4,8 +4,10 @@
 // The runtime reports a fatal error by calling eval_fatal, which would
 // print and exit; the library installs a hook (eval_set_fatal) that, on
 // the thread of an API call, records the message and jumps back to that
-// call's frame, which returns the error's code. The runtime's state is
-// process-wide, hence one runtime per process.
+// call's frame, which returns the error's code. A runtime's state is its
+// context (heap/rt.h), allocated here in one block with its handle; each
+// call works for its runtime on the caller's thread (RT) and leaves the
+// thread as it found it.
 
 #include <errno.h>
 #include <setjmp.h>
@@ -31,6 +33,12 @@
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
+#include "lang/lang_rt.h"
+#include "collapse/collapse_rt.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
+#include "dev/dev_rt.h"
+#include "run/run_rt.h"
 
 #ifndef HVM4G_COMMIT
 #define HVM4G_COMMIT "unknown"
@@ -39,20 +47,25 @@
 #define ERR_CAP  1024   // a message: a parse report is a few lines
 
 struct hvm4g {
+  Rt    *rt;            // the context (NULL: the open failed; only err holds)
   char   err[ERR_CAP];
   char   warn[ERR_CAP];
   int    ready;         // eval and the normalizer are set up (first run)
+  int    color;         // Options.color
   u32    result;        // the heap slot of the last normal form (0: none)
   double secs;          // the last run's wall time
 };
 
-static int    OPENED = 0;        // hvm4g_open succeeded once in this process
-static hvm4g  RUNTIME;
-static int    COLOR  = 0;        // api_color
-
-void api_color(int on) {
-  COLOR = on;
-}
+// A runtime in one allocation: its handle, its context and each layer's part.
+typedef struct {
+  hvm4g         h;
+  Rt            rt;
+  struct LangRt lang;
+  struct CpuRt  cpu;
+  struct DevRt  dev;
+  struct ColRt  col;
+  struct RunRt  run;
+} Runtime;
 
 // The frame of the API call in progress on this thread (NULL: none).
 typedef struct {
@@ -119,6 +132,13 @@ void hvm4g_config_init(hvm4g_config *c) {
   c->device     = HVM4G_DEVICE_AUTO;
 }
 
+void api_options_default(Options *o) {
+  *o = (Options){ 0 };
+  eval_conf_default(&o->eval);
+  gpu_conf_default(&o->gpu);
+  sched_conf_default(&o->sched);
+}
+
 static u32 device_of(int d) {
   switch (d) {
     case HVM4G_DEVICE_SIM:   return DEV_SIM;
@@ -128,43 +148,121 @@ static u32 device_of(int d) {
   }
 }
 
+// A runtime with its options applied, before its heap.
+static Runtime *runtime_new(const Options *o) {
+  Runtime *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  Rt *rt        = &r->rt;
+  r->h.rt       = rt;
+  r->h.color    = o->color;
+  rt->lang      = &r->lang;
+  rt->cpu       = &r->cpu;
+  rt->dev       = &r->dev;
+  rt->col       = &r->col;
+  rt->run       = &r->run;
+  rt->cpu->conf = o->eval;
+  rt->dev->conf = o->gpu;
+  rt->run->conf = o->sched;
+  return r;
+}
+
+Rt *api_context(const Options *o) {
+  Runtime *r = runtime_new(o);
+  return r ? &r->rt : NULL;
+}
+
+// Every layer's part ended, top down, then the heap; RT is r's.
+static void runtime_close(Runtime *r) {
+  run_rt_close();
+  collapse_rt_close();
+  dev_rt_close();
+  cpu_rt_close();
+  lang_rt_close();
+  heap_free();
+  (void)r;
+}
+
+// A handle that holds only why the open failed (hvm4g_error reads it).
+static int failed_open(hvm4g **out, int code, const char *why) {
+  hvm4g *h = calloc(1, sizeof *h);
+  if (h) snprintf(h->err, ERR_CAP, "hvm4g: %s", why);
+  *out = h;
+  return code;
+}
+
 int hvm4g_open(hvm4g **out, const hvm4g_config *c) {
   *out = NULL;
-  if (OPENED) return HVM4G_ERR_STATE;   // one runtime per process
   hvm4g_config dflt;
   if (!c) {
     hvm4g_config_init(&dflt);
     c = &dflt;
   }
-  if (c->threads > 1024 || (c->heap_words && c->heap_words < 1024) ||
-      c->heap_words > ((u64)1 << 32) || c->device < 0 ||
-      c->device > HVM4G_DEVICE_METAL) {
-    return HVM4G_ERR_USAGE;
+  if (c->threads > 1024) {
+    return failed_open(out, HVM4G_ERR_USAGE, "threads is at most 1024");
   }
-  if ((c->device == HVM4G_DEVICE_CUDA && !gpu_cuda_compiled()) ||
-      (c->device == HVM4G_DEVICE_METAL && !gpu_metal_compiled())) {
-    return HVM4G_ERR_DEVICE;
+  if ((c->heap_words && c->heap_words < 1024) || c->heap_words > ((u64)1 << 32)) {
+    return failed_open(out, HVM4G_ERR_USAGE, "heap_words is 0 (what fits) or from 1024 to 2^32");
   }
-  hvm4g *h = &RUNTIME;
-  memset(h, 0, sizeof *h);
-  EVAL.threads = c->threads ? c->threads : 1;
-  GPU.device   = device_of(c->device);
-  u64 words = c->heap_words ? c->heap_words
-                            : heap_default_words(api_reserved_besides(EVAL.threads));
-  if (heap_init(words) != 0) return HVM4G_ERR_HEAP;
-  OPENED = 1;
+  if (c->device < HVM4G_DEVICE_AUTO || c->device > HVM4G_DEVICE_METAL) {
+    return failed_open(out, HVM4G_ERR_USAGE, "device is one of HVM4G_DEVICE_*");
+  }
+  Options o;
+  api_options_default(&o);
+  o.eval.threads = c->threads ? c->threads : 1;
+  o.heap         = c->heap_words;
+  o.gpu.device   = device_of(c->device);
+  return api_open(out, &o);
+}
+
+int api_open(hvm4g **out, const Options *o) {
+  *out = NULL;
+  if (o->gpu.device == DEV_CUDA && !gpu_cuda_compiled()) {
+    return failed_open(out, HVM4G_ERR_DEVICE, "the CUDA device: this library was built without CUDA");
+  }
+  if (o->gpu.device == DEV_METAL && !gpu_metal_compiled()) {
+    return failed_open(out, HVM4G_ERR_DEVICE, "the Metal device: this library was built without Metal");
+  }
+  Runtime *r = runtime_new(o);
+  if (!r) return failed_open(out, HVM4G_ERR_HEAP, "out of memory for a runtime");
+  hvm4g *h  = &r->h;
+  Rt    *rt = &r->rt;
+  Rt   *was = RT;
+  RT = rt;
+  u64 words = o->heap ? o->heap : heap_default_words(api_reserved_besides(o->eval.threads));
+  if (heap_init(words) != 0) {
+    RT = was;
+    free(r);
+    return failed_open(out, HVM4G_ERR_HEAP, "no room for the heap");
+  }
+  if (lang_rt_open() != 0 || cpu_rt_open() != 0 || dev_rt_open() != 0 ||
+      collapse_rt_open() != 0 || run_rt_open() != 0) {
+    runtime_close(r);
+    RT = was;
+    return failed_open(out, HVM4G_ERR_HEAP, "out of memory for a runtime");
+  }
+  prim_set_args(o->argc, o->argv);
   eval_set_fatal(on_fatal);
   names_init();
   sched_init();
   sched_start();   // the device's context, made while the program is read
+  RT = was;
   *out = h;
   return HVM4G_OK;
 }
 
+void api_use(hvm4g *h) {
+  RT = h ? h->rt : NULL;
+}
+
 void hvm4g_close(hvm4g *h) {
+  if (!h) return;
+  if (!h->rt) {   // a failed open's message
+    free(h);
+    return;
+  }
   // The pool's threads and the device's context live until the process
   // ends (sched_exit): a closed runtime only stops answering.
-  if (h) h->result = 0;
+  h->result = 0;
 }
 
 u64 api_reserved_besides(u32 threads) {
@@ -210,9 +308,9 @@ static int load(hvm4g *h, const char *path, const char *name, const char *src) {
   // (as the reference prints it): worth one warning, not an error.
   size_t at = 0;
   u32    n  = 0;
-  for (u32 id = 0; id < table_count() && id < BOOK_CAP; id++) {
+  for (u32 id = 0; id < table_count() && id < RT->heap.book_cap; id++) {
     const char *nm = table_name(id);
-    if (BOOK[id] != 0 || !nm) continue;
+    if (RT->heap.book[id] != 0 || !nm) continue;
     if (n++ == 0) at = (size_t)snprintf(h->warn, ERR_CAP, "hvm4g: warning: undefined reference");
     if (at < ERR_CAP) at += (size_t)snprintf(h->warn + at, ERR_CAP - at, "%s @%s", n > 1 ? "," : "", nm);
   }
@@ -220,12 +318,22 @@ static int load(hvm4g *h, const char *path, const char *name, const char *src) {
   return HVM4G_OK;
 }
 
+// Each call below works for h's runtime on this thread (RT) for its length.
+#define ON(h, fail, call) do {                                   \
+    if (!(h) || !(h)->rt) return (fail);                         \
+    Rt *was_ = RT;                                               \
+    RT = (h)->rt;                                                \
+    __typeof__(call) r_ = (call);                                \
+    RT = was_;                                                   \
+    return r_;                                                   \
+  } while (0)
+
 int hvm4g_load_file(hvm4g *h, const char *path) {
-  return load(h, path, NULL, NULL);
+  ON(h, HVM4G_ERR_STATE, load(h, path, NULL, NULL));
 }
 
 int hvm4g_load_string(hvm4g *h, const char *name, const char *src) {
-  return load(h, NULL, name ? name : "<string>", src);
+  ON(h, HVM4G_ERR_STATE, load(h, NULL, name ? name : "<string>", src));
 }
 
 // Running
@@ -235,7 +343,7 @@ int hvm4g_load_string(hvm4g *h, const char *name, const char *src) {
 static u32 run_root(hvm4g *h, const char *name) {
   if (!name) name = "main";
   u32 id = table_find(name, (u32)strlen(name));
-  if (id == ~0u || id >= BOOK_CAP || BOOK[id] == 0) {
+  if (id == ~0u || id >= RT->heap.book_cap || RT->heap.book[id] == 0) {
     fail(h, HVM4G_ERR_PARSE, "hvm4g: @%s not defined", name);
     return 0;
   }
@@ -250,7 +358,7 @@ static u32 run_root(hvm4g *h, const char *name) {
     fail(h, HVM4G_ERR_HEAP, "hvm4g: %s", "heap exhausted (use --heap=SIZE for a larger heap)");
     return 0;
   }
-  HEAP[root] = TERM(REF, id, 0);
+  RT->heap.at[root] = TERM(REF, id, 0);
   return root;
 }
 
@@ -260,7 +368,7 @@ static u32 run_root(hvm4g *h, const char *name) {
 // no journal of its own; an unscoped binder, whose variables the lazy copy
 // of the book does not bind.
 static int may_restart(void) {
-  return !EVAL.debug && !parse_unscoped();
+  return !RT->cpu->conf.debug && !parse_unscoped();
 }
 
 // A run that met a DUP again while reducing it (eval_met_again) starts
@@ -323,9 +431,9 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     journal_end();
     return strstr(h->err, "heap") ? HVM4G_ERR_HEAP : HVM4G_ERR_PARSE;
   }
-  SCHED.requested = where == HVM4G_DEVICE && !lazy;
+  RT->run->conf.requested = where == HVM4G_DEVICE && !lazy;
   if (collapse) {
-    collapse_set_out(out, COLOR);
+    collapse_set_out(out, h->color);
     collapse_set_line_check(journal_line);
     sched_collapse(root, limit);
     collapse_set_line_check(NULL);
@@ -334,7 +442,7 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     sched_normalize(root);
     // Copied lazily, a DUP that holds its own copy leaves a cycle (HVM4
     // prints forever): the error one-thread reduction gives it instead.
-    if (lazy && print_infinite(HEAP[root])) {
+    if (lazy && print_infinite(RT->heap.at[root])) {
       eval_die("a DUP holds one of its own copies (two copies met under one "
                "label): the term is infinite");
     }
@@ -349,29 +457,33 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
 }
 
 int hvm4g_normalize(hvm4g *h, const char *name, int where) {
-  return run(h, name, where, 0, -1, NULL);
+  ON(h, HVM4G_ERR_STATE, run(h, name, where, 0, -1, NULL));
 }
 
 int hvm4g_collapse(hvm4g *h, const char *name, long long limit, int where, FILE *out) {
-  if (!out) return fail(h, HVM4G_ERR_USAGE, "hvm4g: %s", "hvm4g_collapse needs a stream");
-  return run(h, name, where, 1, limit, out);
+  if (h && !out) return fail(h, HVM4G_ERR_USAGE, "hvm4g: %s", "hvm4g_collapse needs a stream");
+  ON(h, HVM4G_ERR_STATE, run(h, name, where, 1, limit, out));
 }
 
 // Results
 // =======
 
-int hvm4g_print_file(hvm4g *h, FILE *out) {
+static int print_file(hvm4g *h, FILE *out) {
   if (!h->result) return fail(h, HVM4G_ERR_STATE, "hvm4g: %s", "no normal form to print");
-  print_term(out, HEAP[h->result]);
+  print_term(out, RT->heap.at[h->result]);
   return ferror(out) ? fail(h, HVM4G_ERR_IO, "hvm4g: %s", "cannot write the output") : HVM4G_OK;
 }
 
-long long hvm4g_print(hvm4g *h, char *buf, size_t cap) {
+int hvm4g_print_file(hvm4g *h, FILE *out) {
+  ON(h, HVM4G_ERR_STATE, print_file(h, out));
+}
+
+static long long print_buf(hvm4g *h, char *buf, size_t cap) {
   char  *text = NULL;
   size_t len  = 0;
   FILE  *mem  = open_memstream(&text, &len);
   if (!mem) return fail(h, HVM4G_ERR_HEAP, "hvm4g: %s", "out of memory"), -1;
-  int rc = hvm4g_print_file(h, mem);
+  int rc = print_file(h, mem);
   fclose(mem);
   if (rc == HVM4G_OK && cap > 0) {
     size_t n = len < cap - 1 ? len : cap - 1;
@@ -380,6 +492,10 @@ long long hvm4g_print(hvm4g *h, char *buf, size_t cap) {
   }
   free(text);
   return rc == HVM4G_OK ? (long long)len : -1;
+}
+
+long long hvm4g_print(hvm4g *h, char *buf, size_t cap) {
+  ON(h, -1, print_buf(h, buf, cap));
 }
 
 u64 api_peak_rss(void) {
@@ -392,13 +508,23 @@ u64 api_peak_rss(void) {
 #endif
 }
 
-void hvm4g_get_stats(hvm4g *h, hvm4g_stats *s) {
+static int get_stats(hvm4g *h, hvm4g_stats *s) {
   s->device_interactions = gpu_itrs();
   s->interactions        = h->ready ? eval_itrs() + s->device_interactions
                                     : s->device_interactions;
   s->seconds             = h->secs;
   s->heap_words          = heap_used();
   s->peak_rss_bytes      = api_peak_rss();
+  return 0;
+}
+
+void hvm4g_get_stats(hvm4g *h, hvm4g_stats *s) {
+  memset(s, 0, sizeof *s);
+  if (!h || !h->rt) return;
+  Rt *was = RT;
+  RT = h->rt;
+  get_stats(h, s);
+  RT = was;
 }
 
 const char *hvm4g_error(const hvm4g *h) {

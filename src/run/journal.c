@@ -16,6 +16,7 @@
 #include "cpu/eval.h"
 #include "heap/heap.h"
 #include "lang/names.h"
+#include "heap/rt.h"
 
 // Past this many words (entries, results and line hashes together: 128
 // MiB) the journal stops and the run cannot start over: it bounds the
@@ -165,7 +166,7 @@ static int save(Term t) {
     WORDS++;
     ((Term *)DATA.at)[DATA.len++] = tag >= C00 ? TERM(tag, EXT(cur), 0) : cur;
     // the last field first on the stack, so the first one comes out next
-    for (u32 i = ari; i > 0; i--) ((Term *)todo.at)[todo.len++] = HEAP[VAL(cur) + i - 1];
+    for (u32 i = ari; i > 0; i--) ((Term *)todo.at)[todo.len++] = RT->heap.at[VAL(cur) + i - 1];
   }
   vec_free(&todo);
   if (!ok) DATA.len = from;
@@ -184,7 +185,7 @@ static Term rebuild(Wnf *w, u64 at, u64 len) {
     if (tag > C00 && tag <= C16) {
       u32 ari = tag - C00;
       u32 loc = eval_alloc(w, ari);
-      for (u32 k = 0; k < ari; k++) HEAP[loc + k] = stack[--top];
+      for (u32 k = 0; k < ari; k++) RT->heap.at[loc + k] = stack[--top];
       t = TERM(tag, EXT(t), loc);
     }
     stack[top++] = t;

@@ -25,6 +25,7 @@
 #include "lang/names.h"
 #include "lang/parse.h"
 #include "lang/print.h"
+#include "heap/rt.h"
 
 // Terms
 // =====
@@ -32,7 +33,7 @@
 Term prim_ctr(Wnf *w, u32 nick, u32 ari, const Term *args) {
   if (ari == 0) return TERM(C00, nick, 0);
   u32 loc = eval_alloc(w, ari);
-  for (u32 i = 0; i < ari; i++) HEAP[loc + i] = args[i];
+  for (u32 i = 0; i < ari; i++) RT->heap.at[loc + i] = args[i];
   return TERM(C00 + ari, nick, loc);
 }
 
@@ -140,22 +141,22 @@ char *prim_utf8(const u32 *codes, u32 len, u32 *bad) {
 
 static Term app(Wnf *w, Term f, Term x) {
   u32 loc = eval_alloc(w, 2);
-  HEAP[loc + 0] = f;
-  HEAP[loc + 1] = x;
+  RT->heap.at[loc + 0] = f;
+  RT->heap.at[loc + 1] = x;
   return TERM(APP, 0, loc);
 }
 
 // λt.(acc #Con{#Chr{code}, t})
 static Term acc_cons(Wnf *w, Term acc, Term code) {
   u32 lam = eval_alloc(w, 1);
-  HEAP[lam] = app(w, acc, chr_con(w, code, TERM(VAR, 0, lam)));
+  RT->heap.at[lam] = app(w, acc, chr_con(w, code, TERM(VAR, 0, lam)));
   return TERM(LAM, 0, lam);
 }
 
 // ! K &lab = t: writes the two copies to k.
 static void clone(Wnf *w, u32 lab, Term t, Term k[2]) {
   u32 loc = eval_alloc(w, 1);
-  HEAP[loc] = t;
+  RT->heap.at[loc] = t;
   k[0] = TERM(DP0, lab, loc);
   k[1] = TERM(DP1, lab, loc);
 }
@@ -166,7 +167,7 @@ static Term call_again(Wnf *w, Term pri, u32 arg, Term x, Term other) {
   u32 id  = EXT(pri);
   u32 ari = PRIM_ARITY(id);
   u32 loc = eval_alloc(w, ari);
-  for (u32 i = 0; i < ari; i++) HEAP[loc + i] = i == arg ? x : other;
+  for (u32 i = 0; i < ari; i++) RT->heap.at[loc + i] = i == arg ? x : other;
   return TERM(PRI, id, loc);
 }
 
@@ -177,17 +178,17 @@ static Term call_again(Wnf *w, Term pri, u32 arg, Term x, Term other) {
 // call on x and y themselves: an argument that is not a string.
 static Term str_split(Wnf *w, Term pri, u32 arg, Term acc, Term got, int hole, Term tail) {
   u32  ari   = PRIM_ARITY(EXT(pri));
-  Term other = ari > 1 ? HEAP[VAL(pri) + (1 - arg)] : 0;
+  Term other = ari > 1 ? RT->heap.at[VAL(pri) + (1 - arg)] : 0;
   if (TAG(got) == INC) {
     u32  il  = VAL(got);
-    Term x   = HEAP[il];
+    Term x   = RT->heap.at[il];
     Term rst = hole ? chr_con(w, x, tail) : x;
-    HEAP[il] = call_again(w, pri, arg, acc ? app(w, acc, rst) : rst, other);
+    RT->heap.at[il] = call_again(w, pri, arg, acc ? app(w, acc, rst) : rst, other);
     return TERM(INC, 0, il);
   }
   u32  lab = EXT(got);
-  Term x   = HEAP[VAL(got) + 0];
-  Term y   = HEAP[VAL(got) + 1];
+  Term x   = RT->heap.at[VAL(got) + 0];
+  Term y   = RT->heap.at[VAL(got) + 1];
   Term a[2] = { 0, 0 }, o[2] = { 0, 0 };
   if (acc) clone(w, lab, acc, a);
   if (ari > 1) clone(w, lab, other, o);
@@ -199,16 +200,16 @@ static Term str_split(Wnf *w, Term pri, u32 arg, Term acc, Term got, int hole, T
     r1 = chr_con(w, y, t[1]);
   }
   u32 s = eval_alloc(w, 2);
-  HEAP[s + 0] = call_again(w, pri, arg, acc ? app(w, a[0], r0) : r0, o[0]);
-  HEAP[s + 1] = call_again(w, pri, arg, acc ? app(w, a[1], r1) : r1, o[1]);
+  RT->heap.at[s + 0] = call_again(w, pri, arg, acc ? app(w, a[0], r0) : r0, o[0]);
+  RT->heap.at[s + 1] = call_again(w, pri, arg, acc ? app(w, a[1], r1) : r1, o[1]);
   return TERM(SUP, lab, s);
 }
 
 int prim_lift(Wnf *w, Term pri, u32 arg, Term *val, Term *out) {
-  Term v = eval_wnf(w, HEAP[VAL(pri) + arg]);
+  Term v = eval_wnf(w, RT->heap.at[VAL(pri) + arg]);
   // kept, so that lifting the other argument clones this value, not the
   // work (and the effects) that made it
-  HEAP[VAL(pri) + arg] = v;
+  RT->heap.at[VAL(pri) + arg] = v;
   *val = v;
   if (TAG(v) == ERA) {
     *out = v;
@@ -226,8 +227,8 @@ static u32 *str_codes(Wnf *w, Term acc, u32 *len) {
   u32 *cps = malloc(cap * sizeof *cps);
   Term cur = eval_wnf(w, app(w, acc, TERM(C00, NICK_NIL, 0)));
   while (cps && TAG(cur) == C00 + 2 && EXT(cur) == NICK_CON) {
-    Term head = eval_wnf(w, HEAP[VAL(cur) + 0]);
-    Term code = eval_wnf(w, HEAP[VAL(head)]);
+    Term head = eval_wnf(w, RT->heap.at[VAL(cur) + 0]);
+    Term code = eval_wnf(w, RT->heap.at[VAL(head)]);
     if (n == cap) {
       u32 *more = realloc(cps, (cap *= 2) * sizeof *cps);
       if (!more) free(cps);
@@ -235,7 +236,7 @@ static u32 *str_codes(Wnf *w, Term acc, u32 *len) {
       if (!cps) break;
     }
     cps[n++] = VAL(code);
-    cur = eval_wnf(w, HEAP[VAL(cur) + 1]);
+    cur = eval_wnf(w, RT->heap.at[VAL(cur) + 1]);
   }
   if (!cps) eval_die("out of memory reading a string");
   *len = n;
@@ -245,8 +246,8 @@ static u32 *str_codes(Wnf *w, Term acc, u32 *len) {
 StrRead prim_str_arg(Wnf *w, Term pri, u32 arg, u32 **codes, u32 *len, Term *out) {
   u32  id   = eval_alloc(w, 1);
   Term acc  = TERM(LAM, 0, id);   // λt.t
-  Term list = HEAP[VAL(pri) + arg];
-  HEAP[id]  = TERM(VAR, 0, id);
+  Term list = RT->heap.at[VAL(pri) + arg];
+  RT->heap.at[id]  = TERM(VAR, 0, id);
   for (;;) {
     list = eval_wnf(w, list);
     u32 tag = TAG(list);
@@ -260,8 +261,8 @@ StrRead prim_str_arg(Wnf *w, Term pri, u32 arg, u32 **codes, u32 *len, Term *out
       return STR_DONE;
     }
     if (!(tag == C00 + 2 && EXT(list) == NICK_CON)) { *len = 0; return STR_SHAPE; }
-    Term head = eval_wnf(w, HEAP[VAL(list) + 0]);
-    Term tail = HEAP[VAL(list) + 1];
+    Term head = eval_wnf(w, RT->heap.at[VAL(list) + 0]);
+    Term tail = RT->heap.at[VAL(list) + 1];
     u32  ht   = TAG(head);
     if (ht == ERA) { *out = head; return STR_LIFTED; }
     if (ht == INC || ht == SUP) {
@@ -269,7 +270,7 @@ StrRead prim_str_arg(Wnf *w, Term pri, u32 arg, u32 **codes, u32 *len, Term *out
       return STR_LIFTED;
     }
     if (!(ht == C00 + 1 && EXT(head) == NICK_CHR)) { *len = 1; return STR_SHAPE; }
-    Term code = eval_wnf(w, HEAP[VAL(head)]);
+    Term code = eval_wnf(w, RT->heap.at[VAL(head)]);
     u32  ct   = TAG(code);
     if (ct == ERA) { *out = code; return STR_LIFTED; }
     if (ct == INC || ct == SUP) {
@@ -296,10 +297,10 @@ static StrRead str_codes_of(Wnf *w, Term list, u32 **codes, u32 *len) {
     if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
     *len = 0;
     if (TAG(list) == C00 + 2 && EXT(list) == NICK_CON) {
-      Term head = eval_wnf(w, HEAP[VAL(list) + 0]);
+      Term head = eval_wnf(w, RT->heap.at[VAL(list) + 0]);
       *len = 1;
       if (TAG(head) == C00 + 1 && EXT(head) == NICK_CHR) {
-        Term code = eval_wnf(w, HEAP[VAL(head)]);
+        Term code = eval_wnf(w, RT->heap.at[VAL(head)]);
         *len = 2;
         if (TAG(code) == NUM) {
           if (n == cap) {
@@ -308,7 +309,7 @@ static StrRead str_codes_of(Wnf *w, Term list, u32 **codes, u32 *len) {
             cps = more;
           }
           cps[n++] = VAL(code);
-          list = HEAP[VAL(list) + 1];
+          list = RT->heap.at[VAL(list) + 1];
           continue;
         }
       }
@@ -357,9 +358,9 @@ BytesRead prim_bytes_arg(Wnf *w, Term list, size_t max, u8 **buf, size_t *n, u32
     if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
     r = BYTES_SHAPE;
     if (!(TAG(list) == C00 + 2 && EXT(list) == NICK_CON)) break;
-    Term head = eval_wnf(w, HEAP[VAL(list)]);
+    Term head = eval_wnf(w, RT->heap.at[VAL(list)]);
     if (!(TAG(head) == C00 + 1 && EXT(head) == byt)) break;
-    Term b = eval_wnf(w, HEAP[VAL(head)]);
+    Term b = eval_wnf(w, RT->heap.at[VAL(head)]);
     r = BYTES_NUM;
     if (TAG(b) != NUM) break;
     r = BYTES_RANGE;
@@ -375,7 +376,7 @@ BytesRead prim_bytes_arg(Wnf *w, Term list, size_t max, u8 **buf, size_t *n, u32
       out = more;
     }
     out[len++] = (u8)VAL(b);
-    list = HEAP[VAL(list) + 1];
+    list = RT->heap.at[VAL(list) + 1];
     r = BYTES_DONE;
   }
   *n = len;
@@ -475,13 +476,13 @@ static void nf_stack_check(void) {
 static Term prim_nf(Wnf *w, Term pri, int dev) {
   nf_stack_check();
   u32 slot = eval_alloc(w, 1);
-  HEAP[slot] = HEAP[VAL(pri)];
+  RT->heap.at[slot] = RT->heap.at[VAL(pri)];
   if (dev) {
     sched_gnf(slot);
   } else {
     snf_at(slot);
   }
-  return HEAP[slot];
+  return RT->heap.at[slot];
 }
 
 // Dispatch

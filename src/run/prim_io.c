@@ -22,6 +22,7 @@
 #include "cpu/eval.h"
 #include "heap/heap.h"
 #include "lang/names.h"
+#include "heap/rt.h"
 
 static int    ARGC = 0;      // prim_set_args
 static char **ARGV = NULL;
@@ -179,7 +180,7 @@ static Term write_file(Wnf *w, Term pri, int bytes) {
   Term        out;
   if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
   if (bytes) {
-    data = bytes_arg(w, HEAP[VAL(pri) + 1], &n, &out);
+    data = bytes_arg(w, RT->heap.at[VAL(pri) + 1], &n, &out);
   } else {
     data = str_arg(w, pri, 1, "data", &text, &out) ? (u8 *)text : NULL;
     n    = data ? strlen(text) : 0;

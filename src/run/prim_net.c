@@ -39,6 +39,7 @@
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "run/tls.h"
+#include "heap/rt.h"
 
 #define RECV_MAX   (1u << 20)   // HVM4's bound on one %tcp_recv
 #define SEND_MAX   (1u << 20)   // and on one %tcp_send
@@ -223,20 +224,20 @@ static Term tcp_connect(Wnf *w, Term pri) {
     return prim_coded_err(w, pri, E_BAD_ARG, "invalid `req`; expected #TcpReq{host,port,opts}");
   }
   char *host;
-  if (!prim_str_field(w, HEAP[VAL(req) + 0], "tcp_connect", "host", &host, &out)) return out;
+  if (!prim_str_field(w, RT->heap.at[VAL(req) + 0], "tcp_connect", "host", &host, &out)) return out;
   Slot s = { .kind = K_TCP, .fd = -1 };
   u32  port = 0, flag[2] = { 0, 0 };
   char msg[160];
-  Term opts = eval_wnf(w, HEAP[VAL(req) + 2]);
+  Term opts = eval_wnf(w, RT->heap.at[VAL(req) + 2]);
   out = 0;
-  if (!num_field(w, HEAP[VAL(req) + 1], &port) || port == 0 || port > 65535) {
+  if (!num_field(w, RT->heap.at[VAL(req) + 1], &port) || port == 0 || port > 65535) {
     out = prim_coded_err(w, pri, E_BAD_ARG, "invalid `port`; expected NUM in [1,65535]");
   } else if (!is_ctr(opts, "TcpOpts", 5)) {
     out = prim_coded_err(w, pri, E_BAD_ARG, "invalid `opts`; expected #TcpOpts{connect_timeout_ms,"
                          "read_timeout_ms,write_timeout_ms,nodelay,keepalive}");
   }
   for (u32 i = 0; i < 5 && !out; i++) {
-    Term field = HEAP[VAL(opts) + i];
+    Term field = RT->heap.at[VAL(opts) + i];
     if (i < 3 && !num_field(w, field, &s.limit_ms[i])) {
       snprintf(msg, sizeof msg, "invalid `%s`; expected NUM", LIMIT[i]);
       out = prim_coded_err(w, pri, E_BAD_ARG, msg);
@@ -888,18 +889,18 @@ static int request_headers(Wnf *w, Term pri, Term list, char **lines, Term *out)
   for (;;) {
     list = eval_wnf(w, list);
     if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
-    Term hdr = TAG(list) == C00 + 2 && EXT(list) == NICK_CON ? eval_wnf(w, HEAP[VAL(list)]) : 0;
+    Term hdr = TAG(list) == C00 + 2 && EXT(list) == NICK_CON ? eval_wnf(w, RT->heap.at[VAL(list)]) : 0;
     if (!hdr || !is_ctr(hdr, "Hdr", 2)) {
       free(buf);
       *out = prim_coded_err(w, pri, E_BAD_ARG, "invalid `headers`; expected List<#Hdr{name,value}>");
       return 0;
     }
     char *name, *value;
-    if (!prim_str_field(w, HEAP[VAL(hdr) + 0], "http_request", "header_name", &name, out)) {
+    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 0], "http_request", "header_name", &name, out)) {
       free(buf);
       return 0;
     }
-    if (!prim_str_field(w, HEAP[VAL(hdr) + 1], "http_request", "header_value", &value, out)) {
+    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 1], "http_request", "header_value", &value, out)) {
       free(name);
       free(buf);
       return 0;
@@ -920,7 +921,7 @@ static int request_headers(Wnf *w, Term pri, Term list, char **lines, Term *out)
     len += (size_t)sprintf(buf + len, "%s: %s\r\n", name, value);
     free(name);
     free(value);
-    list = HEAP[VAL(list) + 1];
+    list = RT->heap.at[VAL(list) + 1];
   }
   *lines = buf;
   return 1;
@@ -935,7 +936,7 @@ static int request_body(Wnf *w, Term pri, Term body, Http *h, Term *out) {
   h->has_body = 1;
   if (is_ctr(v, "BodyText", 1)) {
     char *text;
-    if (!prim_str_field(w, HEAP[VAL(v)], "http_request", "body_text", &text, out)) return 0;
+    if (!prim_str_field(w, RT->heap.at[VAL(v)], "http_request", "body_text", &text, out)) return 0;
     h->body     = (u8 *)text;
     h->body_len = strlen(text);
     return 1;
@@ -946,7 +947,7 @@ static int request_body(Wnf *w, Term pri, Term body, Http *h, Term *out) {
   }
   u32         bad;
   const char *why = NULL;
-  switch (prim_bytes_arg(w, HEAP[VAL(v)], BODY_MAX, &h->body, &h->body_len, &bad)) {
+  switch (prim_bytes_arg(w, RT->heap.at[VAL(v)], BODY_MAX, &h->body, &h->body_len, &bad)) {
     case BYTES_DONE:  return 1;
     case BYTES_NUM:   why = "invalid `body`; expected #BYT{NUM}"; break;
     case BYTES_RANGE: why = "invalid `body`; byte must be in [0,255]"; break;
@@ -972,7 +973,7 @@ static int request_opts(Wnf *w, Term pri, Term opts, Http *h, Term *out) {
   u32 f[6];
   for (u32 i = 0; i < 6; i++) {
     int flag = i == 2 || i == 4;
-    if (flag ? bool_field(w, HEAP[VAL(v) + i], &f[i]) : num_field(w, HEAP[VAL(v) + i], &f[i])) {
+    if (flag ? bool_field(w, RT->heap.at[VAL(v) + i], &f[i]) : num_field(w, RT->heap.at[VAL(v) + i], &f[i])) {
       continue;
     }
     char msg[96];
@@ -1016,7 +1017,7 @@ static Term http_request(Wnf *w, Term pri) {
   if (!is_ctr(req, "Req", 5)) {
     return prim_coded_err(w, pri, E_BAD_ARG, "invalid `req`; expected #Req{method,url,headers,body,opts}");
   }
-  Term method = eval_wnf(w, HEAP[VAL(req) + 0]);
+  Term method = eval_wnf(w, RT->heap.at[VAL(req) + 0]);
   u32  m      = 0;
   while (m < 7 && !is_ctr(method, METHODS[m], 0)) m++;
   if (m == 7) {
@@ -1028,10 +1029,10 @@ static Term http_request(Wnf *w, Term pri) {
   if (!h) eval_die("out of memory starting an http request");
   h->fd       = -1;
   h->body_max = BODY_DEF;
-  int ok = prim_str_field(w, HEAP[VAL(req) + 1], "http_request", "url", &url, &out) &&
-           request_headers(w, pri, HEAP[VAL(req) + 2], &h->headers, &out) &&
-           request_body(w, pri, HEAP[VAL(req) + 3], h, &out) &&
-           request_opts(w, pri, HEAP[VAL(req) + 4], h, &out);
+  int ok = prim_str_field(w, RT->heap.at[VAL(req) + 1], "http_request", "url", &url, &out) &&
+           request_headers(w, pri, RT->heap.at[VAL(req) + 2], &h->headers, &out) &&
+           request_body(w, pri, RT->heap.at[VAL(req) + 3], h, &out) &&
+           request_opts(w, pri, RT->heap.at[VAL(req) + 4], h, &out);
   if (ok && journal_effect(w, pri, journal_hash_word(journal_hash(JOURNAL_SEED, url, strlen(url)), m),
                            &out)) {
     ok = 0;   // replayed: the exchange is not started again

@@ -28,6 +28,7 @@
 #include "cpu/eval.h"
 #include "heap/heap.h"
 #include "lang/names.h"
+#include "heap/rt.h"
 
 #define SLOTS_MAX (1u << 16)   // handles a run may open, of all kinds
 #define FAMILIES  5            // kinds that count their ids apart
@@ -115,8 +116,8 @@ int prim_handle_of(Wnf *w, Term pri, Term v, u32 kind, u32 *id, u32 *seq, Term *
     *out = prim_coded_err(w, pri, E_BAD_HANDLE, msg);
     return 0;
   }
-  Term a = eval_wnf(w, HEAP[VAL(v) + 0]);
-  Term b = eval_wnf(w, HEAP[VAL(v) + 1]);
+  Term a = eval_wnf(w, RT->heap.at[VAL(v) + 0]);
+  Term b = eval_wnf(w, RT->heap.at[VAL(v) + 1]);
   if (TAG(a) != NUM || TAG(b) != NUM) {
     *out = prim_coded_err(w, pri, E_BAD_HANDLE, msg);
     return 0;

@@ -44,14 +44,19 @@
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
+#include "cpu/cpu_rt.h"
+#include "dev/dev_rt.h"
+#include "run/run_rt.h"
 
-SchedConf SCHED = {
-  .requested  = 0,
-  .cpu_first  = 1u << 16,
-  .warm_after = 200,
-  .take_max   = 64ull << 20,
-  .restart    = 1,
-};
+void sched_conf_default(SchedConf *c) {
+  *c = (SchedConf){
+    .requested  = 0,
+    .cpu_first  = 1u << 16,
+    .warm_after = 200,
+    .take_max   = 64ull << 20,
+    .restart    = 1,
+  };
+}
 
 // Turns the CPU and the device take on one normal form; value chosen by
 // tests (a program that needs more alternates between narrow and wide
@@ -94,16 +99,16 @@ void sched_init(void) {
 static void no_device(const char *why) {
   if (NODEV) return;
   NODEV = why;
-  if (SCHED.requested) {
+  if (RT->run->conf.requested) {
     fprintf(stderr, "hvm4g: --gpu: no usable GPU (%s); running on the CPU "
-            "with %u thread%s\n", why, EVAL.threads, EVAL.threads == 1 ? "" : "s");
+            "with %u thread%s\n", why, RT->cpu->conf.threads, RT->cpu->conf.threads == 1 ? "" : "s");
   }
 }
 
-u32 sched_pool_threads(int collapse) {
-  if (!SCHED.requested || collapse) return 0;
-  int pool = (GPU.device == DEV_AUTO && gpu_absent() != NULL) ||
-             (SCHED.cpu_first > 0 && gpu_cuda_likely());
+u32 sched_pool_threads(const SchedConf *s, const GpuConf *g, int collapse) {
+  if (!s->requested || collapse) return 0;
+  int pool = (g->device == DEV_AUTO && gpu_absent() != NULL) ||
+             (s->cpu_first > 0 && gpu_cuda_likely());
   if (!pool) return 0;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 2 ? 0 : n > 64 ? 64 : (u32)n;
@@ -124,10 +129,10 @@ static void warm_start(void) {
 
 static void prepare(void) {
   if (!gpu_cuda_compiled() || gpu_context_live() || warm_due) return;
-  if (GPU.device == DEV_SIM) return;
+  if (RT->dev->conf.device == DEV_SIM) return;
   warm_t0 = gpu_now();
-  if (GPU.device == DEV_AUTO && gpu_cuda_likely() && EVAL.threads > 1 &&
-      SCHED.cpu_first > 0 && SCHED.warm_after > 0) {
+  if (RT->dev->conf.device == DEV_AUTO && gpu_cuda_likely() && RT->cpu->conf.threads > 1 &&
+      RT->run->conf.cpu_first > 0 && RT->run->conf.warm_after > 0) {
     warm_due = 1;   // sched_take_over starts it (or the first device run)
     return;
   }
@@ -135,9 +140,9 @@ static void prepare(void) {
 }
 
 void sched_start(void) {
-  if (!SCHED.requested) return;
+  if (!RT->run->conf.requested) return;
   const char *why = gpu_absent();
-  if (why && GPU.device == DEV_CUDA) return;   // sched_normalize says why
+  if (why && RT->dev->conf.device == DEV_CUDA) return;   // sched_normalize says why
   if (why) {
     no_device(why);
   } else {
@@ -146,27 +151,27 @@ void sched_start(void) {
 }
 
 void sched_loaded(void) {
-  if (!SCHED.requested && parse_used(PRIM_GNF)) prepare();
+  if (!RT->run->conf.requested && parse_used(PRIM_GNF)) prepare();
 }
 
 // A device asked for by name (--device=cuda, metal) that cannot run ends
 // the run with the device's status, whichever side would finish first.
 static int device_named(void) {
-  return GPU.device == DEV_CUDA || GPU.device == DEV_METAL;
+  return RT->dev->conf.device == DEV_CUDA || RT->dev->conf.device == DEV_METAL;
 }
 
 static void device_named_fail(void) {
   if (!device_named()) return;
   char msg[320];
   snprintf(msg, sizeof msg, "--device=%s: %s; use --device=sim for the "
-           "simulated device", GPU.device == DEV_CUDA ? "cuda" : "metal",
+           "simulated device", RT->dev->conf.device == DEV_CUDA ? "cuda" : "metal",
            gpu_why_not());
   eval_fatal("hvm4g: ", msg);
 }
 
 // Before a --gpu run: the device named must be usable.
 static void device_require(void) {
-  if (SCHED.requested && device_named() && !gpu_usable()) device_named_fail();
+  if (RT->run->conf.requested && device_named() && !gpu_usable()) device_named_fail();
 }
 
 // A device run's stop; STOP_NODEV also records why there is no device.
@@ -179,7 +184,7 @@ static u32 device_stop(u32 stop) {
     char msg[128];
     snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use "
              "--heap=SIZE for a larger heap)",
-             (unsigned long long)GPU_STATS.heap_live);
+             (unsigned long long)RT->dev->stats.heap_live);
     eval_fatal("hvm4g: ", msg);
   }
   return stop;
@@ -197,23 +202,23 @@ static u32 device_at(u32 loc) {
 // drive the hand-off on the simulator with it). One CPU thread has no
 // pool to stop at a task boundary: it waits for the device.
 static int cpu_first(void) {
-  if (EVAL.threads <= 1 || SCHED.cpu_first == 0) return 0;
-  return SCHED.cpu_first_set || warm_due || gpu_context_making();
+  if (RT->cpu->conf.threads <= 1 || RT->run->conf.cpu_first == 0) return 0;
+  return RT->run->conf.cpu_first_set || warm_due || gpu_context_making();
 }
 
 int sched_wide_enough(u64 made, double ran) {
-  return made >= SCHED.cpu_first ||
-         (ran >= LONG_TURN && made >= SCHED.cpu_first / LONG_SHARE);
+  return made >= RT->run->conf.cpu_first ||
+         (ran >= LONG_TURN && made >= RT->run->conf.cpu_first / LONG_SHARE);
 }
 
 // The pool's yield (snf_at_until), polled every 8 tasks. The cheap tests
 // come first: the pool's task count reads a cache line per thread, which
 // its threads keep writing.
 static int take_over(void) {
-  if (warm_due && gpu_now() - warm_t0 < SCHED.warm_after / 1e3) return 0;
+  if (warm_due && gpu_now() - warm_t0 < RT->run->conf.warm_after / 1e3) return 0;
   if (gpu_context_making() || NODEV) return 0;
   if (!sched_wide_enough(snf_made(), gpu_now() - turn_t0)) return 0;
-  int big = heap_used() > SCHED.take_max;
+  int big = heap_used() > RT->run->conf.take_max;
   if (big && !restart_armed) {
     ST.too_big = 1;   // the CPU keeps the run
     return 0;
@@ -230,11 +235,11 @@ static int take_over(void) {
 }
 
 static int may_return(u32 stop) {
-  return stop == STOP_NARROW && SCHED.cpu_first > 0 && EVAL.threads > 1;
+  return stop == STOP_NARROW && RT->run->conf.cpu_first > 0 && RT->cpu->conf.threads > 1;
 }
 
 static int restart_arm(int on) {
-  restart_armed = on && SCHED.restart && !prim_effects_used();
+  restart_armed = on && RT->run->conf.restart && !prim_effects_used();
   return restart_armed;
 }
 
@@ -279,7 +284,7 @@ static u32 device_from_pool(int *dups) {
 
 // The CPU's part of a hybrid normal form, a row of the trace (--trace).
 static int cpu_traced(int left, double t0, u64 itrs0) {
-  gpu_trace_cpu(EVAL.threads, eval_itrs() - itrs0, t0, gpu_now());
+  gpu_trace_cpu(RT->cpu->conf.threads, eval_itrs() - itrs0, t0, gpu_now());
   return left;
 }
 
@@ -333,13 +338,13 @@ static void normalize_hybrid(u32 root) {
 
 void sched_normalize(u32 root) {
   device_require();
-  if (SCHED.requested && !NODEV) {
+  if (RT->run->conf.requested && !NODEV) {
     normalize_hybrid(root);
   } else {
     // a CPU normal form reclaims the words it no longer reaches (not -D,
     // whose steps print from locations it keeps, nor the lazy core, whose
     // thunks' words no collection traces)
-    if (!EVAL.debug && !eval_lazy()) reclaim_arm();
+    if (!RT->cpu->conf.debug && !eval_lazy()) reclaim_arm();
     snf_at(root);
     reclaim_disarm();
   }
@@ -350,7 +355,7 @@ void sched_collapse(u32 root, long long limit) {
   // error ended armed (its pool idle now) gives its chunks up here.
   reclaim_disarm();
   device_require();
-  if (SCHED.requested && !NODEV) {
+  if (RT->run->conf.requested && !NODEV) {
     warm_due = 0;
     gpu_trace_run();
     device_stop(gpu_snf_bounded(root));   // the collapser goes on either way
@@ -363,7 +368,7 @@ void sched_collapse(u32 root, long long limit) {
 // by the pool instead: the same result, on the CPU. Under -D it is
 // normalized on the CPU too, one step at a time, so its steps are shown.
 void sched_gnf(u32 slot) {
-  if (EVAL.debug || pool_busy() || eval_lazy()) {
+  if (RT->cpu->conf.debug || pool_busy() || eval_lazy()) {
     snf_at(slot);
     return;
   }
@@ -377,14 +382,14 @@ void sched_gnf(u32 slot) {
 }
 
 void sched_print_stats(FILE *out) {
-  if (!GPU_STATS.runs) {
+  if (!RT->dev->stats.runs) {
     // --gpu -T N: the pool may end a run before the device is worth it
-    if (!SCHED.requested) return;
+    if (!RT->run->conf.requested) return;
     if (NODEV) {
       fprintf(out, "- Device: not used (no usable GPU: %s; the CPU ran it)\n", NODEV);
       return;
     }
-    if (GPU_STATS.stop == STOP_UNSCOPED) {
+    if (RT->dev->stats.stop == STOP_UNSCOPED) {
       fprintf(out, "- Device: not used (the program has an unscoped binder: "
               "the CPU normalizes it in one thread's order)\n");
       return;
@@ -428,4 +433,11 @@ void sched_exit(int rc) {
     fflush(NULL);
     _exit(rc);
   }
+}
+
+int run_rt_open(void) {
+  return 0;
+}
+
+void run_rt_close(void) {
 }

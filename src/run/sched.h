@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include "core/term.h"
+#include "dev/dev.h"
 
 typedef struct {
   int requested;     // --gpu: @main's normal form on the device
@@ -22,7 +23,7 @@ typedef struct {
                      // the device (1) or stays on the CPU (0)
 } SchedConf;
 
-extern SchedConf SCHED;
+void sched_conf_default(SchedConf *c);   // the defaults (--help's)
 
 // Installs the hooks the lower layers call up through (the host
 // primitives of the CPU evaluator). Once, before any evaluation.
@@ -31,7 +32,7 @@ void sched_init(void);
 // Threads for --gpu without -T: every core when the run may use CUDA, so
 // the pool runs what ends before the context pays (-C excluded: its order
 // is one thread's); 0: leave -T's default.
-u32  sched_pool_threads(int collapse);
+u32  sched_pool_threads(const SchedConf *s, const GpuConf *g, int collapse);
 
 // The heap exists, the program is not read yet: with --gpu the context is
 // made meanwhile (or deferred, see sched.c).
@@ -39,13 +40,13 @@ void sched_start(void);
 // The program is read: one that calls %gnf gets its context made too.
 void sched_loaded(void);
 
-// Strong normal form of HEAP[root] in place: on the CPU, or with --gpu on
+// Strong normal form of RT->heap.at[root] in place: on the CPU, or with --gpu on
 // the device and the CPU pool in turns.
 void sched_normalize(u32 root);
-// -C: the collapse of HEAP[root], at most `limit` lines (-1: all); with
+// -C: the collapse of RT->heap.at[root], at most `limit` lines (-1: all); with
 // --gpu the device goes first within a bound.
 void sched_collapse(u32 root, long long limit);
-// %gnf's strong normal form of HEAP[slot], on the device when it may run.
+// %gnf's strong normal form of RT->heap.at[slot], on the device when it may run.
 void sched_gnf(u32 slot);
 
 // Whether a pool's turn that made `made` tasks in `ran` seconds is wide

@@ -9,6 +9,8 @@
 #include "cpu/reclaim.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
+#include "cpu/cpu_rt.h"
+#include "dev/dev_rt.h"
 
 static u64 worker_itrs(u32 t) {
   Wnf *w = eval_worker(t);
@@ -20,7 +22,7 @@ static void print_json(FILE *out, double secs, int interrupted) {
   u64 itrs = eval_itrs() + gpu_itrs();
   ReclaimStats r = reclaim_stats();
   fprintf(out, "{\"interactions\": %llu, \"threads\": [", (unsigned long long)itrs);
-  for (u32 t = 0; t < EVAL.threads; t++) {
+  for (u32 t = 0; t < RT->cpu->conf.threads; t++) {
     fprintf(out, "%s%llu", t ? ", " : "", (unsigned long long)worker_itrs(t));
   }
   fprintf(out, "], \"seconds\": %.6f, \"mips\": %.3f, \"heap_words\": %llu, "
@@ -33,27 +35,27 @@ static void print_json(FILE *out, double secs, int interrupted) {
           "\"interrupted\": %s}\n",
           secs, secs > 0 ? (double)itrs / secs / 1e6 : 0.0,
           (unsigned long long)heap_used(), (unsigned long long)api_peak_rss(),
-          (unsigned long long)GPU_STATS.runs, (unsigned long long)gpu_itrs(),
-          (unsigned long long)GPU_STATS.passes, GPU_STATS.dev_s,
+          (unsigned long long)RT->dev->stats.runs, (unsigned long long)gpu_itrs(),
+          (unsigned long long)RT->dev->stats.passes, RT->dev->stats.dev_s,
           (unsigned long long)heap_given(), (unsigned long long)r.freed,
-          (unsigned long long)r.runs, r.secs, r.fresh_ns, (unsigned long long)GPU_STATS.reclaims,
-          (unsigned long long)GPU_STATS.reclaimed, GPU_STATS.reclaim_s,
+          (unsigned long long)r.runs, r.secs, r.fresh_ns, (unsigned long long)RT->dev->stats.reclaims,
+          (unsigned long long)RT->dev->stats.reclaimed, RT->dev->stats.reclaim_s,
           interrupted ? "true" : "false");
 }
 
 void stats_print(double secs, int interrupted) {
   u64 itrs = eval_itrs() + gpu_itrs();
-  if (!EVAL.stats) {
-    if (EVAL.silent) printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
+  if (!RT->cpu->conf.stats) {
+    if (RT->cpu->conf.silent) printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
     return;
   }
-  if (EVAL.stats == STATS_JSON) {
+  if (RT->cpu->conf.stats == STATS_JSON) {
     print_json(stdout, secs, interrupted);
     return;
   }
   printf("- Itrs: %llu interactions\n", (unsigned long long)itrs);
-  if (EVAL.threads > 1) {
-    for (u32 t = 0; t < EVAL.threads; t++) {
+  if (RT->cpu->conf.threads > 1) {
+    for (u32 t = 0; t < RT->cpu->conf.threads; t++) {
       printf("- Itrs[%u]: %llu interactions\n", t, (unsigned long long)worker_itrs(t));
     }
   }

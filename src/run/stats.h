@@ -3,7 +3,7 @@
 #ifndef HVM4G_STATS_H
 #define HVM4G_STATS_H
 
-// EVAL.stats: 0 none, 1 -s (text lines), STATS_JSON --stats=json.
+// RT->cpu->conf.stats: 0 none, 1 -s (text lines), STATS_JSON --stats=json.
 #define STATS_JSON 2
 
 // -s: interactions (per thread under -T), time, rate, peak memory, then

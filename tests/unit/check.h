@@ -6,6 +6,17 @@
 #define HVM4G_CHECK_H
 
 #include <stdio.h>
+#include "heap/rt.h"
+#include "run/api.h"
+
+// Every test program works in one runtime's context, made before main
+// with the defaults (a test sets the options it needs in RT's parts).
+static Rt *TEST_RT;
+__attribute__((constructor)) static void test_context(void) {
+  Options o;
+  api_options_default(&o);
+  TEST_RT = RT = api_context(&o);
+}
 
 static int PASS = 0;
 static int FAIL = 0;
@@ -35,8 +46,8 @@ static inline u32 nodes(u32 n) {
 // A node of two fields built by hand: TAG(tag, ext) over [a, b].
 static inline Term node2(u32 tag, u32 ext, Term a, Term b) {
   u32 at = nodes(2);
-  HEAP[at]     = a;
-  HEAP[at + 1] = b;
+  RT->heap.at[at]     = a;
+  RT->heap.at[at + 1] = b;
   return TERM(tag, ext, at);
 }
 #endif

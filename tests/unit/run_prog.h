@@ -13,6 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
+#include "dev/dev_rt.h"
 
 typedef struct {
   int  mode;      // 0: CPU, 1: device (sim); 2, 3: the -T pool (threads)
@@ -56,18 +59,18 @@ static void run_child(const char *src, RunConf c) {
   names_init();
   if (parse_text("test.hvm4", src) != 0) _exit(3);
   u32 id = table_find("main", 4);
-  if (id == ~0u || BOOK[id] == 0) _exit(4);
-  if (c.mode >= 2) EVAL.threads = c.threads;
+  if (id == ~0u || RT->heap.book[id] == 0) _exit(4);
+  if (c.mode >= 2) RT->cpu->conf.threads = c.threads;
   eval_init();
   eval_set_host(prim_host);
   snf_init();
   u32 root = heap_alloc(1);
-  HEAP[root] = TERM(REF, id, 0);
+  RT->heap.at[root] = TERM(REF, id, 0);
   LEFT_LINE[0] = 0;
   if (c.mode >= 2) {
-    GPU.device   = DEV_SIM;
-    GPU.dup_mode = c.dup;
-    GPU.lanes    = c.lanes;
+    RT->dev->conf.device   = DEV_SIM;
+    RT->dev->conf.dup_mode = c.dup;
+    RT->dev->conf.lanes    = c.lanes;
     STOP_AFTER   = c.stop_after;
     u32 stop = 0, n = 0;
     int dups = 0;
@@ -83,19 +86,19 @@ static void run_child(const char *src, RunConf c) {
       if (stop || dups) snf_at(root);
     }
   } else if (c.mode) {
-    GPU.device       = DEV_SIM;
-    GPU.dup_mode     = c.dup;
-    GPU.lanes        = c.lanes;
-    GPU.region_shift = c.shift;
-    GPU.budget       = c.budget;
-    GPU.threads      = c.threads;
-    if (c.take) GPU.take = c.take;
+    RT->dev->conf.device       = DEV_SIM;
+    RT->dev->conf.dup_mode     = c.dup;
+    RT->dev->conf.lanes        = c.lanes;
+    RT->dev->conf.region_shift = c.shift;
+    RT->dev->conf.budget       = c.budget;
+    RT->dev->conf.threads      = c.threads;
+    if (c.take) RT->dev->conf.take = c.take;
     if (gpu_snf_at(root)) snf_at(root);   // the CPU finishes
   } else {
     snf_at(root);
   }
-  print_term(stdout, HEAP[root]);
-  GpuStats *s = &GPU_STATS;
+  print_term(stdout, RT->heap.at[root]);
+  GpuStats *s = &RT->dev->stats;
   printf("\nstops=%llu stop=%u pri=%u defers=%llu passes=%llu local=%llu "
          "reclaims=%llu itrs=%llu%s\n",
          (unsigned long long)s->stops, s->stop, s->stop_pri,

@@ -12,19 +12,21 @@
 #include "heap/heap.h"
 #include "dev/dev.h"
 #include "check.h"
+#include "heap/rt.h"
+#include "dev/dev_rt.h"
 
 static u64 TOP0;
 
 // A fresh heap of `host` words in use; opens a sim run over it.
 static void begin(u32 host, u32 lanes) {
-  memset(HEAP, 0, (atomic_load(&HEAP_TOP) + 64) * sizeof(Term));
-  atomic_store(&HEAP_TOP, 1);
+  memset(RT->heap.at, 0, (atomic_load(&RT->heap.top) + 64) * sizeof(Term));
+  atomic_store(&RT->heap.top, 1);
   for (u32 i = 1; i < host; i++) {
-    HEAP[heap_alloc(1)] = TERM(NUM, 0, i);   // inert host words
+    RT->heap.at[heap_alloc(1)] = TERM(NUM, 0, i);   // inert host words
   }
-  TOP0 = atomic_load(&HEAP_TOP);
-  GPU.lanes   = lanes;
-  GPU.threads = 4;
+  TOP0 = atomic_load(&RT->heap.top);
+  RT->dev->conf.lanes   = lanes;
+  RT->dev->conf.threads = 4;
   char err[128];
   u32 root = 1;
   CHECK(GPU_SIM.open(&root, 1, err, sizeof err) == 0);
@@ -33,7 +35,7 @@ static void begin(u32 host, u32 lanes) {
 // The device allocates n words (garbage until written).
 static u32 dev_alloc(u32 n) {
   u32 at = heap_alloc(n);
-  for (u32 i = 0; i < n; i++) HEAP[at + i] = TERM(APP, 0, 0xDEAD);
+  for (u32 i = 0; i < n; i++) RT->heap.at[at + i] = TERM(APP, 0, 0xDEAD);
   return at;
 }
 
@@ -62,7 +64,7 @@ static int pack(void) {
 }
 
 static u64 grew(void) {
-  return atomic_load(&HEAP_TOP) - TOP0;
+  return atomic_load(&RT->heap.top) - TOP0;
 }
 
 // A node reached twice is copied once; garbage is dropped.
@@ -71,21 +73,21 @@ static void shared_node(void) {
   u32 root = 5;
   dev_alloc(1000);                                 // garbage
   u32 sup = dev_alloc(2);
-  HEAP[sup + 0] = TERM(NUM, 0, 1);
-  HEAP[sup + 1] = TERM(NUM, 0, 2);
+  RT->heap.at[sup + 0] = TERM(NUM, 0, 1);
+  RT->heap.at[sup + 1] = TERM(NUM, 0, 2);
   dev_alloc(77);                                   // garbage
   u32 pair = dev_alloc(2);
-  HEAP[pair + 0] = TERM(SUP, 3, sup);
-  HEAP[pair + 1] = TERM(SUP, 3, sup);
-  HEAP[root] = TERM(C00 + 2, 9, pair);
+  RT->heap.at[pair + 0] = TERM(SUP, 3, sup);
+  RT->heap.at[pair + 1] = TERM(SUP, 3, sup);
+  RT->heap.at[root] = TERM(C00 + 2, 9, pair);
   CHECK(pack() == 0);
   CHECK(grew() == 4);
-  Term r = HEAP[root];
+  Term r = RT->heap.at[root];
   CHECK(TAG(r) == C00 + 2 && EXT(r) == 9 && VAL(r) >= TOP0 && VAL(r) < TOP0 + 4);
-  Term a = HEAP[VAL(r)], b = HEAP[VAL(r) + 1];
+  Term a = RT->heap.at[VAL(r)], b = RT->heap.at[VAL(r) + 1];
   CHECK(a == b && TAG(a) == SUP && EXT(a) == 3);
-  CHECK(HEAP[VAL(a)] == TERM(NUM, 0, 1) && HEAP[VAL(a) + 1] == TERM(NUM, 0, 2));
-  CHECK(HEAP[TOP0 + 4] == 0);                      // above the top: cleared
+  CHECK(RT->heap.at[VAL(a)] == TERM(NUM, 0, 1) && RT->heap.at[VAL(a) + 1] == TERM(NUM, 0, 2));
+  CHECK(RT->heap.at[TOP0 + 4] == 0);                      // above the top: cleared
 }
 
 // A variable whose binder slot holds a SUB of a variable whose slot holds
@@ -96,16 +98,16 @@ static void sub_chain(void) {
   u32 l2 = dev_alloc(1);
   dev_alloc(500);
   u32 l1 = dev_alloc(1);
-  HEAP[l2] = AS_SUB(TERM(NUM, 0, 42));
-  HEAP[l1] = AS_SUB(TERM(VAR, 0, l2));
-  HEAP[root] = TERM(VAR, 0, l1);
+  RT->heap.at[l2] = AS_SUB(TERM(NUM, 0, 42));
+  RT->heap.at[l1] = AS_SUB(TERM(VAR, 0, l2));
+  RT->heap.at[root] = TERM(VAR, 0, l1);
   CHECK(pack() == 0);
   CHECK(grew() == 2);
-  Term v1 = HEAP[root];
+  Term v1 = RT->heap.at[root];
   CHECK(TAG(v1) == VAR && VAL(v1) >= TOP0);
-  Term s1 = HEAP[VAL(v1)];
+  Term s1 = RT->heap.at[VAL(v1)];
   CHECK(IS_SUB(s1) && TAG(s1) == VAR && VAL(s1) >= TOP0);
-  CHECK(HEAP[VAL(s1)] == AS_SUB(TERM(NUM, 0, 42)));
+  CHECK(RT->heap.at[VAL(s1)] == AS_SUB(TERM(NUM, 0, 42)));
 }
 
 // A stuck DUP: DP0 in the result, DP1 in a host word the run changed (the
@@ -117,22 +119,22 @@ static void stuck_dup(int whole) {
   dev_alloc(300);
   u32 dup = dev_alloc(2);                          // [expr, body]
   u32 lam = dev_alloc(1);
-  HEAP[lam] = TERM(VAR, 0, lam);                   // λx.x
-  HEAP[dup + 0] = TERM(LAM, 0, lam);
-  HEAP[dup + 1] = TERM(NUM, 0, 9);
-  HEAP[root] = TERM(DP0, 5, dup);
-  HEAP[held] = TERM(DP1, 5, dup);
+  RT->heap.at[lam] = TERM(VAR, 0, lam);                   // λx.x
+  RT->heap.at[dup + 0] = TERM(LAM, 0, lam);
+  RT->heap.at[dup + 1] = TERM(NUM, 0, 9);
+  RT->heap.at[root] = TERM(DP0, 5, dup);
+  RT->heap.at[held] = TERM(DP1, 5, dup);
   u32 other = 20;
-  if (whole) HEAP[other] = TERM(DUP, 5, dup);      // the whole node
+  if (whole) RT->heap.at[other] = TERM(DUP, 5, dup);      // the whole node
   CHECK(pack() == 0);
   CHECK(grew() == (whole ? 3 : 2));
-  CHECK(VAL(HEAP[root]) == VAL(HEAP[held]));
-  Term e = HEAP[VAL(HEAP[root])];
-  CHECK(TAG(e) == LAM && HEAP[VAL(e)] == TERM(VAR, 0, VAL(e)));
-  CHECK(TAG(HEAP[root]) == DP0 && TAG(HEAP[held]) == DP1);
+  CHECK(VAL(RT->heap.at[root]) == VAL(RT->heap.at[held]));
+  Term e = RT->heap.at[VAL(RT->heap.at[root])];
+  CHECK(TAG(e) == LAM && RT->heap.at[VAL(e)] == TERM(VAR, 0, VAL(e)));
+  CHECK(TAG(RT->heap.at[root]) == DP0 && TAG(RT->heap.at[held]) == DP1);
   if (whole) {
-    CHECK(VAL(HEAP[other]) == VAL(HEAP[root]));
-    CHECK(HEAP[VAL(HEAP[other]) + 1] == TERM(NUM, 0, 9));
+    CHECK(VAL(RT->heap.at[other]) == VAL(RT->heap.at[root]));
+    CHECK(RT->heap.at[VAL(RT->heap.at[other]) + 1] == TERM(NUM, 0, 9));
   }
 }
 
@@ -140,27 +142,27 @@ static void stuck_dup(int whole) {
 // host word cannot exist, and a host word pointing below top0 stays.
 static void host_pointers(void) {
   begin(64, 4);
-  HEAP[10] = TERM(C00 + 2, 1, 30);                 // host node, unchanged
+  RT->heap.at[10] = TERM(C00 + 2, 1, 30);                 // host node, unchanged
   GPU_SIM.abandon();
   char err[128];
   u32 root = 1;
   CHECK(GPU_SIM.open(&root, 1, err, sizeof err) == 0);
   dev_alloc(100);
   u32 n = dev_alloc(1);
-  HEAP[n] = TERM(NUM, 0, 5);
-  HEAP[31] = TERM(INC, 0, n);                      // changed, into the device
-  HEAP[0]  = TERM(APP, 0, (u32)TOP0 + 50);         // the label count: no term
+  RT->heap.at[n] = TERM(NUM, 0, 5);
+  RT->heap.at[31] = TERM(INC, 0, n);                      // changed, into the device
+  RT->heap.at[0]  = TERM(APP, 0, (u32)TOP0 + 50);         // the label count: no term
   CHECK(pack() == 0);
   CHECK(grew() == 1);
-  CHECK(HEAP[10] == TERM(C00 + 2, 1, 30));
-  CHECK(HEAP[31] == TERM(INC, 0, (u32)TOP0) && HEAP[TOP0] == TERM(NUM, 0, 5));
-  CHECK(HEAP[0] == TERM(APP, 0, (u32)TOP0 + 50));
-  HEAP[0] = 0;
+  CHECK(RT->heap.at[10] == TERM(C00 + 2, 1, 30));
+  CHECK(RT->heap.at[31] == TERM(INC, 0, (u32)TOP0) && RT->heap.at[TOP0] == TERM(NUM, 0, 5));
+  CHECK(RT->heap.at[0] == TERM(APP, 0, (u32)TOP0 + 50));
+  RT->heap.at[0] = 0;
 }
 
 // A long list spread over many rank chunks and lanes, with garbage between
 // the cells: order, count and links survive; a deep spine is walked.
-// A list of `cells` cells at HEAP[root], with garbage between them; with
+// A list of `cells` cells at RT->heap.at[root], with garbage between them; with
 // `comb`, each cell's head is a node of its own (a side branch) instead of
 // a number.
 static void build_list(u32 root, u32 cells, int comb) {
@@ -170,16 +172,16 @@ static void build_list(u32 root, u32 cells, int comb) {
     Term head = TERM(NUM, 0, i);
     if (comb) {
       u32 leaf = dev_alloc(2);
-      HEAP[leaf + 0] = TERM(NUM, 0, i);
-      HEAP[leaf + 1] = TERM(NUM, 0, 1);
+      RT->heap.at[leaf + 0] = TERM(NUM, 0, i);
+      RT->heap.at[leaf + 1] = TERM(NUM, 0, 1);
       head = TERM(SUP, 1, leaf);
     }
     u32 c = dev_alloc(2);
-    HEAP[c + 0] = head;
-    HEAP[c + 1] = next;
+    RT->heap.at[c + 0] = head;
+    RT->heap.at[c + 1] = next;
     next = TERM(C00 + 2, 3, c);
   }
-  HEAP[root] = next;
+  RT->heap.at[root] = next;
 }
 
 static void long_list(u32 lanes) {
@@ -191,12 +193,12 @@ static void long_list(u32 lanes) {
   CHECK(grew() == 2ull * cells);
   u32 i = cells;
   u32 ok = 1;
-  Term t = HEAP[root];
+  Term t = RT->heap.at[root];
   while (TAG(t) == C00 + 2) {
     i--;
-    if (HEAP[VAL(t)] != TERM(NUM, 0, i) || VAL(t) < TOP0 ||
+    if (RT->heap.at[VAL(t)] != TERM(NUM, 0, i) || VAL(t) < TOP0 ||
         VAL(t) >= TOP0 + 2ull * cells) ok = 0;
-    t = HEAP[VAL(t) + 1];
+    t = RT->heap.at[VAL(t) + 1];
   }
   CHECK(ok && i == 0 && t == TERM(C00, 2, 0));
   CHECK(PASSES <= 24);   // the spine's budget doubles: 100,000 words
@@ -209,8 +211,8 @@ static u32 tree(Term node, u32 d, u32 *leaves) {
   u32 n = dev_alloc(k);
   dev_alloc(d);
   for (u32 j = 0; j < k; j++) {
-    if (d == 0) HEAP[n + j] = TERM(NUM, 0, (*leaves)++);
-    else        HEAP[n + j] = node | (Term)tree(node, d - 1, leaves);
+    if (d == 0) RT->heap.at[n + j] = TERM(NUM, 0, (*leaves)++);
+    else        RT->heap.at[n + j] = node | (Term)tree(node, d - 1, leaves);
   }
   return n;
 }
@@ -218,7 +220,7 @@ static u32 tree(Term node, u32 d, u32 *leaves) {
 static u32 tree_sum(Term t) {
   if (TAG(t) == NUM) return VAL(t);
   u32 s = 0;
-  for (u32 j = 0; j < term_arity(t); j++) s += tree_sum(HEAP[VAL(t) + j]);
+  for (u32 j = 0; j < term_arity(t); j++) s += tree_sum(RT->heap.at[VAL(t) + j]);
   return s;
 }
 
@@ -227,11 +229,11 @@ static u32 tree_sum(Term t) {
 static void packed_tree(Term node, u32 depth, u32 lanes, u64 nodes) {
   begin(32, lanes);
   u32 leaves = 0;
-  HEAP[9] = node | (Term)tree(node, depth, &leaves);
-  u32 want = tree_sum(HEAP[9]);
+  RT->heap.at[9] = node | (Term)tree(node, depth, &leaves);
+  u32 want = tree_sum(RT->heap.at[9]);
   CHECK(pack() == 0);
   CHECK(grew() == term_arity(node) * nodes);
-  CHECK(tree_sum(HEAP[9]) == want);
+  CHECK(tree_sum(RT->heap.at[9]) == want);
 }
 
 // A wide tree: many lanes mark at once (atomic or on shared bitmap words).
@@ -291,8 +293,8 @@ int main(void) {
     printf("heap_init failed\n0 passed, 1 failed\n");
     return 1;
   }
-  GPU.device = DEV_SIM;
-  GPU.mark_levels = 0;   // one pass per level first (the default is 1)
+  RT->dev->conf.device = DEV_SIM;
+  RT->dev->conf.mark_levels = 0;   // one pass per level first (the default is 1)
   shared_node();
   sub_chain();
   stuck_dup(0);
@@ -302,12 +304,12 @@ int main(void) {
   long_list(256);
   wide_tree();
   wide_tree16();
-  GPU.mark_levels = 1;   // the same, narrow frontiers marked level by level
+  RT->dev->conf.mark_levels = 1;   // the same, narrow frontiers marked level by level
   wide_tree();
   wide_tree16();
   long_list(256);
   comb_list();
-  GPU.mark_levels = 0;
+  RT->dev->conf.mark_levels = 0;
   mark_budget_rule();
   comb_list();
   return check_done();

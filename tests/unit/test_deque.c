@@ -23,6 +23,7 @@ static void got(u64 x) {
 }
 
 static void *thief(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   (void)arg;
   u64 x;
   for (;;) {

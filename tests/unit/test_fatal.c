@@ -16,6 +16,7 @@
 static pthread_barrier_t GO;
 
 static void *fail(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   (void)arg;
   pthread_barrier_wait(&GO);
   eval_fatal("RUNTIME_ERROR: ", "boom");

@@ -11,6 +11,16 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "heap/heap.h"
+#include "heap/rt.h"
+#include "run/api.h"
+
+// The test's runtime context, made before main with the defaults.
+static Rt *TEST_RT;
+__attribute__((constructor)) static void test_context(void) {
+  Options o;
+  api_options_default(&o);
+  TEST_RT = RT = api_context(&o);
+}
 #include "lang/names.h"
 #include "lang/parse.h"
 #include "lang/print.h"
@@ -54,6 +64,9 @@ static inline u32 t_cas32(u32 *p, u32 o, u32 n) {
 }
 
 #include "core/lane.h"   // the device lanes over this backend (and wnf.h)
+#include "heap/rt.h"
+#include "dev/dev_rt.h"
+#include "run/run_rt.h"
 
 static int PASS = 0, FAIL = 0;
 
@@ -128,10 +141,11 @@ static struct {
 } M;
 
 static void *many_lane(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   u32 i = (u32)(uintptr_t)arg;
   Wnf w;
   memset(&w, 0, sizeof w);
-  w.heap = HEAP; w.book = BOOK; w.book_len = BOOK_LEN; w.book_cnt = 0;
+  w.heap = RT->heap.at; w.book = RT->heap.book; w.book_len = RT->heap.book_len; w.book_cnt = 0;
   w.stack = M.stack[i]; w.stack_cap = 256; w.budget = ~0ull;
   w.dup_mode = M.mode; w.region_shift = M.shift; w.on_device = 1;
   // Half the lanes act for the slot's region, half for another one.
@@ -157,11 +171,11 @@ static void many_on_one_slot(u32 mode) {
   M.shift = 8;
   // ! X &7 = #P{1, 2}: node [expr, body]; the pair node.
   u32 pair = heap_alloc(2);
-  HEAP[pair + 0] = TERM(NUM, 0, 1);
-  HEAP[pair + 1] = TERM(NUM, 0, 2);
+  RT->heap.at[pair + 0] = TERM(NUM, 0, 1);
+  RT->heap.at[pair + 1] = TERM(NUM, 0, 2);
   u32 dup = heap_alloc(2);
-  HEAP[dup + 0] = TERM(C00 + 2, 5, pair);
-  HEAP[dup + 1] = TERM(ERA, 0, 0);
+  RT->heap.at[dup + 0] = TERM(C00 + 2, 5, pair);
+  RT->heap.at[dup + 1] = TERM(ERA, 0, 0);
   M.slot = dup;
   pthread_t th[MANY];
   for (u32 i = 0; i < MANY; i++) {
@@ -177,7 +191,7 @@ static void many_on_one_slot(u32 mode) {
     defers += M.defers[i];
     if (TAG(M.res[i]) != C00 + 2) bad++;
   }
-  Term s = HEAP[M.slot];
+  Term s = RT->heap.at[M.slot];
   CHECK(bad == 0, "%s: every lane got a pair (%u did not)", mn, bad);
   CHECK(itrs == 1, "%s: one DUP interaction in all, got %llu", mn,
         (unsigned long long)itrs);
@@ -217,12 +231,13 @@ static struct {
 // of 2^8 words, a budget no test reaches, no sparks offered.
 static void sp_reset(u32 mode) {
   memset(&SP, 0, sizeof SP);
-  SP.a = (PassArgs){ .heap = HEAP, .book = BOOK, .book_len = BOOK_LEN, .book_cnt = 0,
+  SP.a = (PassArgs){ .heap = RT->heap.at, .book = RT->heap.book, .book_len = RT->heap.book_len, .book_cnt = 0,
                      .dup_mode = mode, .region_shift = 8, .budget = 1u << 30,
                      .stack_cap = 4096, .cap = SPK_CAP, .spark_gap = 0 };
 }
 
 static void *spark_lane(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   u32 i = (u32)(uintptr_t)arg;
   while (!SP.go) {}
   lane_entry(&SP.L[i], &SP.a, SP.seen, &SP.ctl, SP.in[i], 0);
@@ -234,8 +249,8 @@ static Term sum_chain(u32 n) {
   Term t = TERM(NUM, 0, 1);
   for (u32 i = 2; i <= n; i++) {
     u32 at = heap_alloc(2);
-    HEAP[at] = t;
-    HEAP[at + 1] = TERM(NUM, 0, i);
+    RT->heap.at[at] = t;
+    RT->heap.at[at + 1] = TERM(NUM, 0, i);
     t = TERM(OP2, OP_ADD, at);
   }
   return t;
@@ -245,9 +260,9 @@ static void sparks_on_one_operand(u32 mode, u32 na, u32 nb) {
   sp_reset(mode);
   u32 op = heap_alloc(2), root = heap_alloc(1);
   Term b = sum_chain(nb);
-  HEAP[op]     = sum_chain(na);
-  HEAP[op + 1] = AS_SUB(b);                       // offered
-  HEAP[root]   = TERM(OP2, OP_ADD, op);
+  RT->heap.at[op]     = sum_chain(na);
+  RT->heap.at[op + 1] = AS_SUB(b);                       // offered
+  RT->heap.at[root]   = TERM(OP2, OP_ADD, op);
   for (u32 i = 0; i < SPK_LANES; i++) {
     lane_begin(&SP.L[i], &SP.a, i, SP.stacks, SP.arena, SP.outs);
     SP.in[i] = i == 0 ? ENT(root >> 8, root) : (ENT_SPK | ENT((op + 1) >> 8, op + 1));
@@ -273,11 +288,11 @@ static void sparks_on_one_operand(u32 mode, u32 na, u32 nb) {
   for (u32 i = 0; i < SPK_LANES; i++) itrs += SP.L[i].w.itrs;
   u64 want = (u64)na * (na + 1) / 2 + (u64)nb * (nb + 1) / 2;
   const char *mn = mode == DUP_OWNER ? "owner" : "atomic";
-  CHECK(TAG(HEAP[root]) == NUM && VAL(HEAP[root]) == (u32)want,
-        "%s %u+%u: the sum, got tag %u val %u", mn, na, nb, TAG(HEAP[root]), VAL(HEAP[root]));
+  CHECK(TAG(RT->heap.at[root]) == NUM && VAL(RT->heap.at[root]) == (u32)want,
+        "%s %u+%u: the sum, got tag %u val %u", mn, na, nb, TAG(RT->heap.at[root]), VAL(RT->heap.at[root]));
   CHECK(itrs == (u64)(na - 1) + (nb - 1) + 1, "%s %u+%u: one reduction of each operand, got %llu itrs",
         mn, na, nb, (unsigned long long)itrs);
-  CHECK(!IS_SUB(HEAP[op + 1]) && HEAP[op + 1] != BUSY, "%s: the offer is closed", mn);
+  CHECK(!IS_SUB(RT->heap.at[op + 1]) && RT->heap.at[op + 1] != BUSY, "%s: the offer is closed", mn);
   CHECK(rounds < 100, "%s: the deferred entries end", mn);
 }
 
@@ -288,44 +303,44 @@ static void stuck_marks(void) {
   sp_reset(DUP_ATOMIC);
   lane_begin(&SP.L[0], &SP.a, 0, SP.stacks, SP.arena, SP.outs);
   u32 plain = heap_alloc(1);
-  HEAP[plain] = sum_chain(3);
+  RT->heap.at[plain] = sum_chain(3);
   lane_entry(&SP.L[0], &SP.a, SP.seen, &SP.ctl, ENT(plain >> 8, plain), 0);
-  CHECK(HEAP[plain] == TERM(NUM, 0, 6), "stuck marks: the plain entry ran");
+  CHECK(RT->heap.at[plain] == TERM(NUM, 0, 6), "stuck marks: the plain entry ran");
   CHECK(SP.seen[0] == 0 && SP.L[0].w.stuck == NULL,
         "stuck marks: none claimed, no bitmap (seen[0] %u)", SP.seen[0]);
   // ! Y &A = (x 1); Y₀ with x free: the DUP is stuck, its slot claimed
   u32 x = heap_alloc(1), ap = heap_alloc(2), d = heap_alloc(1), r = heap_alloc(1);
-  HEAP[x]      = TERM(NUM, 0, 0);
-  HEAP[ap]     = TERM(VAR, 0, x);
-  HEAP[ap + 1] = TERM(NUM, 0, 1);
-  HEAP[d]      = TERM(APP, 0, ap);
-  HEAP[r]      = TERM(DP0, 1, d);
+  RT->heap.at[x]      = TERM(NUM, 0, 0);
+  RT->heap.at[ap]     = TERM(VAR, 0, x);
+  RT->heap.at[ap + 1] = TERM(NUM, 0, 1);
+  RT->heap.at[d]      = TERM(APP, 0, ap);
+  RT->heap.at[r]      = TERM(DP0, 1, d);
   lane_entry(&SP.L[0], &SP.a, SP.seen, &SP.ctl, ENT(r >> 8, r), 0);
-  CHECK(HEAP[r] == TERM(DP0, 1, d) && HEAP[d] == TERM(APP, 0, ap),
+  CHECK(RT->heap.at[r] == TERM(DP0, 1, d) && RT->heap.at[d] == TERM(APP, 0, ap),
         "stuck marks: the stuck DUP is left as it was");
   CHECK((SP.seen[d >> 5] >> (d & 31u)) & 1u, "stuck marks: the slot is claimed");
   CHECK(SP.seen[0] & SEEN_ANY, "stuck marks: the run has claims");
   CHECK(SP.L[0].w.stuck == SP.seen, "stuck marks: the claiming lane reads them");
   lane_begin(&SP.L[1], &SP.a, 1, SP.stacks, SP.arena, SP.outs);
-  HEAP[plain] = sum_chain(2);
+  RT->heap.at[plain] = sum_chain(2);
   lane_entry(&SP.L[1], &SP.a, SP.seen, &SP.ctl, ENT(plain >> 8, plain), 0);
   CHECK(SP.L[1].w.stuck == SP.seen, "stuck marks: a later entry reads them");
   // a DP1 of the claimed slot is neutral at once, without a look inside:
   // x bound now (which a run never does under a stuck DUP) stays unseen
   u32 id = heap_alloc(1);
-  HEAP[id] = TERM(VAR, 0, id);
-  HEAP[x]  = AS_SUB(TERM(LAM, 0, id));
+  RT->heap.at[id] = TERM(VAR, 0, id);
+  RT->heap.at[x]  = AS_SUB(TERM(LAM, 0, id));
   u64 itrs = SP.L[1].w.itrs;
-  HEAP[r] = TERM(DP1, 1, d);
+  RT->heap.at[r] = TERM(DP1, 1, d);
   lane_entry(&SP.L[1], &SP.a, SP.seen, &SP.ctl, ENT(r >> 8, r), 0);
-  CHECK(HEAP[d] == TERM(APP, 0, ap) && SP.L[1].w.itrs == itrs,
+  CHECK(RT->heap.at[d] == TERM(APP, 0, ap) && SP.L[1].w.itrs == itrs,
         "stuck marks: the marked slot is not taken again (%llu itrs)",
         (unsigned long long)(SP.L[1].w.itrs - itrs));
   // the same DP1 in a run with no claims is taken and reduced
   memset(SP.seen, 0, sizeof SP.seen);
   lane_begin(&SP.L[2], &SP.a, 2, SP.stacks, SP.arena, SP.outs);
   lane_entry(&SP.L[2], &SP.a, SP.seen, &SP.ctl, ENT(r >> 8, r), 0);
-  CHECK(SP.L[2].w.itrs > 0 && HEAP[d] != TERM(APP, 0, ap),
+  CHECK(SP.L[2].w.itrs > 0 && RT->heap.at[d] != TERM(APP, 0, ap),
         "stuck marks: unmarked, the slot is taken and reduced");
 }
 
@@ -338,9 +353,9 @@ static void escalation_inherited(void) {
     sp_reset(DUP_OWNER);
     // #P{1 + 2, 1 + 2}: two children to walk, the first one pushed
     u32 pair = heap_alloc(2), root = heap_alloc(1);
-    HEAP[pair + 0] = sum_chain(2);
-    HEAP[pair + 1] = sum_chain(2);
-    HEAP[root]     = TERM(C00 + 2, 5, pair);
+    RT->heap.at[pair + 0] = sum_chain(2);
+    RT->heap.at[pair + 1] = sum_chain(2);
+    RT->heap.at[root]     = TERM(C00 + 2, 5, pair);
     lane_begin(&SP.L[0], &SP.a, 0, SP.stacks, SP.arena, SP.outs);
     lane_entry(&SP.L[0], &SP.a, SP.seen, &SP.ctl, ENT_T(root >> 8, root, tries), 0);
     CHECK(SP.L[0].cnt == 1 && ENT_LOC(SP.L[0].out[0]) == pair,
@@ -348,7 +363,7 @@ static void escalation_inherited(void) {
     CHECK(ENT_TRIES(SP.L[0].out[0]) == tries,
           "escalation: a child of an entry at %u tries starts at %u", tries,
           ENT_TRIES(SP.L[0].out[0]));
-    CHECK(HEAP[pair + 1] == TERM(NUM, 0, 3), "escalation: the walk went on");
+    CHECK(RT->heap.at[pair + 1] == TERM(NUM, 0, 3), "escalation: the walk went on");
   }
 }
 
@@ -360,25 +375,25 @@ static void deep_deferral(void) {
   const u32 D = 200;
   Term stack[512];
   u32 dup = heap_alloc(2);
-  HEAP[dup + 0] = TERM(OP2, OP_ADD, 0);      // patched below: 40 + 2
+  RT->heap.at[dup + 0] = TERM(OP2, OP_ADD, 0);      // patched below: 40 + 2
   u32 nd = heap_alloc(2);
-  HEAP[nd + 0] = TERM(NUM, 0, 40);
-  HEAP[nd + 1] = TERM(NUM, 0, 2);
-  HEAP[dup + 0] = TERM(OP2, OP_ADD, nd);
-  HEAP[dup + 1] = TERM(ERA, 0, 0);
+  RT->heap.at[nd + 0] = TERM(NUM, 0, 40);
+  RT->heap.at[nd + 1] = TERM(NUM, 0, 2);
+  RT->heap.at[dup + 0] = TERM(OP2, OP_ADD, nd);
+  RT->heap.at[dup + 1] = TERM(ERA, 0, 0);
   Term t = TERM(DP0, 3, dup);
   u32 nodes[200];
   for (u32 i = 0; i < D; i++) {
     u32 n = heap_alloc(2);
-    HEAP[n + 0] = t;
-    HEAP[n + 1] = TERM(NUM, 0, 1);
+    RT->heap.at[n + 0] = t;
+    RT->heap.at[n + 1] = TERM(NUM, 0, 1);
     nodes[i] = n;
     t = TERM(OP2, OP_ADD, n);
   }
   Term root = t;
   Wnf w;
   memset(&w, 0, sizeof w);
-  w.heap = HEAP; w.book = BOOK; w.book_len = BOOK_LEN;
+  w.heap = RT->heap.at; w.book = RT->heap.book; w.book_len = RT->heap.book_len;
   w.stack = stack; w.stack_cap = 512; w.budget = ~0ull;
   w.dup_mode = DUP_OWNER; w.region_shift = 8; w.on_device = 1;
   w.owner = (dup >> 8) + 1;                  // not the slot's region
@@ -388,11 +403,11 @@ static void deep_deferral(void) {
   CHECK(r == root, "deep: rebuilt to the same root term");
   u32 intact = 1;
   for (u32 i = 1; i < D; i++) {
-    if (HEAP[nodes[i] + 0] != TERM(OP2, OP_ADD, nodes[i - 1])) intact = 0;
+    if (RT->heap.at[nodes[i] + 0] != TERM(OP2, OP_ADD, nodes[i - 1])) intact = 0;
   }
-  CHECK(intact && HEAP[nodes[0] + 0] == TERM(DP0, 3, dup),
+  CHECK(intact && RT->heap.at[nodes[0] + 0] == TERM(DP0, 3, dup),
         "deep: every frame folded back in place");
-  CHECK(HEAP[dup] == TERM(OP2, OP_ADD, nd), "deep: the slot is untouched");
+  CHECK(RT->heap.at[dup] == TERM(OP2, OP_ADD, nd), "deep: the slot is untouched");
   w.owner = w.defer;
   r = wnf_run(&w, r);
   CHECK(w.status == WNF_OK && r == TERM(NUM, 0, 42 + D),
@@ -400,13 +415,13 @@ static void deep_deferral(void) {
         w.status, VAL(r));
   // Same with a budget: stop in the middle, rebuild, resume.
   dup = heap_alloc(2);
-  HEAP[dup + 0] = TERM(NUM, 0, 5);
-  HEAP[dup + 1] = TERM(ERA, 0, 0);
+  RT->heap.at[dup + 0] = TERM(NUM, 0, 5);
+  RT->heap.at[dup + 1] = TERM(ERA, 0, 0);
   t = TERM(DP1, 3, dup);
   for (u32 i = 0; i < D; i++) {
     u32 n = heap_alloc(2);
-    HEAP[n + 0] = t;
-    HEAP[n + 1] = TERM(NUM, 0, 1);
+    RT->heap.at[n + 0] = t;
+    RT->heap.at[n + 1] = TERM(NUM, 0, 1);
     t = TERM(OP2, OP_ADD, n);
   }
   w.owner  = dup >> 8;
@@ -583,36 +598,36 @@ static void default_lanes(void) {
 // The hybrid's take-over rule (sched_wide_enough): --cpu-first tasks at any
 // time; a 64th of them only once the pool's turn has run a second.
 static void take_over_width(void) {
-  SchedConf keep = SCHED;
-  SCHED.cpu_first = 65536;
+  SchedConf keep = RT->run->conf;
+  RT->run->conf.cpu_first = 65536;
   CHECK(sched_wide_enough(65536, 0.2), "--cpu-first tasks: taken at once");
   CHECK(!sched_wide_enough(65535, 0.5), "fewer, early: the CPU keeps it");
   CHECK(!sched_wide_enough(60000, 0.99), "fewer, under a second: kept");
   CHECK(sched_wide_enough(1024, 1.0), "a 64th after a second: taken");
   CHECK(!sched_wide_enough(1023, 30.0), "a few long loops: kept however long");
-  SCHED.cpu_first = 1;   // the tests' --cpu-first=1
+  RT->run->conf.cpu_first = 1;   // the tests' --cpu-first=1
   CHECK(sched_wide_enough(1, 0.0) && !sched_wide_enough(0, 0.5), "--cpu-first=1");
-  SCHED = keep;
+  RT->run->conf = keep;
 }
 
 // A pass's shape: narrow passes (fewer entries than lanes/narrow-share)
 // get the short budget, offer sparks and wait for no held DUP slot; wide
 // ones the full budget, no offers, and the backend's wait or --dup-wait.
 static void pass_shape(void) {
-  GpuConf  keep = GPU;
+  GpuConf  keep = RT->dev->conf;
   PassArgs a;
-  GPU.budget = 4096; GPU.narrow_share = 2; GPU.spark_gap = 64;
-  GPU.dup_wait_set = 0;
+  RT->dev->conf.budget = 4096; RT->dev->conf.narrow_share = 2; RT->dev->conf.spark_gap = 64;
+  RT->dev->conf.dup_wait_set = 0;
   u32 w = gpu_pass_shape(&a, 100, 1024, 32);
   CHECK(w == 0 && a.budget == 256 && a.spark_gap == 64, "narrow: wait %u, budget %u, gap %u",
         w, a.budget, a.spark_gap);
   w = gpu_pass_shape(&a, 512, 1024, 32);
   CHECK(w == 32 && a.budget == 4096 && a.spark_gap == 0, "wide: wait %u, budget %u, gap %u",
         w, a.budget, a.spark_gap);
-  GPU.dup_wait = 7; GPU.dup_wait_set = 1;
+  RT->dev->conf.dup_wait = 7; RT->dev->conf.dup_wait_set = 1;
   CHECK(gpu_pass_shape(&a, 512, 1024, 32) == 7, "--dup-wait=7 in a wide pass");
   CHECK(gpu_pass_shape(&a, 511, 1024, 32) == 0, "no wait in a narrow pass");
-  GPU = keep;
+  RT->dev->conf = keep;
 }
 
 // The copy out's pieces tile the bitmap words and the live words in

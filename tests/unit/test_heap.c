@@ -33,6 +33,7 @@ static u32 next_rand(u32 *s) {
 }
 
 static void *taker(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   Grants *g = arg;
   atomic_fetch_add(&READY, 1);
   while (!atomic_load(&GO)) { }
@@ -67,7 +68,7 @@ int main(void) {
   int overlaps = 0, outside = 0, full = 0;
   for (u32 round = 0; round < ROUNDS; round++) {
     // the top starts near the end: a few arenas' room left
-    atomic_store(&HEAP_TOP, HEAP_WORDS - 3 * 4096 - round % 512);
+    atomic_store(&RT->heap.top, RT->heap.cap - 3 * 4096 - round % 512);
     atomic_store(&GO, 0);
     atomic_store(&READY, 0);
     pthread_t th[THREADS];
@@ -83,7 +84,7 @@ int main(void) {
     for (u32 i = 0; i < THREADS; i++) {
       for (u32 j = 0; j < GOT[i].n; j++) {
         u64 at = GOT[i].at[j], len = GOT[i].len[j];
-        if (at == 0 || at + len > HEAP_WORDS) outside++;
+        if (at == 0 || at + len > RT->heap.cap) outside++;
         ranges[n++] = at << 32 | len;   // sorts by start
         words += len;
       }
@@ -94,7 +95,7 @@ int main(void) {
       if (end > ranges[k] >> 32) overlaps++;
     }
     // what was handed out is exactly what the top moved by
-    if (words + (HEAP_WORDS - 3 * 4096 - round % 512) == atomic_load(&HEAP_TOP)) full++;
+    if (words + (RT->heap.cap - 3 * 4096 - round % 512) == atomic_load(&RT->heap.top)) full++;
   }
   CHECK(overlaps == 0);
   CHECK(outside == 0);

@@ -15,6 +15,8 @@
 #include "lang/print.h"
 #include "run/journal.h"
 #include "check.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 static jmp_buf CAUGHT;
 static char    MSG[512];
@@ -38,16 +40,16 @@ static Term call(Wnf *w, u32 id, u64 key, Term r) {
 
 static Term cell(u32 tag, u32 ext, Term a, Term b) {
   u32 at = nodes(2);
-  HEAP[at + 0] = a;
-  HEAP[at + 1] = b;
+  RT->heap.at[at + 0] = a;
+  RT->heap.at[at + 1] = b;
   return TERM(tag, ext, at);
 }
 
 // The string "ok" built by hand: [#Chr{111}, #Chr{107}].
 static Term ok_string(void) {
   u32 c1 = nodes(1), c2 = nodes(1);
-  HEAP[c1] = TERM(NUM, 0, 'o');
-  HEAP[c2] = TERM(NUM, 0, 'k');
+  RT->heap.at[c1] = TERM(NUM, 0, 'o');
+  RT->heap.at[c2] = TERM(NUM, 0, 'k');
   Term tail = cell(C00 + 2, NICK_CON, TERM(C00 + 1, NICK_CHR, c2), TERM(C00, NICK_NIL, 0));
   return cell(C00 + 2, NICK_CON, TERM(C00 + 1, NICK_CHR, c1), tail);
 }
@@ -71,7 +73,7 @@ static void record(Wnf *w) {
   call(w, PRIM_LOG, journal_hash(JOURNAL_SEED, "x", 1), TERM(C00, NICK_NIL, 0));
   call(w, PRIM_RAND, JOURNAL_SEED, TERM(NUM, 0, 7));
   Term ok = TERM(C00 + 1, nick_of("OK", 2), nodes(1));
-  HEAP[VAL(ok)] = ok_string();
+  RT->heap.at[VAL(ok)] = ok_string();
   call(w, PRIM_READ_FILE, journal_hash(JOURNAL_SEED, "f", 1), ok);
   CHECK(journal_line("1", 1) == 1);
   CHECK(journal_line("2", 1) == 1);
@@ -83,7 +85,7 @@ int main(void) {
     return 1;
   }
   names_init();
-  EVAL.threads = 1;
+  RT->cpu->conf.threads = 1;
   eval_init();
   eval_set_fatal(on_fatal);
   Wnf *w = eval_worker(0);

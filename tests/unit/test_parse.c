@@ -18,9 +18,20 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "heap/heap.h"
+#include "heap/rt.h"
+#include "run/api.h"
+
+// The test's runtime context, made before main with the defaults.
+static Rt *TEST_RT;
+__attribute__((constructor)) static void test_context(void) {
+  Options o;
+  api_options_default(&o);
+  TEST_RT = RT = api_context(&o);
+}
 #include "lang/names.h"
 #include "lang/parse.h"
 #include "lang/print.h"
+#include "heap/rt.h"
 
 static int    ARGC;
 static char **ARGV;
@@ -108,7 +119,7 @@ static int parse_capture(const char *file, const char *src, char **err) {
 
 static Term main_term(void) {
   u32 id = table_find("main", 4);
-  return id == ~0u || !BOOK[id] ? 0 : HEAP[BOOK[id]];
+  return id == ~0u || !RT->heap.book[id] ? 0 : RT->heap.at[RT->heap.book[id]];
 }
 
 // Template validation
@@ -117,12 +128,12 @@ static Term main_term(void) {
 // DP0/DP1 at DUP nodes of the same label; no SUB bits.
 
 static int valid_template(u32 id) {
-  u32   base = BOOK[id], len = BOOK_LEN[id];
+  u32   base = RT->heap.book[id], len = RT->heap.book_len[id];
   u8   *kind = calloc(len, 1);   // 1: LAM node, 2: DUP node
   u32  *labs = calloc(len, sizeof(u32));
   int   ok   = len > 0;
   for (u32 i = 0; i < len && ok; i++) {
-    Term t = HEAP[base + i];
+    Term t = RT->heap.at[base + i];
     u32  tg = TAG(t);
     if (IS_SUB(t)) ok = 0;
     if (HAS_LOC(tg) && (VAL(t) < base || VAL(t) >= base + len)) ok = 0;
@@ -130,7 +141,7 @@ static int valid_template(u32 id) {
     if (ok && tg == DUP) { kind[VAL(t) - base] = 2; labs[VAL(t) - base] = EXT(t); }
   }
   for (u32 i = 0; i < len && ok; i++) {
-    Term t = HEAP[base + i];
+    Term t = RT->heap.at[base + i];
     u32  tg = TAG(t);
     if (tg == VAR && kind[VAL(t) - base] != 1) ok = 0;
     if ((tg == DP0 || tg == DP1) &&
@@ -143,7 +154,7 @@ static int valid_template(u32 id) {
 
 static int all_valid(void) {
   for (u32 id = 0; id < table_count(); id++) {
-    if (BOOK[id] && !valid_template(id)) return 0;
+    if (RT->heap.book[id] && !valid_template(id)) return 0;
   }
   return 1;
 }
@@ -270,7 +281,7 @@ static void check_files(void) {
     check(strcmp(got, "[@id(1),@sub,@twice]") == 0, "include main", got, "[@id(1),@sub,@twice]");
     free(got);
     u32 tw = table_find("twice", 5);
-    got = tw != ~0u && BOOK[tw] ? show_term(HEAP[BOOK[tw]], 0) : strdup("(none)");
+    got = tw != ~0u && RT->heap.book[tw] ? show_term(RT->heap.at[RT->heap.book[tw]], 0) : strdup("(none)");
     const char *want = "λa.λb.A₀(A₁(b));!A&F___=a;";
     check(strcmp(got, want) == 0, "nested include", got, want);
     free(got);
@@ -293,55 +304,55 @@ static void check_layout(void) {
   char *err = NULL;
   parse_capture("t.hvm4", "@main = λx.λy.x\n", &err);
   free(err);
-  u32  id = table_find("main", 4), b = BOOK[id];
-  Term r  = HEAP[b];
-  int  ok = TAG(r) == LAM && EXT(r) == 0 && TAG(HEAP[VAL(r)]) == LAM &&
-            EXT(HEAP[VAL(r)]) == LAM_ERA && HEAP[VAL(HEAP[VAL(r)])] == TERM(VAR, 0, VAL(r));
+  u32  id = table_find("main", 4), b = RT->heap.book[id];
+  Term r  = RT->heap.at[b];
+  int  ok = TAG(r) == LAM && EXT(r) == 0 && TAG(RT->heap.at[VAL(r)]) == LAM &&
+            EXT(RT->heap.at[VAL(r)]) == LAM_ERA && RT->heap.at[VAL(RT->heap.at[VAL(r)])] == TERM(VAR, 0, VAL(r));
   check(ok, "layout: λx.λy.x (VAR to body slot, LAM_ERA)", NULL, NULL);
   parse_capture("t.hvm4", "@main = λx.!X&L=x;#P{X₁,X₀}\n", &err);
   free(err);
-  b = BOOK[id];
-  r = HEAP[b];
-  Term dup = HEAP[VAL(r)];
+  b = RT->heap.book[id];
+  r = RT->heap.at[b];
+  Term dup = RT->heap.at[VAL(r)];
   u32  dl  = VAL(dup);
-  Term ctr = HEAP[dl + 1];
-  ok = TAG(dup) == DUP && EXT(dup) == nick_of("L", 1) && HEAP[dl] == TERM(VAR, 0, VAL(r)) &&
-       TAG(ctr) == C00 + 2 && HEAP[VAL(ctr)] == TERM(DP1, EXT(dup), dl) &&
-       HEAP[VAL(ctr) + 1] == TERM(DP0, EXT(dup), dl);
+  Term ctr = RT->heap.at[dl + 1];
+  ok = TAG(dup) == DUP && EXT(dup) == nick_of("L", 1) && RT->heap.at[dl] == TERM(VAR, 0, VAL(r)) &&
+       TAG(ctr) == C00 + 2 && RT->heap.at[VAL(ctr)] == TERM(DP1, EXT(dup), dl) &&
+       RT->heap.at[VAL(ctr) + 1] == TERM(DP0, EXT(dup), dl);
   check(ok, "layout: DUP node [expr, body], DP0/DP1 to expr slot", NULL, NULL);
   parse_capture("t.hvm4", "@main = λa.! f = λ v ; #P{f, v, a}\n", &err);
   free(err);
-  b = BOOK[id];
-  Term uns = HEAP[VAL(HEAP[b])];
-  Term lf  = TAG(uns) == UNS ? HEAP[VAL(uns)] : 0;
-  Term lv  = TAG(lf) == LAM ? HEAP[VAL(lf)] : 0;
-  Term bd  = TAG(lv) == LAM ? HEAP[VAL(lv)] : 0;
-  ok = TAG(bd) == C00 + 3 && HEAP[VAL(bd)] == TERM(VAR, 0, VAL(lf)) &&
-       HEAP[VAL(bd) + 1] == TERM(VAR, 0, VAL(lv));
+  b = RT->heap.book[id];
+  Term uns = RT->heap.at[VAL(RT->heap.at[b])];
+  Term lf  = TAG(uns) == UNS ? RT->heap.at[VAL(uns)] : 0;
+  Term lv  = TAG(lf) == LAM ? RT->heap.at[VAL(lf)] : 0;
+  Term bd  = TAG(lv) == LAM ? RT->heap.at[VAL(lv)] : 0;
+  ok = TAG(bd) == C00 + 3 && RT->heap.at[VAL(bd)] == TERM(VAR, 0, VAL(lf)) &&
+       RT->heap.at[VAL(bd) + 1] == TERM(VAR, 0, VAL(lv));
   check(ok, "layout: UNS [λf.λv.body]", NULL, NULL);
   parse_capture("t.hvm4", "@main = λa.!X&(a)=7;#P{X₁,X₀}\n", &err);
   free(err);
-  b = BOOK[id];
-  Term ddu = HEAP[VAL(HEAP[b])];
+  b = RT->heap.book[id];
+  Term ddu = RT->heap.at[VAL(RT->heap.at[b])];
   u32  nl  = VAL(ddu);
-  Term l0  = HEAP[nl + 2];
-  Term l1  = TAG(l0) == LAM ? HEAP[VAL(l0)] : 0;
-  Term bd2 = TAG(l1) == LAM ? HEAP[VAL(l1)] : 0;
-  ok = TAG(ddu) == DDU && HEAP[nl] == TERM(VAR, 0, VAL(HEAP[b])) && HEAP[nl + 1] == TERM(NUM, 0, 7) &&
-       TAG(bd2) == C00 + 2 && HEAP[VAL(bd2)] == TERM(VAR, 0, VAL(l1)) &&
-       HEAP[VAL(bd2) + 1] == TERM(VAR, 0, VAL(l0));
+  Term l0  = RT->heap.at[nl + 2];
+  Term l1  = TAG(l0) == LAM ? RT->heap.at[VAL(l0)] : 0;
+  Term bd2 = TAG(l1) == LAM ? RT->heap.at[VAL(l1)] : 0;
+  ok = TAG(ddu) == DDU && RT->heap.at[nl] == TERM(VAR, 0, VAL(RT->heap.at[b])) && RT->heap.at[nl + 1] == TERM(NUM, 0, 7) &&
+       TAG(bd2) == C00 + 2 && RT->heap.at[VAL(bd2)] == TERM(VAR, 0, VAL(l1)) &&
+       RT->heap.at[VAL(bd2) + 1] == TERM(VAR, 0, VAL(l0));
   check(ok, "layout: DDU [lab, val, λx₀.λx₁.body]", NULL, NULL);
   parse_capture("t.hvm4", "@main = λ{#A:1;2}\n", &err);
   free(err);
-  r = HEAP[BOOK[id]];
-  ok = TAG(r) == MAT && EXT(r) == nick_of("A", 1) && HEAP[VAL(r)] == TERM(NUM, 0, 1) &&
-       HEAP[VAL(r) + 1] == TERM(NUM, 0, 2);
+  r = RT->heap.at[RT->heap.book[id]];
+  ok = TAG(r) == MAT && EXT(r) == nick_of("A", 1) && RT->heap.at[VAL(r)] == TERM(NUM, 0, 1) &&
+       RT->heap.at[VAL(r) + 1] == TERM(NUM, 0, 2);
   check(ok, "layout: MAT [hit, miss]", NULL, NULL);
 }
 
 static Term *H(u32 n, u32 *loc) {
   *loc = heap_alloc(n);
-  return &HEAP[*loc];
+  return &RT->heap.at[*loc];
 }
 
 // Quoted terms and SUB following, built by hand.
@@ -387,6 +398,7 @@ static void check_print(void) {
 }
 
 static void *too_deep(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   (void)arg;
   u32   n   = 4000000;
   char *src = malloc((size_t)n + 64);
@@ -533,6 +545,7 @@ static void check_dir(const char *dir) {
 }
 
 static void *run(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   (void)arg;
   if (heap_init(1ull << 30) != 0) { fprintf(stderr, "heap_init failed\n"); RC = 1; return NULL; }
   names_init();
@@ -541,11 +554,11 @@ static void *run(void *arg) {
       parse_reset();
       if (parse_file(ARGV[i]) != 0) { RC = 1; continue; }
       for (u32 id = 0; id < table_count(); id++) {
-        if (!BOOK[id]) continue;
+        if (!RT->heap.book[id]) continue;
         printf("@%s = ", table_name(id));
-        print_term(stdout, HEAP[BOOK[id]]);
+        print_term(stdout, RT->heap.at[RT->heap.book[id]]);
         printf("\n");
-        BOOK[id] = 0;
+        RT->heap.book[id] = 0;
       }
     }
     return NULL;

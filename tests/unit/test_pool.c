@@ -10,6 +10,7 @@
 #include "cpu/cpu.h"
 #include "cpu/pool.h"
 #include "check.h"
+#include "heap/rt.h"
 
 static PoolWorker WK[2];
 static u64 RAN_JOB   = 0;   // the last task each callback ran (0: none)
@@ -59,15 +60,15 @@ int main(void) {
   // heap_snap / heap_rewind: the words in use and the top come back, and
   // the next allocation starts where the copy's top was
   u32 x = heap_alloc(4);
-  HEAP[x] = 11;
-  HEAP[x + 3] = 44;
+  RT->heap.at[x] = 11;
+  RT->heap.at[x + 3] = 44;
   HeapSnap snap;
   CHECK(heap_snap(&snap) == 0 && snap.top == (u64)x + 4);
-  HEAP[x] = 99;
+  RT->heap.at[x] = 99;
   u32 y = heap_alloc(100);
-  HEAP[y] = 5;
+  RT->heap.at[y] = 5;
   heap_rewind(&snap);
-  CHECK(HEAP[x] == 11 && HEAP[x + 3] == 44 && heap_used() == (u64)x + 4);
+  CHECK(RT->heap.at[x] == 11 && RT->heap.at[x + 3] == 44 && heap_used() == (u64)x + 4);
   CHECK(heap_alloc(1) == x + 4);
   heap_snap_free(&snap);
   return check_done();

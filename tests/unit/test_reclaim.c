@@ -16,11 +16,13 @@
 #include "cpu/pool.h"
 #include "cpu/reclaim.h"
 #include "check.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 // n words of garbage: nodes nothing points to.
 static void garbage(u32 n) {
   u32 at = nodes(n);
-  for (u32 i = 0; i < n; i++) HEAP[at + i] = TERM(SUP, 1, at);
+  for (u32 i = 0; i < n; i++) RT->heap.at[at + i] = TERM(SUP, 1, at);
 }
 
 // Takes every word the collection handed back and overwrites it: what is
@@ -30,7 +32,7 @@ static u64 scribble(void) {
   u32 got;
   u32 at;
   while ((at = heap_take(1, RECLAIM_ARENA, &got)) != 0) {
-    for (u32 i = 0; i < got; i++) HEAP[at + i] = TERM(NUM, 0, 0xDEAD);
+    for (u32 i = 0; i < got; i++) RT->heap.at[at + i] = TERM(NUM, 0, 0xDEAD);
     words += got;
   }
   return words;
@@ -41,8 +43,8 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
-  EVAL.threads     = 1;
-  EVAL.reclaim_gap = 4096;   // arenas and chunks of 4096 words
+  RT->cpu->conf.threads     = 1;
+  RT->cpu->conf.reclaim_gap = 4096;   // arenas and chunks of 4096 words
   eval_init();
   reclaim_arm();             // the base: nothing built yet
   u32 tid = 0;
@@ -50,15 +52,15 @@ int main(void) {
   // Sharing: a DUP slot read by both projections.
   garbage(5000);
   u32  slot = nodes(1);
-  HEAP[slot] = node2(SUP, 7, TERM(NUM, 0, 1), TERM(NUM, 0, 2));
+  RT->heap.at[slot] = node2(SUP, 7, TERM(NUM, 0, 1), TERM(NUM, 0, 2));
   Term pair  = node2(C00 + 2, 3, TERM(DP0, 7, slot), TERM(DP1, 7, slot));
   garbage(5000);
 
   // A SUB chain: a variable whose binder slot holds, substituted, another
   // variable whose slot holds a number.
   u32 b1 = nodes(1), b2 = nodes(1);
-  HEAP[b2] = AS_SUB(TERM(NUM, 0, 42));
-  HEAP[b1] = AS_SUB(TERM(VAR, 0, b2));
+  RT->heap.at[b2] = AS_SUB(TERM(NUM, 0, 42));
+  RT->heap.at[b1] = AS_SUB(TERM(VAR, 0, b2));
   Term chain = TERM(VAR, 0, b1);
   garbage(5000);
 
@@ -66,20 +68,20 @@ int main(void) {
   // variable (its lambda's body slot holds no SUB).
   u32 lam  = nodes(1);
   u32 dslot = nodes(1);
-  HEAP[dslot] = TERM(VAR, 0, lam);
-  HEAP[lam]   = TERM(DP0, 9, dslot);
+  RT->heap.at[dslot] = TERM(VAR, 0, lam);
+  RT->heap.at[lam]   = TERM(DP0, 9, dslot);
   Term stuck  = TERM(DP1, 9, dslot);
   garbage(5000);
 
   // A slot held as a root, pointing to an application.
   u32 held = nodes(1);
-  HEAP[held] = node2(APP, 0, TERM(NUM, 0, 5), TERM(ERA, 0, 0));
+  RT->heap.at[held] = node2(APP, 0, TERM(NUM, 0, 5), TERM(ERA, 0, 0));
   garbage(5000);
 
   // A queued task of this thread (its deque is a root).
   snf_init();
   u32 queued = nodes(1);
-  HEAP[queued] = node2(OP2, OP_ADD, TERM(NUM, 0, 3), TERM(NUM, 0, 4));
+  RT->heap.at[queued] = node2(OP2, OP_ADD, TERM(NUM, 0, 3), TERM(NUM, 0, 4));
   pool_push(POOL_TASK(0, queued));
   garbage(5000);
 
@@ -102,19 +104,19 @@ int main(void) {
 
   // every live graph reads as it was built
   CHECK(root_pair == pair);
-  CHECK(TAG(HEAP[VAL(pair)]) == DP0 && TAG(HEAP[VAL(pair) + 1]) == DP1);
-  CHECK(VAL(HEAP[VAL(pair)]) == slot && VAL(HEAP[VAL(pair) + 1]) == slot);
-  Term sup = HEAP[slot];
+  CHECK(TAG(RT->heap.at[VAL(pair)]) == DP0 && TAG(RT->heap.at[VAL(pair) + 1]) == DP1);
+  CHECK(VAL(RT->heap.at[VAL(pair)]) == slot && VAL(RT->heap.at[VAL(pair) + 1]) == slot);
+  Term sup = RT->heap.at[slot];
   CHECK(TAG(sup) == SUP && EXT(sup) == 7);
-  CHECK(HEAP[VAL(sup)] == TERM(NUM, 0, 1) && HEAP[VAL(sup) + 1] == TERM(NUM, 0, 2));
-  CHECK(HEAP[b1] == AS_SUB(TERM(VAR, 0, b2)));
-  CHECK(HEAP[b2] == AS_SUB(TERM(NUM, 0, 42)));
-  CHECK(HEAP[dslot] == TERM(VAR, 0, lam));
-  CHECK(HEAP[lam] == TERM(DP0, 9, dslot));
-  Term app = HEAP[held];
-  CHECK(TAG(app) == APP && HEAP[VAL(app)] == TERM(NUM, 0, 5));
-  Term add = HEAP[queued];
-  CHECK(TAG(add) == OP2 && HEAP[VAL(add) + 1] == TERM(NUM, 0, 4));
+  CHECK(RT->heap.at[VAL(sup)] == TERM(NUM, 0, 1) && RT->heap.at[VAL(sup) + 1] == TERM(NUM, 0, 2));
+  CHECK(RT->heap.at[b1] == AS_SUB(TERM(VAR, 0, b2)));
+  CHECK(RT->heap.at[b2] == AS_SUB(TERM(NUM, 0, 42)));
+  CHECK(RT->heap.at[dslot] == TERM(VAR, 0, lam));
+  CHECK(RT->heap.at[lam] == TERM(DP0, 9, dslot));
+  Term app = RT->heap.at[held];
+  CHECK(TAG(app) == APP && RT->heap.at[VAL(app)] == TERM(NUM, 0, 5));
+  Term add = RT->heap.at[queued];
+  CHECK(TAG(add) == OP2 && RT->heap.at[VAL(add) + 1] == TERM(NUM, 0, 4));
 
   // Dropping the frames makes their graphs garbage at the next collection.
   reclaim_drop(tid, &f4);
@@ -132,22 +134,22 @@ int main(void) {
   // would be skipped by every refill, the heap growing from the top), and
   // the next collection waits for at least a quarter of the live words.
   reclaim_disarm();
-  EVAL.reclaim_gap = 64;
+  RT->cpu->conf.reclaim_gap = 64;
   reclaim_arm();
   CHECK(RECLAIM_ARENA >= 2 * WNF_RESERVE);
   u32 keep = nodes(1);
   u32 lst2 = nodes(40000);
-  for (u32 i = 0; i + 1 < 40000; i++) HEAP[lst2 + i] = TERM(C00 + 1, 1, lst2 + i + 1);
-  HEAP[lst2 + 39999] = TERM(NUM, 0, 0);
-  HEAP[keep] = TERM(C00 + 1, 1, lst2);
+  for (u32 i = 0; i + 1 < 40000; i++) RT->heap.at[lst2 + i] = TERM(C00 + 1, 1, lst2 + i + 1);
+  RT->heap.at[lst2 + 39999] = TERM(NUM, 0, 0);
+  RT->heap.at[keep] = TERM(C00 + 1, 1, lst2);
   // garbage runs between live links, so that the free runs lie below the
   // last live word and become chunks
   u32 link = keep;
   for (u32 i = 0; i < 8; i++) {
     garbage(3000);
     u32 next = nodes(1);
-    HEAP[next] = HEAP[link];
-    HEAP[link] = TERM(C00 + 1, 1, next);
+    RT->heap.at[next] = RT->heap.at[link];
+    RT->heap.at[link] = TERM(C00 + 1, 1, next);
     link = next;
   }
   RootFrame fk = { NULL, keep, NULL };
@@ -161,9 +163,9 @@ int main(void) {
     if (got2 < WNF_RESERVE) short_chunks++;
   }
   CHECK(chunks >= 1 && short_chunks == 0);
-  CHECK(HEAP[link] == TERM(C00 + 1, 1, lst2) && HEAP[lst2 + 39999] == TERM(NUM, 0, 0));
+  CHECK(RT->heap.at[link] == TERM(C00 + 1, 1, lst2) && RT->heap.at[lst2 + 39999] == TERM(NUM, 0, 0));
   reclaim_drop(tid, &fk);
-  EVAL.reclaim_gap = 4096;
+  RT->cpu->conf.reclaim_gap = 4096;
 
   // A host primitive in flight: no collection can run, so the gap does not
   // stop a refill; a run that stopped for it just before retries, and no
@@ -186,11 +188,11 @@ int main(void) {
   reclaim_disarm();
   reclaim_arm();
   u32  big  = nodes(1);
-  u64  fill = HEAP_WORDS - heap_used() - 16;
+  u64  fill = RT->heap.cap - heap_used() - 16;
   u32  lst  = nodes((u32)fill);
-  for (u64 i = 0; i + 1 < fill; i++) HEAP[lst + i] = TERM(C00 + 1, 1, lst + i + 1);
-  HEAP[lst + fill - 1] = TERM(NUM, 0, 0);
-  HEAP[big] = TERM(C00 + 1, 1, lst);
+  for (u64 i = 0; i + 1 < fill; i++) RT->heap.at[lst + i] = TERM(C00 + 1, 1, lst + i + 1);
+  RT->heap.at[lst + fill - 1] = TERM(NUM, 0, 0);
+  RT->heap.at[big] = TERM(C00 + 1, 1, lst);
   RootFrame fb = { NULL, big, NULL };
   reclaim_hold(tid, &fb);
   RECLAIM_NEXT = ~0ull;   // not due: the heap is full

@@ -16,6 +16,8 @@
 #include "cpu/eval.h"
 #include "cpu/reclaim.h"
 #include "check.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 #define THREADS 4
 #define PRE_BASE 200      // words below the base, rewritten as roots
@@ -51,7 +53,7 @@ static Term some_term(void) {
 
 static void garbage(u32 n) {
   u32 at = nodes(n);
-  for (u32 i = 0; i < n; i++) HEAP[at + i] = some_term();
+  for (u32 i = 0; i < n; i++) RT->heap.at[at + i] = some_term();
 }
 
 // A garbage run's length: mostly short (between live words: not reused),
@@ -70,7 +72,7 @@ static Term      FRAME_TERMS[THREADS][8];
 // frames; returns the base.
 static u64 build(u32 words, int live_top) {
   u32 pre = nodes(PRE_BASE);
-  for (u32 i = 0; i < PRE_BASE; i++) HEAP[pre + i] = TERM(NUM, 0, i);
+  for (u32 i = 0; i < PRE_BASE; i++) RT->heap.at[pre + i] = TERM(NUM, 0, i);
   reclaim_arm();
   u64 base = heap_used();
   NODE_N = SLOT_N = 0;
@@ -78,12 +80,12 @@ static u64 build(u32 words, int live_top) {
     garbage(garbage_len());
     if (rnd() % 4 == 0) {
       u32 s = nodes(1);
-      HEAP[s] = rnd() & 1 ? AS_SUB(some_term()) : some_term();
+      RT->heap.at[s] = rnd() & 1 ? AS_SUB(some_term()) : some_term();
       if (SLOT_N < MAX_PICK) SLOTS[SLOT_N++] = s;
     } else {
       Term a = some_term(), b = some_term();
       u32  n = nodes(2);
-      HEAP[n] = a; HEAP[n + 1] = b;
+      RT->heap.at[n] = a; RT->heap.at[n + 1] = b;
       if (NODE_N < MAX_PICK) NODES[NODE_N++] = n;
     }
   }
@@ -92,13 +94,13 @@ static u64 build(u32 words, int live_top) {
   u32 len  = 60000;
   u32 list = nodes(2 * len);
   for (u32 i = 0; i < len; i++) {
-    HEAP[list + 2 * i]     = some_term();
-    HEAP[list + 2 * i + 1] = i + 1 < len ? TERM(C00 + 2, 0, list + 2 * i + 2) : TERM(NUM, 0, 0);
+    RT->heap.at[list + 2 * i]     = some_term();
+    RT->heap.at[list + 2 * i + 1] = i + 1 < len ? TERM(C00 + 2, 0, list + 2 * i + 2) : TERM(NUM, 0, 0);
   }
   // forward pointers: cycles, and words reached from later nodes
-  for (u32 i = 0; i < NODE_N / 8; i++) HEAP[NODES[rnd() % NODE_N] + (rnd() & 1)] = some_term();
-  for (u32 i = 0; i < PRE_BASE; i += 3) HEAP[pre + i] = some_term();
-  HEAP[pre + 1] = TERM(C00 + 2, 0, list);
+  for (u32 i = 0; i < NODE_N / 8; i++) RT->heap.at[NODES[rnd() % NODE_N] + (rnd() & 1)] = some_term();
+  for (u32 i = 0; i < PRE_BASE; i += 3) RT->heap.at[pre + i] = some_term();
+  RT->heap.at[pre + 1] = TERM(C00 + 2, 0, list);
   for (u32 t = 0; t < THREADS; t++) {
     for (u32 k = 0; k < 8; k++) {
       RootFrame *f = &FRAMES[t][k];
@@ -110,7 +112,7 @@ static u64 build(u32 words, int live_top) {
   }
   if (live_top) {
     u32 s = nodes(1);
-    HEAP[s] = TERM(NUM, 0, 7);
+    RT->heap.at[s] = TERM(NUM, 0, 7);
     FRAMES[0][0].loc = s;
   } else {
     garbage(5000);
@@ -137,14 +139,14 @@ static void ref_trace(Term t, u64 base, u64 top, u64 *n) {
     u64 loc = (u64)VAL(t) + j;
     if (loc < base || loc >= top || (REF_LIVE[loc >> 6] >> (loc & 63) & 1)) continue;
     REF_LIVE[loc >> 6] |= 1ull << (loc & 63);
-    REF_STK[(*n)++] = HEAP[loc];
+    REF_STK[(*n)++] = RT->heap.at[loc];
   }
 }
 
 static u64 ref_mark(u64 base, u64 top) {
-  memset(REF_LIVE, 0, (HEAP_WORDS / 64 + 1) * sizeof(u64));
+  memset(REF_LIVE, 0, (RT->heap.cap / 64 + 1) * sizeof(u64));
   u64 n = 0;
-  for (u64 i = 1; i < base; i++) ref_trace(HEAP[i], base, top, &n);
+  for (u64 i = 1; i < base; i++) ref_trace(RT->heap.at[i], base, top, &n);
   for (u32 t = 0; t < THREADS; t++) {
     for (RootFrame *f = reclaim_top(t); f; f = f->up) {
       if (f->term) ref_trace(*f->term, base, top, &n);
@@ -153,7 +155,7 @@ static u64 ref_mark(u64 base, u64 top) {
   }
   while (n > 0) ref_trace(REF_STK[--n], base, top, &n);
   u64 live = 0;
-  for (u64 i = 0; i <= HEAP_WORDS / 64; i++) live += (u64)__builtin_popcountll(REF_LIVE[i]);
+  for (u64 i = 0; i <= RT->heap.cap / 64; i++) live += (u64)__builtin_popcountll(REF_LIVE[i]);
   return live;
 }
 
@@ -167,7 +169,7 @@ typedef struct {
 
 static Outcome outcome(void) {
   Outcome o = { heap_used(), reclaim_stats().live, 0, NULL };
-  o.chunks  = malloc(HEAP_WORDS / 64 * sizeof(u64));
+  o.chunks  = malloc(RT->heap.cap / 64 * sizeof(u64));
   u32 got, at;
   while ((at = heap_take(1, RECLAIM_ARENA, &got)) != 0 && at < o.top) {
     o.chunks[o.n++] = (u64)at << 32 | got;
@@ -185,6 +187,7 @@ static _Atomic int HELPERS_STOP = 0;
 static _Atomic int HELPERS_IN   = 0;
 
 static void *helper(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   u32 tid = (u32)(uintptr_t)arg;
   reclaim_away(tid, 0);
   atomic_fetch_add(&HELPERS_IN, 1);
@@ -212,12 +215,12 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
-  EVAL.threads = THREADS;
+  RT->cpu->conf.threads = THREADS;
   eval_init();
   // each thread's evaluator starts a cache line of its own (pool.h)
   for (u32 t = 0; t < THREADS; t++) CHECK((uintptr_t)eval_worker(t) % 64 == 0);
-  REF_LIVE = calloc(HEAP_WORDS / 64 + 1, sizeof(u64));
-  REF_STK  = malloc(HEAP_WORDS * sizeof(u64));
+  REF_LIVE = calloc(RT->heap.cap / 64 + 1, sizeof(u64));
+  REF_STK  = malloc(RT->heap.cap * sizeof(u64));
   HeapSnap empty;
   CHECK(heap_snap(&empty) == 0);
   CHECK(RECLAIM_HELP == 1);
@@ -225,7 +228,7 @@ int main(void) {
   u32 gaps[] = { 0, 4096, 0, 64, 0, 4096 };
   for (u32 round = 0; round < 6; round++) {
     heap_rewind(&empty);
-    EVAL.reclaim_gap = gaps[round];
+    RT->cpu->conf.reclaim_gap = gaps[round];
     u64 base = build(2000000 + round * 700000, round % 2);
     u64 top  = heap_used();
     HeapSnap snap;

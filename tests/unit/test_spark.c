@@ -13,6 +13,7 @@
 #include "cpu/cpu.h"
 #include "cpu/eval.h"
 #include "check.h"
+#include "heap/rt.h"
 
 #define THIEVES 4
 #define ROUNDS  400
@@ -26,8 +27,8 @@ static _Atomic int      QUIT;
 
 static Term op2(u32 op, Term a, Term b) {
   u32 at = nodes(2);
-  HEAP[at] = a;
-  HEAP[at + 1] = b;
+  RT->heap.at[at] = a;
+  RT->heap.at[at + 1] = b;
   return TERM(OP2, op, at);
 }
 
@@ -41,8 +42,8 @@ static Term chain(u32 n) {
 // (1 2) + ... : applying a number fails after n - 1 additions
 static Term failing(u32 n) {
   u32 at = nodes(2);
-  HEAP[at] = TERM(NUM, 0, 1);
-  HEAP[at + 1] = TERM(NUM, 0, 2);
+  RT->heap.at[at] = TERM(NUM, 0, 1);
+  RT->heap.at[at + 1] = TERM(NUM, 0, 2);
   Term t = TERM(APP, 0, at);
   for (u32 i = 2; i <= n; i++) t = op2(OP_ADD, t, TERM(NUM, 0, i));
   return t;
@@ -55,6 +56,7 @@ static u64 itrs_all(void) {
 }
 
 static void *thief(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   Wnf *w    = &WK[(uintptr_t)arg];
   u32  seen = 0;
   while (!atomic_load(&QUIT)) {
@@ -74,7 +76,7 @@ static void *thief(void *arg) {
 static Term race(Term a, Term b, u32 *status) {
   Term t  = op2(OP_ADD, a, b);
   u32 fl = VAL(t);
-  HEAP[fl + 1] = AS_SUB(b);
+  RT->heap.at[fl + 1] = AS_SUB(b);
   atomic_store(&SLOT, fl + 1);
   atomic_store(&ARRIVED, 0);
   atomic_fetch_add(&ROUND, 1);
@@ -111,7 +113,7 @@ int main(void) {
     u64 want = (u64)na * (na + 1) / 2 + (u64)nb * (nb + 1) / 2;
     ok      += st == WNF_OK && TAG(v) == NUM && VAL(v) == (u32)want;
     counted += itrs_all() - before == (u64)(na - 1) + (nb - 1) + 1;
-    plain   += !IS_SUB(HEAP[atomic_load(&SLOT)]);
+    plain   += !IS_SUB(RT->heap.at[atomic_load(&SLOT)]);
   }
   CHECK(ok == ROUNDS);
   CHECK(counted == ROUNDS);

@@ -71,6 +71,7 @@ static inline int t_refill(Wnf *w, u32 n) {
 }
 
 #include "core/wnf.h"
+#include "heap/rt.h"
 
 #define THREADS 16
 
@@ -104,6 +105,7 @@ static int p_whole(Term t) {
 #define TRIES (8u * TAKES)
 
 static void *p_taker(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   SEED = (u32)(uintptr_t)arg;
   while (!GO) sched_yield();
   for (u32 i = 0; i < TRIES; i++) {
@@ -138,6 +140,7 @@ static void *p_taker(void *arg) {
 }
 
 static void *p_reader(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   SEED = (u32)(uintptr_t)arg;
   while (!GO) sched_yield();
   for (u32 i = 0; i < TRIES; i++) {
@@ -175,6 +178,7 @@ static void protocol(void) {
 
 // The label count (word 0): a CAS on its low half, many threads at once.
 static void *c_count(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   Wnf *w = arg;
   while (!GO) sched_yield();
   for (u32 i = 0; i < 1000; i++) wnf_fresh_lab(w);
@@ -210,11 +214,12 @@ static struct {
 } C;
 
 static void *c_lane(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   u32 i = (u32)(uintptr_t)arg;
   SEED = i + 1;
   Wnf w;
   memset(&w, 0, sizeof w);
-  w.heap = HEAP; w.book = BOOK; w.book_len = BOOK_LEN;
+  w.heap = RT->heap.at; w.book = RT->heap.book; w.book_len = RT->heap.book_len;
   w.stack = C.stack[i]; w.stack_cap = 256; w.budget = ~0ull;
   w.dup_mode = C.mode; w.region_shift = 8; w.on_device = 1;
   u32 own = C.slot >> 8;
@@ -238,11 +243,11 @@ static void core_one_slot(u32 mode) {
   C.mode = mode;
   // ! X &7 = #P{1, 2}; the DUP's expression slot is C.slot.
   u32 pair = heap_alloc(2);
-  HEAP[pair + 0] = TERM(NUM, 0, 1);
-  HEAP[pair + 1] = TERM(NUM, 0, 2);
+  RT->heap.at[pair + 0] = TERM(NUM, 0, 1);
+  RT->heap.at[pair + 1] = TERM(NUM, 0, 2);
   u32 dup = heap_alloc(2);
-  HEAP[dup + 0] = TERM(C00 + 2, 5, pair);
-  HEAP[dup + 1] = TERM(ERA, 0, 0);
+  RT->heap.at[dup + 0] = TERM(C00 + 2, 5, pair);
+  RT->heap.at[dup + 1] = TERM(ERA, 0, 0);
   C.slot = dup;
   pthread_t th[LANES];
   GO = 0;
@@ -257,7 +262,7 @@ static void core_one_slot(u32 mode) {
     itrs += C.itrs[i];
     if (TAG(C.res[i]) != C00 + 2) bad++;
   }
-  Term s = HEAP[C.slot];
+  Term s = RT->heap.at[C.slot];
   CHECK(bad == 0);
   CHECK(itrs == 1);
   CHECK(IS_SUB(s) && TAG(s) == C00 + 2);

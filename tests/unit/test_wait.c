@@ -19,6 +19,7 @@ static void test_pause(Wnf *w, u32 loc);
 
 #include "cpu/cpu.h"
 #include "check.h"
+#include "heap/rt.h"
 
 static void test_pause(Wnf *w, u32 loc) {
   WAITS++;
@@ -33,7 +34,7 @@ static Term num(u32 n) { return TERM(NUM, 0, n); }
 // (10 * DP0(d)) with d's slot held by another worker, given back as `give`.
 static Term run_held(u32 mode, Term give, u32 *d) {
   *d       = nodes(1);
-  HEAP[*d] = BUSY;
+  RT->heap.at[*d] = BUSY;
   Term t   = node2(OP2, OP_MUL, num(10), TERM(DP0, 1, *d));
   WAITS    = 0;
   GIVE     = give;
@@ -59,22 +60,22 @@ int main(void) {
     Term r = run_held(modes[i], AS_SUB(num(4)), &d);
     CHECK(WAITS == 1 && WAIT_LOC == d);
     CHECK(W.status == WNF_OK && r == num(40) && W.itrs == 1);
-    CHECK(HEAP[d] == AS_SUB(num(4)));
+    CHECK(RT->heap.at[d] == AS_SUB(num(4)));
     // given back as an expression: taken, reduced, resolved here
     u32  e = nodes(2);
-    HEAP[e] = num(3); HEAP[e + 1] = num(4);
+    RT->heap.at[e] = num(3); RT->heap.at[e + 1] = num(4);
     r = run_held(modes[i], TERM(OP2, OP_ADD, e), &d);
     CHECK(WAITS == 1);
     CHECK(W.status == WNF_OK && r == num(70) && W.itrs == 3);
-    CHECK(HEAP[d] == AS_SUB(num(7)));
+    CHECK(RT->heap.at[d] == AS_SUB(num(7)));
     // still held after the wait: defer, the slot left to its holder
     r = run_held(modes[i], BUSY, &d);
-    CHECK(WAITS == 1 && W.status == WNF_DEFER && HEAP[d] == BUSY);
+    CHECK(WAITS == 1 && W.status == WNF_DEFER && RT->heap.at[d] == BUSY);
     CHECK(TAG(r) == OP2 && W.itrs == 0);
   }
   // a slot not held is never waited for
   u32 d = nodes(1);
-  HEAP[d] = num(5);
+  RT->heap.at[d] = num(5);
   Term t  = node2(OP2, OP_MUL, num(10), TERM(DP0, 1, d));
   WAITS = 0;
   W.itrs = 0; W.status = WNF_OK; W.dup_mode = DUP_ATOMIC;

@@ -16,6 +16,7 @@
 #include "lang/parse.h"
 
 #include "check.h"
+#include "heap/rt.h"
 
 #define CHECK_STR(got, want) do { \
   if (strcmp((got), (want)) == 0) { PASS++; } \
@@ -30,15 +31,15 @@ static Wnf W;
 
 static Term node1(u32 tag, u32 ext, Term a) {
   u32 at = nodes(1);
-  HEAP[at] = a;
+  RT->heap.at[at] = a;
   return TERM(tag, ext, at);
 }
 
 static Term node3(u32 tag, u32 ext, Term a, Term b, Term c) {
   u32 at = nodes(3);
-  HEAP[at] = a;
-  HEAP[at + 1] = b;
-  HEAP[at + 2] = c;
+  RT->heap.at[at] = a;
+  RT->heap.at[at + 1] = b;
+  RT->heap.at[at + 2] = c;
   return TERM(tag, ext, at);
 }
 
@@ -67,9 +68,9 @@ static Term ctr2(u32 k, Term a, Term b){ return node2(C00 + 2, k, a, b); }
 // Binders: open a slot, use VAR(slot) / DP0(l, slot) / DP1(l, slot), close.
 static u32  slot(void)                { return nodes(1); }
 static Term var(u32 s)                { return TERM(VAR, 0, s); }
-static Term lam(u32 s, Term body)     { HEAP[s] = body; return TERM(LAM, 0, s); }
+static Term lam(u32 s, Term body)     { RT->heap.at[s] = body; return TERM(LAM, 0, s); }
 static Term lam_era(Term body)        { return node1(LAM, LAM_ERA, body); }
-static u32  dup(Term v)               { u32 s = nodes(1); HEAP[s] = v; return s; }
+static u32  dup(Term v)               { u32 s = nodes(1); RT->heap.at[s] = v; return s; }
 static Term dp0(u32 l, u32 s)         { return TERM(DP0, l, s); }
 static Term dp1(u32 l, u32 s)         { return TERM(DP1, l, s); }
 
@@ -104,7 +105,7 @@ static Term snf(Term t) {
   u32 loc = VAL(t);
   u32 ari = term_arity(t);
   for (u32 i = 0; i < ari; i++) {
-    HEAP[loc + i] = snf(HEAP[loc + i]);
+    RT->heap.at[loc + i] = snf(RT->heap.at[loc + i]);
   }
   return t;
 }
@@ -128,8 +129,8 @@ static void putf(const char *fmt, u32 n) {
 static void show(Term t) {
   u32 tag = TAG(t);
   u32 loc = VAL(t);
-  if (tag == VAR && IS_SUB(HEAP[loc])) {
-    show(NO_SUB(HEAP[loc]));
+  if (tag == VAR && IS_SUB(RT->heap.at[loc])) {
+    show(NO_SUB(RT->heap.at[loc]));
     return;
   }
   switch (tag) {
@@ -149,30 +150,30 @@ static void show(Term t) {
     case LAM: {
       putf("λv%u.", DEPTH);
       LAMS[DEPTH++] = loc;
-      show(HEAP[loc]);
+      show(RT->heap.at[loc]);
       DEPTH--;
       return;
     }
-    case SUP: putf("&%u{", EXT(t)); show(HEAP[loc]); put(","); show(HEAP[loc + 1]); put("}"); return;
-    case APP: put("("); show(HEAP[loc]); put(" "); show(HEAP[loc + 1]); put(")"); return;
-    case DRY: put("^("); show(HEAP[loc]); put(" "); show(HEAP[loc + 1]); put(")"); return;
-    case OP2: put("("); show(HEAP[loc]); put(" "); put(op_name(EXT(t) % OP_COUNT));
-              put(" "); show(HEAP[loc + 1]); put(")"); return;
-    case EQL: put("("); show(HEAP[loc]); put(" === "); show(HEAP[loc + 1]); put(")"); return;
-    case AND: put("("); show(HEAP[loc]); put(" .&. "); show(HEAP[loc + 1]); put(")"); return;
-    case OR:  put("("); show(HEAP[loc]); put(" .|. "); show(HEAP[loc + 1]); put(")"); return;
-    case RED: put("("); show(HEAP[loc]); put(" ~> "); show(HEAP[loc + 1]); put(")"); return;
-    case INC: put("↑"); show(HEAP[loc]); return;
-    case USE: put("λ{"); show(HEAP[loc]); put("}"); return;
-    case MAT: case SWI: putf(tag == MAT ? "λ{#%u:" : "λ{%u:", EXT(t)); show(HEAP[loc]);
-              put(";"); show(HEAP[loc + 1]); put("}"); return;
+    case SUP: putf("&%u{", EXT(t)); show(RT->heap.at[loc]); put(","); show(RT->heap.at[loc + 1]); put("}"); return;
+    case APP: put("("); show(RT->heap.at[loc]); put(" "); show(RT->heap.at[loc + 1]); put(")"); return;
+    case DRY: put("^("); show(RT->heap.at[loc]); put(" "); show(RT->heap.at[loc + 1]); put(")"); return;
+    case OP2: put("("); show(RT->heap.at[loc]); put(" "); put(op_name(EXT(t) % OP_COUNT));
+              put(" "); show(RT->heap.at[loc + 1]); put(")"); return;
+    case EQL: put("("); show(RT->heap.at[loc]); put(" === "); show(RT->heap.at[loc + 1]); put(")"); return;
+    case AND: put("("); show(RT->heap.at[loc]); put(" .&. "); show(RT->heap.at[loc + 1]); put(")"); return;
+    case OR:  put("("); show(RT->heap.at[loc]); put(" .|. "); show(RT->heap.at[loc + 1]); put(")"); return;
+    case RED: put("("); show(RT->heap.at[loc]); put(" ~> "); show(RT->heap.at[loc + 1]); put(")"); return;
+    case INC: put("↑"); show(RT->heap.at[loc]); return;
+    case USE: put("λ{"); show(RT->heap.at[loc]); put("}"); return;
+    case MAT: case SWI: putf(tag == MAT ? "λ{#%u:" : "λ{%u:", EXT(t)); show(RT->heap.at[loc]);
+              put(";"); show(RT->heap.at[loc + 1]); put("}"); return;
     default: break;
   }
   if (IS_CTR(tag)) {
     putf("#%u{", EXT(t));
     for (u32 i = 0; i < CTR_ARITY(tag); i++) {
       if (i) put(",");
-      show(HEAP[loc + i]);
+      show(RT->heap.at[loc + i]);
     }
     put("}");
     return;
@@ -201,7 +202,7 @@ static void fresh(void) {
 static int busy_left(void) {
   u64 top = heap_used();
   for (u64 i = 1; i < top; i++) {
-    if (HEAP[i] == BUSY) return 1;
+    if (RT->heap.at[i] == BUSY) return 1;
   }
   return 0;
 }
@@ -262,7 +263,7 @@ static void test_app(void) {
   Term t = app(num(5), num(1));
   Term r = wnf_run(&W, t);
   CHECK(W.status == WNF_ERROR && W.err == ERR_APP_NUM);
-  CHECK(r == t && HEAP[VAL(t)] == num(5));
+  CHECK(r == t && RT->heap.at[VAL(t)] == num(5));
   fresh();
   t = app(app(ctr0(K_FOO), num(1)), num(2));
   r = wnf_run(&W, t);
@@ -470,22 +471,22 @@ static void test_uns(void) {
   Term r = snf(node1(UNS, 0, body));
   CHECK(W.itrs == 4);
   CHECK(TAG(r) == C00 + 2);
-  Term k = HEAP[VAL(r)];
-  CHECK(TAG(k) == LAM && TAG(HEAP[VAL(k)]) == NUM && VAL(HEAP[VAL(k)]) == 1);
+  Term k = RT->heap.at[VAL(r)];
+  CHECK(TAG(k) == LAM && TAG(RT->heap.at[VAL(k)]) == NUM && VAL(RT->heap.at[VAL(k)]) == 1);
 }
 
 // Book: @id = λx.x ; @k = λa.λb.a ; @main = @k(@id(5), 6)
 static void test_book(void) {
   u32 id_id = 1, id_k = 2, id_none = 3;
   u32 t = nodes(2);                 // λx.x: root, body slot
-  HEAP[t + 0] = TERM(LAM, 0, t + 1);
-  HEAP[t + 1] = TERM(VAR, 0, t + 1);
-  BOOK[id_id] = t; BOOK_LEN[id_id] = 2;
+  RT->heap.at[t + 0] = TERM(LAM, 0, t + 1);
+  RT->heap.at[t + 1] = TERM(VAR, 0, t + 1);
+  RT->heap.book[id_id] = t; RT->heap.book_len[id_id] = 2;
   t = nodes(3);                     // λa.λb.a
-  HEAP[t + 0] = TERM(LAM, 0, t + 1);
-  HEAP[t + 1] = TERM(LAM, LAM_ERA, t + 2);
-  HEAP[t + 2] = TERM(VAR, 0, t + 1);
-  BOOK[id_k] = t; BOOK_LEN[id_k] = 3;
+  RT->heap.at[t + 0] = TERM(LAM, 0, t + 1);
+  RT->heap.at[t + 1] = TERM(LAM, LAM_ERA, t + 2);
+  RT->heap.at[t + 2] = TERM(VAR, 0, t + 1);
+  RT->heap.book[id_k] = t; RT->heap.book_len[id_k] = 3;
   u32 cnt = W.book_cnt;
   W.book_cnt = 16;
   Term k = TERM(REF, id_k, 0);
@@ -502,12 +503,12 @@ static void test_book(void) {
 static void test_instance(void) {
   for (u32 len = 1; len <= 11; len++) {
     u32 t = nodes(len);
-    HEAP[t] = len > 1 ? TERM(LAM, 0, t + 1) : num(7);
+    RT->heap.at[t] = len > 1 ? TERM(LAM, 0, t + 1) : num(7);
     for (u32 i = 1; i < len; i++) {
       // alternately a word with a location (pointing inside) and one without
-      HEAP[t + i] = (i & 1) ? TERM(VAR, 0, t + len - i) : num(100 + i);
+      RT->heap.at[t + i] = (i & 1) ? TERM(VAR, 0, t + len - i) : num(100 + i);
     }
-    Term root = wnf_instance(&W, HEAP[t], t + 1, t + len);
+    Term root = wnf_instance(&W, RT->heap.at[t], t + 1, t + len);
     if (len == 1) {
       CHECK(root == num(7));
       continue;
@@ -519,7 +520,7 @@ static void test_instance(void) {
     for (u32 i = 1; i < len; i++) {
       Term want = (i & 1) ? TERM(VAR, 0, t + len - i + off) : num(100 + i);
       Term orig = (i & 1) ? TERM(VAR, 0, t + len - i) : num(100 + i);
-      ok &= HEAP[at + i - 1] == want && HEAP[t + i] == orig;
+      ok &= RT->heap.at[at + i - 1] == want && RT->heap.at[t + i] == orig;
     }
     CHECK(ok);
   }
@@ -532,10 +533,10 @@ static void test_prim(void) {
   Term t = app(p, num(2));
   Term r = wnf_run(&W, t);
   CHECK(W.status == WNF_HOST && W.host == p && r == t);
-  CHECK(W.host_at == VAL(t) && HEAP[W.host_at] == p);
+  CHECK(W.host_at == VAL(t) && RT->heap.at[W.host_at] == p);
   // the host substitutes and resumes
   u32 x = slot();
-  HEAP[W.host_at] = lam(x, op2(OP_ADD, var(x), num(1)));
+  RT->heap.at[W.host_at] = lam(x, op2(OP_ADD, var(x), num(1)));
   r = wnf_run(&W, r);
   CHECK(W.status == WNF_OK && r == num(3));
   // %gnf on the device is the identity; on the CPU it needs the host
@@ -601,17 +602,17 @@ static void test_rebuild_budget(void) {
   // one interaction at a time, storing back after every step
   fresh();
   u32 root = nodes(1);
-  HEAP[root] = deep();
+  RT->heap.at[root] = deep();
   u32 stops = 0;
   for (;;) {
     W.budget   = W.itrs + 1;
-    HEAP[root] = wnf_run(&W, HEAP[root]);
+    RT->heap.at[root] = wnf_run(&W, RT->heap.at[root]);
     if (W.status == WNF_OK) break;
     CHECK(W.status == WNF_BUDGET);
     if (++stops > 1000) break;
   }
   W.budget = ~0ull;
-  Term r = snf(HEAP[root]);
+  Term r = snf(RT->heap.at[root]);
   CHECK_STR(str(r), want);
   CHECK(W.itrs == total);
   CHECK(stops > 3);
@@ -643,18 +644,18 @@ static void test_rebuild_stack(void) {
 static void test_defer(void) {
   u32 d = dup(op2(OP_ADD, num(1), num(2)));
   Term t = op2(OP_MUL, num(10), app(lam_era(dp0(L_A, d)), num(0)));
-  Term e = HEAP[d];
-  HEAP[d] = BUSY;
+  Term e = RT->heap.at[d];
+  RT->heap.at[d] = BUSY;
   fresh();
   W.dup_mode = DUP_SHARED;
   Term r = wnf_run(&W, t);
   CHECK(W.status == WNF_DEFER && W.defer == REGION_OF(&W, d));
-  CHECK(HEAP[d] == BUSY);        // not ours: untouched
+  CHECK(RT->heap.at[d] == BUSY);        // not ours: untouched
   // the other holder releases it; we resume
-  HEAP[d] = e;
+  RT->heap.at[d] = e;
   r = wnf_run(&W, r);
   CHECK(W.status == WNF_OK && r == num(30));
-  CHECK(IS_SUB(HEAP[d]) && NO_SUB(HEAP[d]) == num(3));
+  CHECK(IS_SUB(RT->heap.at[d]) && NO_SUB(RT->heap.at[d]) == num(3));
   // the twin reads the SUB without taking
   r = wnf_run(&W, dp1(L_A, d));
   CHECK(W.status == WNF_OK && r == num(3));
@@ -666,7 +667,7 @@ static void test_defer(void) {
   W.budget = 1;
   r = wnf_run(&W, dp0(L_A, d));
   CHECK(W.status == WNF_BUDGET && r == dp0(L_A, d));
-  CHECK(HEAP[d] != BUSY && TAG(HEAP[d]) == OP2);
+  CHECK(RT->heap.at[d] != BUSY && TAG(RT->heap.at[d]) == OP2);
   W.budget = ~0ull;
   r = wnf_run(&W, r);
   CHECK(W.status == WNF_OK && r == num(6));
@@ -680,10 +681,10 @@ static void test_defer(void) {
   W.region_shift = 4;
   W.owner        = REGION_OF(&W, d) + 1;
   r = wnf_run(&W, dp0(L_A, d));
-  CHECK(W.status == WNF_DEFER && W.defer == REGION_OF(&W, d) && HEAP[d] == num(7));
+  CHECK(W.status == WNF_DEFER && W.defer == REGION_OF(&W, d) && RT->heap.at[d] == num(7));
   W.owner = REGION_OF(&W, d);
   r = wnf_run(&W, r);
-  CHECK(W.status == WNF_OK && r == num(7) && HEAP[d] == AS_SUB(num(7)));
+  CHECK(W.status == WNF_OK && r == num(7) && RT->heap.at[d] == AS_SUB(num(7)));
   W.region_shift = 31;
   W.owner = 0;
 }
@@ -703,7 +704,7 @@ static void test_dup_chain(void) {
     W.dup_mode = modes[m];
     Term r = wnf_run(&W, dp0(L_A, c));
     CHECK(W.status == WNF_OK && r == num(5) && W.itrs == 3);
-    CHECK(HEAP[a] == AS_SUB(num(5)) && HEAP[b] == AS_SUB(num(5)) && HEAP[c] == AS_SUB(num(5)));
+    CHECK(RT->heap.at[a] == AS_SUB(num(5)) && RT->heap.at[b] == AS_SUB(num(5)) && RT->heap.at[c] == AS_SUB(num(5)));
     CHECK(wnf_run(&W, dp1(L_A, c)) == num(5) && wnf_run(&W, dp0(L_A, b)) == num(5));
     CHECK(wnf_run(&W, dp1(L_A, a)) == num(5) && W.itrs == 3);
     // a SUB at the top one slot up, left for this side (a DUP-SUP's):
@@ -713,7 +714,7 @@ static void test_dup_chain(void) {
     fresh();
     W.dup_mode = modes[m];
     r = wnf_run(&W, dp0(L_A, b));
-    CHECK(W.status == WNF_OK && r == num(1) && W.itrs == 1 && HEAP[b] == AS_SUB(num(1)));
+    CHECK(W.status == WNF_OK && r == num(1) && W.itrs == 1 && RT->heap.at[b] == AS_SUB(num(1)));
     // two slots up
     a = dup(AS_SUB(num(1)));
     b = dup(dp0(L_A, a));
@@ -729,8 +730,8 @@ static void test_dup_chain(void) {
       fresh();
       W.dup_mode = modes[m];
       r = wnf_run(&W, dp0(L_A, b));
-      CHECK(W.status == WNF_DEFER && HEAP[b] == dp0(L_A, a) && W.itrs == 0);
-      HEAP[a] = num(8);
+      CHECK(W.status == WNF_DEFER && RT->heap.at[b] == dp0(L_A, a) && W.itrs == 0);
+      RT->heap.at[a] = num(8);
       r = wnf_run(&W, r);
       CHECK(W.status == WNF_OK && r == num(8) && W.itrs == 2);
     }
@@ -747,6 +748,7 @@ static u64  RACE_ITRS[2];
 static _Atomic u32 RACE_GO;   // both threads start together
 
 static void *race_side(void *arg) {
+  RT = TEST_RT;   // a thread of the test's runtime
   u32 side = (u32)(uintptr_t)arg;
   Wnf w;
   cpu_wnf_init(&w, 1u << 12);
@@ -771,12 +773,12 @@ static void *race_side(void *arg) {
 // Labels of the core's own DUPs (wnf_red_share): distinct, counted down
 // from the top of the label space, kept in heap word 0.
 static void test_fresh_lab(void) {
-  Term at0 = HEAP[0];
+  Term at0 = RT->heap.at[0];
   u32  a   = wnf_fresh_lab(&W);
   u32  b   = wnf_fresh_lab(&W);
   CHECK(a == (u32)(EXT_MASK - (at0 & EXT_MASK)));
   CHECK(b == a - 1);
-  CHECK(HEAP[0] == at0 + 2);
+  CHECK(RT->heap.at[0] == at0 + 2);
 }
 
 static void test_race(int chains) {
@@ -827,18 +829,18 @@ static void test_oom(void) {
   u32 gid = 4;
   u32 t = nodes(6);
   // root: λx.(@grow &A{x0, x1}) with !X&A = x   -- words: [root][body][app][app+1][sup][sup+1]
-  HEAP[t + 0] = TERM(LAM, 0, t + 1);
-  HEAP[t + 1] = TERM(APP, 0, t + 2);
-  HEAP[t + 2] = TERM(REF, gid, 0);
-  HEAP[t + 3] = TERM(SUP, L_A, t + 4);
-  HEAP[t + 4] = TERM(VAR, 0, t + 1);
-  HEAP[t + 5] = num(0);
-  BOOK[gid] = t; BOOK_LEN[gid] = 6;
+  RT->heap.at[t + 0] = TERM(LAM, 0, t + 1);
+  RT->heap.at[t + 1] = TERM(APP, 0, t + 2);
+  RT->heap.at[t + 2] = TERM(REF, gid, 0);
+  RT->heap.at[t + 3] = TERM(SUP, L_A, t + 4);
+  RT->heap.at[t + 4] = TERM(VAR, 0, t + 1);
+  RT->heap.at[t + 5] = num(0);
+  RT->heap.book[gid] = t; RT->heap.book_len[gid] = 6;
   u32 cnt = W.book_cnt;
   W.book_cnt = 16;
   fresh();
   W.budget = ~0ull;
-  u64 top = HEAP_WORDS;
+  u64 top = RT->heap.cap;
   Term r = wnf_run(&W, app(TERM(REF, gid, 0), num(1)));
   CHECK(W.status == WNF_OOM);
   CHECK(TAG(r) == APP);
@@ -861,16 +863,16 @@ static void test_clone_now(void) {
   Term r = wnf_run(&W, op2(OP_MUL, sup(L_A, num(1), num(2)), num(7)));
   CHECK(W.status == WNF_OK && TAG(r) == SUP && W.itrs == 2);
   for (u32 i = 0; i < 2; i++) {
-    Term k = HEAP[VAL(r) + i];
-    CHECK(TAG(k) == OP2 && HEAP[VAL(k) + 1] == num(7));
+    Term k = RT->heap.at[VAL(r) + i];
+    CHECK(TAG(k) == OP2 && RT->heap.at[VAL(k) + 1] == num(7));
   }
   // 100 - &A{1,2} -> &A{100 - 1, 100 - 2}
   fresh();
   r = wnf_run(&W, op2(OP_SUB, num(100), sup(L_A, num(1), num(2))));
   CHECK(W.status == WNF_OK && TAG(r) == SUP && W.itrs == 2);
   for (u32 i = 0; i < 2; i++) {
-    Term k = HEAP[VAL(r) + i];
-    CHECK(TAG(k) == OP2 && HEAP[VAL(k)] == num(100));
+    Term k = RT->heap.at[VAL(r) + i];
+    CHECK(TAG(k) == OP2 && RT->heap.at[VAL(k)] == num(100));
   }
   // (&A{f,g} 10) -> &A{(f 10), (g 10)}
   fresh();
@@ -878,8 +880,8 @@ static void test_clone_now(void) {
   r = wnf_run(&W, app(sup(L_A, lam(a, var(a)), lam(b, var(b))), num(10)));
   CHECK(W.status == WNF_OK && TAG(r) == SUP && W.itrs == 2);
   for (u32 i = 0; i < 2; i++) {
-    Term k = HEAP[VAL(r) + i];
-    CHECK(TAG(k) == APP && HEAP[VAL(k) + 1] == num(10));
+    Term k = RT->heap.at[VAL(r) + i];
+    CHECK(TAG(k) == APP && RT->heap.at[VAL(k) + 1] == num(10));
   }
   CHECK_STR(str(snf(r)), "&1{10,10}");   // L_A prints as its number
 }
@@ -901,12 +903,12 @@ static void test_lift_run(void) {
   CHECK(W.status == WNF_OK && TAG(r) == SUP && EXT(r) == L_A && W.itrs == 6);
   CHECK(W.next - at == 3 * 2 + 2);            // a copy a level, one SUP
   for (u32 i = 0; i < 2; i++) {
-    Term k = HEAP[VAL(r) + i];                // ((x * 7) + 3) % 1009
-    CHECK(TAG(k) == OP2 && EXT(k) == OP_MOD && HEAP[VAL(k) + 1] == num(1009));
-    Term a = HEAP[VAL(k)];
-    CHECK(TAG(a) == OP2 && EXT(a) == OP_ADD && HEAP[VAL(a) + 1] == num(3));
-    Term m = HEAP[VAL(a)];
-    CHECK(TAG(m) == OP2 && EXT(m) == OP_MUL && HEAP[VAL(m)] == num(1 + i));
+    Term k = RT->heap.at[VAL(r) + i];                // ((x * 7) + 3) % 1009
+    CHECK(TAG(k) == OP2 && EXT(k) == OP_MOD && RT->heap.at[VAL(k) + 1] == num(1009));
+    Term a = RT->heap.at[VAL(k)];
+    CHECK(TAG(a) == OP2 && EXT(a) == OP_ADD && RT->heap.at[VAL(a) + 1] == num(3));
+    Term m = RT->heap.at[VAL(a)];
+    CHECK(TAG(m) == OP2 && EXT(m) == OP_MUL && RT->heap.at[VAL(m)] == num(1 + i));
   }
   CHECK_STR(str(snf(r)), "&1{10,17}");
   // stopped at every count: the term left goes on to the same result
@@ -930,9 +932,9 @@ static void test_lift_run(void) {
   CHECK(W.status == WNF_OK && TAG(r) == SUP && W.itrs == 8);
   CHECK(W.next - at == 4 * 2 + 2);
   for (u32 i = 0; i < 2; i++) {
-    Term k = HEAP[VAL(r) + i];                // 1000 - (...)
-    CHECK(TAG(k) == OP2 && EXT(k) == OP_SUB && HEAP[VAL(k)] == num(1000));
-    CHECK(TAG(HEAP[VAL(k) + 1]) == OP2 && EXT(HEAP[VAL(k) + 1]) == OP_MOD);
+    Term k = RT->heap.at[VAL(r) + i];                // 1000 - (...)
+    CHECK(TAG(k) == OP2 && EXT(k) == OP_SUB && RT->heap.at[VAL(k)] == num(1000));
+    CHECK(TAG(RT->heap.at[VAL(k) + 1]) == OP2 && EXT(RT->heap.at[VAL(k) + 1]) == OP_MOD);
   }
   CHECK_STR(str(snf(r)), "&1{990,983}");
   // Work on the right (... * (2 + 2)) ends the run: OP2-SUP clones the
@@ -1036,14 +1038,14 @@ static void test_case_copy(void) {
 // call copies: the case taken alone.
 static void test_case_words(void) {
   case_book();
-  u32  t   = BOOK[F_ID];
-  Term hdr = HEAP[t + 1];
-  CHECK(TAG(HEAP[t]) == SWI && TAG(hdr) == NUM && EXT(hdr) == 1 && VAL(hdr) == 3);
+  u32  t   = RT->heap.book[F_ID];
+  Term hdr = RT->heap.at[t + 1];
+  CHECK(TAG(RT->heap.at[t]) == SWI && TAG(hdr) == NUM && EXT(hdr) == 1 && VAL(hdr) == 3);
   u32 lens[3] = {3, 3, 4};                       // λx.(x+100), λx.(x*2), λn.λx.(n+x)
   for (u32 i = 0; i < 3; i++) {
-    Term sp = HEAP[t + TPL_SPAN0 + i];
+    Term sp = RT->heap.at[t + TPL_SPAN0 + i];
     CHECK(TAG(sp) == NUM && EXT(sp) == lens[i]);
-    CHECK(VAL(sp) >= t + TPL_SPAN0 + 3 && VAL(sp) + EXT(sp) <= t + BOOK_LEN[F_ID]);
+    CHECK(VAL(sp) >= t + TPL_SPAN0 + 3 && VAL(sp) + EXT(sp) <= t + RT->heap.book_len[F_ID]);
   }
   Term calls[3] = {num(0), num(1), num(9)};
   Term want[3]  = {num(105), num(10), num(14)};
@@ -1056,7 +1058,7 @@ static void test_case_words(void) {
     CHECK(W.status == WNF_OK && r == want[i]);
     CHECK(W.next - at == lens[i]);
   }
-  CHECK(EXT(HEAP[BOOK[G_ID] + 1]) == 1 && VAL(HEAP[BOOK[G_ID] + 1]) == 3);
+  CHECK(EXT(RT->heap.at[RT->heap.book[G_ID] + 1]) == 1 && VAL(RT->heap.at[RT->heap.book[G_ID] + 1]) == 3);
   // a budget of one stops the walk after the first case: two misses, two
   // APP-LAM and an OP2 in all, as the match built by hand counts
   fresh();
@@ -1072,13 +1074,13 @@ static void test_case_words(void) {
   snprintf(src, sizeof src, "@p = λ{#B: λa.λb.λc.λd.λe.λf.λg.λh.λi.λj.λk.λl.λm.λn.λo.λq.\"%030d\"; λz.z}\n", 0);
   CHECK(parse_text("p.hvm4", src) == 0);
   u32  pid  = table_find("p", 1);
-  u32  plen = EXT(HEAP[BOOK[pid] + TPL_SPAN0]);
+  u32  plen = EXT(RT->heap.at[RT->heap.book[pid] + TPL_SPAN0]);
   CHECK(plen > WNF_RESERVE - 2 * 16 && plen <= WNF_RESERVE);
   W.book_cnt = table_count();
   Term flds[16];
   for (u32 i = 0; i < 16; i++) flds[i] = num(i);
   u32 cn = nodes(16);
-  memcpy(&HEAP[cn], flds, sizeof flds);
+  memcpy(&RT->heap.at[cn], flds, sizeof flds);
   fresh();
   (void)wnf_room(&W, 2 * WNF_RESERVE);
   W.end = W.next + WNF_RESERVE;                // the reserve, no more
@@ -1090,12 +1092,12 @@ static void test_case_words(void) {
   // @h = λ{0: 10; λ_.20}
   u32 hid = table_id("h", 1);
   u32 t2  = nodes(5);
-  HEAP[t2 + 0] = TERM(SWI, 0, t2 + 2);
-  HEAP[t2 + 1] = TERM(NUM, 0, 0);
-  HEAP[t2 + 2] = num(10);
-  HEAP[t2 + 3] = TERM(LAM, LAM_ERA, t2 + 4);
-  HEAP[t2 + 4] = num(20);
-  BOOK[hid] = t2; BOOK_LEN[hid] = 5;
+  RT->heap.at[t2 + 0] = TERM(SWI, 0, t2 + 2);
+  RT->heap.at[t2 + 1] = TERM(NUM, 0, 0);
+  RT->heap.at[t2 + 2] = num(10);
+  RT->heap.at[t2 + 3] = TERM(LAM, LAM_ERA, t2 + 4);
+  RT->heap.at[t2 + 4] = num(20);
+  RT->heap.book[hid] = t2; RT->heap.book_len[hid] = 5;
   W.book_cnt = table_count();
   for (u32 i = 0; i < 2; i++) {
     fresh();
@@ -1124,9 +1126,9 @@ static void test_case_oom(void) {
   Term r = wnf_run(&W, app(app(TERM(REF, id, 0), num(0)), num(1)));
   CHECK(W.status == WNF_OOM);
   // (@grow 0 x): the call, rebuilt around its argument
-  Term fn = HEAP[VAL(r)];
-  CHECK(TAG(r) == APP && TAG(fn) == APP && HEAP[VAL(fn)] == TERM(REF, id, 0));
-  CHECK(HEAP[VAL(fn) + 1] == num(0));
+  Term fn = RT->heap.at[VAL(r)];
+  CHECK(TAG(r) == APP && TAG(fn) == APP && RT->heap.at[VAL(fn)] == TERM(REF, id, 0));
+  CHECK(RT->heap.at[VAL(fn) + 1] == num(0));
   // each step runs OP2 (1 - 1), APP-MAT-NUM-MAT and APP-LAM
   CHECK(W.itrs > 0 && W.itrs % 3 == 0);
 }
@@ -1139,14 +1141,14 @@ static void test_defer_field(void) {
   Term inner = op2(OP_SUB, num(5), num(2));
   Term t     = op2(OP_MUL, num(10), inner);
   u32  at    = VAL(inner);
-  HEAP[at]   = BUSY;
+  RT->heap.at[at]   = BUSY;
   fresh();
   W.dup_mode = DUP_SHARED;
   Term r = wnf_run(&W, t);
   CHECK(W.status == WNF_DEFER && r == t);
-  CHECK(HEAP[at] == BUSY);       // not ours: untouched
+  CHECK(RT->heap.at[at] == BUSY);       // not ours: untouched
   CHECK(W.itrs == 0);
-  HEAP[at] = num(5);             // the holder stores its result
+  RT->heap.at[at] = num(5);             // the holder stores its result
   r = wnf_run(&W, r);
   CHECK(W.status == WNF_OK && r == num(30));
   // At the top the caller read the held word itself: returned as it is.

@@ -4,7 +4,7 @@
 //
 // Device memory, allocated once per process (cu_warm, on a background
 // thread when the program asks for the device early): the heap (as large
-// as HEAP_WORDS, or what fits), the book tables, two frontiers, one output
+// as RT->heap.cap, or what fits), the book tables, two frontiers, one output
 // segment per lane, the lane stacks and arenas, the `seen` bitmap and the
 // packing's `live` and `rank` bitmaps. A run copies the used heap range
 // [0, top) in, keeps a copy of it at the heap's end (the shadow the changed
@@ -742,12 +742,12 @@ static u32 default_lanes(u32 stack) {
 static int lane_buffers(char *err, unsigned errlen) {
   // 2048 words a lane by default (16 KiB); a deeper WNF stops the lane
   // (WNF_STACK) and the CPU finishes.
-  u32 stack = GPU.stack ? GPU.stack : 2048;
+  u32 stack = gpu_conf()->stack ? gpu_conf()->stack : 2048;
   // The default is sized once, from the memory free at the first setup:
   // sized again at a later one (the heap and the stacks then taken), it
   // came out smaller and remade the stacks at every run.
-  if (!GPU.lanes && !C.dflt_lanes) C.dflt_lanes = default_lanes(stack);
-  u32 lanes = GPU.lanes ? GPU.lanes : C.dflt_lanes;
+  if (!gpu_conf()->lanes && !C.dflt_lanes) C.dflt_lanes = default_lanes(stack);
+  u32 lanes = gpu_conf()->lanes ? gpu_conf()->lanes : C.dflt_lanes;
   if (lanes == C.req_lanes && stack == C.stack_cap) return 0;
   u32 req = lanes;
   C.req_lanes = 0;
@@ -796,11 +796,11 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
   }
   size_t fr = 0, tot = 0;
   CK(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
-  u64 cap = GPU.dev_heap ? GPU.dev_heap : words;
+  u64 cap = gpu_conf()->dev_heap ? gpu_conf()->dev_heap : words;
   // A small first heap that still grows (HVM4G_DEV_HEAP_START), so that
   // scripts/cuda_check.sh runs the growth on a small program (a grown
   // run's copy in is a path of its own).
-  u64 start = GPU.dev_heap || C.want ? 0 : gpu_heap_start();
+  u64 start = gpu_conf()->dev_heap || C.want ? 0 : gpu_heap_start();
   if (start) cap = start;
   u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 3 * sizeof(u32) / 32.0 + 1);
   if (cap > words) cap = words;
@@ -855,7 +855,7 @@ static int cu_setup(u64 min, char *err, unsigned errlen) {
     CK(cudaMallocHost((void **)&C.stage, PIN_MIN), "pinned staging buffer");
     C.stage_cap = PIN_MIN;
   }
-  GPU_STATS.buf_s += gpu_now() - t0;
+  gpu_stats()->buf_s += gpu_now() - t0;
   C.warm = 1;
   return 0;
 }
@@ -995,7 +995,7 @@ static void pin_start(void) {
   Term *host = gpu_heap();
   char *lo   = (char *)((u64)(host + C.top0) & ~4095ull);
   char *end  = (char *)(host + gpu_heap_words());
-  u64   want = GPU.pin_ahead * sizeof(Term);
+  u64   want = gpu_conf()->pin_ahead * sizeof(Term);
   if (lo + want > end) want = (u64)(end - lo);
   P.lo   = lo;
   P.want = want;
@@ -1132,17 +1132,17 @@ static int copy_in(const u32 *roots, u32 nroot, u64 top, char *err,
   u64   wcap  = words / 4 * 3;                           // its words,
   u64   rcap  = (words - wcap) * sizeof(Term) / sizeof(InRun);  // its runs
   u64   bud   = reach_budget(top);
-  GPU_STATS.in_top += top;
+  gpu_stats()->in_top += top;
   if (bud == 0 || rcap < 64 || !C.stage ||
       reach_walk(&R, host, top, roots, nroot, gpu_book(), gpu_book_len(),
                  gpu_book_cnt(), bud, reach_limit_s(top)) != 1) {
     reach_free(&R);
-    GPU_STATS.in_words += top;
+    gpu_stats()->in_words += top;
     CK(cudaMemcpy(C.heap, host, top * sizeof(Term), cudaMemcpyHostToDevice),
        "heap copy in");
     return 0;
   }
-  GPU_STATS.in_words += R.words;
+  gpu_stats()->in_words += R.words;
   Term  *scr  = C.heap + base;
   InRun *runs = (InRun *)(C.stage + wcap);
   u32    nw   = 0, nr = 0;
@@ -1209,20 +1209,20 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   // Owner mode: each lane's arena is a whole region; unless the region
   // size was given, it shrinks until the lanes' arenas take at most a
   // quarter of the heap.
-  u32 shift = GPU.region_shift;
-  while (GPU.dup_mode == DUP_OWNER && !GPU.shift_set && shift > 8 &&
+  u32 shift = gpu_conf()->region_shift;
+  while (gpu_conf()->dup_mode == DUP_OWNER && !gpu_conf()->shift_set && shift > 8 &&
          ((u64)C.lanes << shift) > C.dcap / 4) {
     shift--;
   }
-  GPU_STATS.shift = shift;
-  unsigned long long align = GPU.dup_mode == DUP_OWNER ? (1ull << shift) : 0;
+  gpu_stats()->shift = shift;
+  unsigned long long align = gpu_conf()->dup_mode == DUP_OWNER ? (1ull << shift) : 0;
   unsigned long long dtop  = align ? (top + align - 1) & ~(align - 1) : top;
   unsigned long long dcap  = C.dcap;
   // Atomic mode: each lane holds an arena across passes; with many lanes
   // they would hold much of the heap, so unless --arena was given they
   // shrink until they take at most a sixteenth of it.
-  unsigned int arena = GPU.arena;
-  while (!GPU.arena_set && arena > 256 && (u64)C.lanes * arena * 16 > C.dcap) {
+  unsigned int arena = gpu_conf()->arena;
+  while (!gpu_conf()->arena_set && arena > 256 && (u64)C.lanes * arena * 16 > C.dcap) {
     arena /= 2;
   }
   CK(cudaMemcpyToSymbol(D_TOP, &dtop, sizeof dtop), "top");
@@ -1247,13 +1247,13 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   C.a.book         = C.book;
   C.a.book_len     = C.book_len;
   C.a.book_cnt     = bc;
-  C.a.dup_mode     = GPU.dup_mode;
+  C.a.dup_mode     = gpu_conf()->dup_mode;
   C.a.region_shift = shift;
-  C.a.budget       = GPU.budget;
+  C.a.budget       = gpu_conf()->budget;
   C.a.stack_cap    = C.stack_cap;
   C.a.cap          = 0;
-  C.a.shallow_inc  = (u32)GPU.collapse;
-  C.a.spark_gap    = GPU.spark_gap;
+  C.a.shallow_inc  = (u32)gpu_conf()->collapse;
+  C.a.spark_gap    = gpu_conf()->spark_gap;
   C.wait           = ~0u;   // D_WAIT is set by the run's first pass
   pin_start();
   return 0;
@@ -1363,7 +1363,7 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   if (cu_segments(lanes, C.a.cap, n, err, errlen)) return -1;
   u32 tpb = LANE_TPB;
   // the kernel of the run's DUP take (--take=32: Apple's, as a cross-check)
-  auto step = GPU.take == 32 ? t32::k_step : t64::k_step;
+  auto step = gpu_conf()->take == 32 ? t32::k_step : t64::k_step;
 #if LANE_CLOCK
   clock_begin();
 #endif
@@ -1422,7 +1422,7 @@ static long long cu_roots(char *err, unsigned errlen) {
     }
     if (n) k_roots<<<grid_of(n), 256>>>(C.heap, C.roots, n, C.in);
     CK(cudaGetLastError(), "roots kernel launch");
-    GPU_STATS.changed += n;
+    gpu_stats()->changed += n;
     C.nroots = n;
     return n;
   }
@@ -1458,7 +1458,7 @@ static long long cu_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
 
 static long long cu_mark(u32 n, u32 budget, u32 *cut, char *err,
                          unsigned errlen) {
-  if (GPU.mark_levels && MARK_BLOCK(n)) return cu_mark_levels(n, cut, err, errlen);
+  if (gpu_conf()->mark_levels && MARK_BLOCK(n)) return cu_mark_levels(n, cut, err, errlen);
   u32 lanes = n < C.lanes ? n : C.lanes;
   C.c.budget = budget;
   C.c.cap    = gpu_mark_cap(n, C.lanes, budget);
@@ -1513,7 +1513,7 @@ static int cu_close(char *err, unsigned errlen) {
   CK(cudaMemcpy(piece, at, sizeof piece, cudaMemcpyDeviceToHost),
      "live words");
   u32 live = piece[PIECES];
-  GPU_STATS.rank_s += gpu_now() - t0;
+  gpu_stats()->rank_s += gpu_now() - t0;
   if (C.top0 + live > gpu_heap_words()) {
     snprintf(err, errlen, "the result (%u words) does not fit the host heap",
              live);
@@ -1566,7 +1566,7 @@ static int cu_close(char *err, unsigned errlen) {
   if (ek == cudaSuccess) {
     ek = cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost);
   }
-  GPU_STATS.compact_s += gpu_now() - t0;
+  gpu_stats()->compact_s += gpu_now() - t0;
   t0 = gpu_now();
   if (e == cudaSuccess) e = cudaStreamSynchronize(C.out);
   int behind = tail_wait(&tail);   // joined on every path
@@ -1581,11 +1581,11 @@ static int cu_close(char *err, unsigned errlen) {
              "did not mark (a bug)", r.bad);
     return -1;
   }
-  GPU_STATS.pinned += pinned;
+  gpu_stats()->pinned += pinned;
   if (behind) {
     CK(cudaMemcpy(to + pinned, (const char *)dst + pinned, bytes - pinned,
                   cudaMemcpyDeviceToHost), "copy out");
-    GPU_STATS.behind += bytes - pinned;
+    gpu_stats()->behind += bytes - pinned;
     pinned = bytes;
   }
   Term *vals = (Term *)malloc(((u64)nroots + 1) * sizeof(Term));
@@ -1600,11 +1600,11 @@ static int cu_close(char *err, unsigned errlen) {
   if (ok) {
     for (u32 i = 0; i < nroots; i++) host[locs[i]] = vals[i];
     gpu_top_raise(C.top0 + live);
-    GPU_STATS.live += live;
+    gpu_stats()->live += live;
   }
   free(vals);
   free(locs);
-  GPU_STATS.out_s += gpu_now() - t0;
+  gpu_stats()->out_s += gpu_now() - t0;
   if (!ok) {
     // Part of the live words may be written above the host's top: unused.
     return -1;
@@ -1639,9 +1639,9 @@ static long long cu_reclaim_roots(u32 n, char *err, unsigned errlen) {
   }
   CK(cudaMemcpy(C.keep, C.in, (u64)n * sizeof(u64), cudaMemcpyDeviceToDevice),
      "frontier");
-  u64 changed = GPU_STATS.changed;   // counted by the run's end alone
+  u64 changed = gpu_stats()->changed;   // counted by the run's end alone
   long long m = cu_roots(err, errlen);
-  GPU_STATS.changed = changed;
+  gpu_stats()->changed = changed;
   if (m < 0) return -1;
   if (cu_grow_keep((void **)&C.in, &C.in_cap, (u64)m + n + 1, (u64)m,
                    sizeof(u64))) {
@@ -1722,7 +1722,7 @@ static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
   CK(cudaMemset(C.live, 0, C.live_used * sizeof(u32)), "live");
   C.live_used = 0;
   // Owner mode: the top stays on a region's start (cu_refill).
-  unsigned long long align = GPU.dup_mode == DUP_OWNER ? (1ull << C.a.region_shift) : 0;
+  unsigned long long align = gpu_conf()->dup_mode == DUP_OWNER ? (1ull << C.a.region_shift) : 0;
   unsigned long long top   = C.top0 + live;
   if (align) top = (top + align - 1) & ~(align - 1);
   CK(cudaMemcpyToSymbol(D_TOP, &top, sizeof top), "top");
@@ -1741,7 +1741,7 @@ static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
 // finishes, in the host's heap.
 static int cu_grow_heap(void) {
   u64 words = gpu_heap_words();
-  if (GPU.dev_heap || C.cap >= words) return -1;
+  if (gpu_conf()->dev_heap || C.cap >= words) return -1;
   size_t fr = 0, tot = 0;
   if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
     cudaGetLastError();

@@ -19,6 +19,7 @@
 #include <string.h>
 #include "dev/dev.h"
 #include "dev/metal/metal.h"
+#include "dev/dev_rt.h"
 
 static struct {
   int     probed;
@@ -69,7 +70,7 @@ static u64 mt_heap_max(void) {
 static int mt_heap(u64 top, char *err, unsigned errlen) {
   u64 words = gpu_heap_words();
   u64 start = gpu_heap_start();
-  u64 cap   = GPU.dev_heap ? GPU.dev_heap : M.want ? M.want
+  u64 cap   = RT->dev->conf.dev_heap ? RT->dev->conf.dev_heap : M.want ? M.want
             : start ? start : words;
   u64 min   = top + (1ull << 20) < words ? top + (1ull << 20) : words;
   if (cap > mt_heap_max()) cap = mt_heap_max();
@@ -86,15 +87,15 @@ static int mt_heap(u64 top, char *err, unsigned errlen) {
 static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   u64 top   = gpu_top();
   u32 bc    = gpu_book_cnt();
-  GPU.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
-  GPU_STATS.backend = md_name();
+  RT->dev->conf.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
+  RT->dev->stats.backend = md_name();
   M.fault   = 0;
   M.top0    = top;
-  M.lanes   = GPU.lanes ? GPU.lanes : md_lanes();
-  M.stack   = GPU.stack ? GPU.stack : 4096;
+  M.lanes   = RT->dev->conf.lanes ? RT->dev->conf.lanes : md_lanes();
+  M.stack   = RT->dev->conf.stack ? RT->dev->conf.stack : 4096;
   if (mt_heap(top, err, errlen) != 0) return -1;
   if (sim_pack_open(err, errlen) != 0) return -1;
-  GPU_STATS.shift = GPU.region_shift;
+  RT->dev->stats.shift = RT->dev->conf.region_shift;
   if (top + 1024 > M.cap) {
     snprintf(err, errlen, "heap in use (%llu words) does not fit the device "
              "heap (%llu words)", (unsigned long long)top,
@@ -104,15 +105,15 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   u32 g[2 * MTL_HDR] = {0};
   g[MTL_G_TOP]   = (u32)top;
   g[MTL_G_CAP]   = (u32)M.cap;
-  g[MTL_G_ARENA] = GPU.arena;
-  g[MTL_G_ALIGN] = GPU.dup_mode == DUP_OWNER ? 1u << GPU.region_shift : 0;
+  g[MTL_G_ARENA] = RT->dev->conf.arena;
+  g[MTL_G_ALIGN] = RT->dev->conf.dup_mode == DUP_OWNER ? 1u << RT->dev->conf.region_shift : 0;
   MT(md_put(MB_HEAP, 0, g, sizeof g), "heap header");
   // The whole used range: the heap comes back whole over the host's
   // (mt_roots), so a word left out here would come back as garbage.
   MT(md_put(MB_HEAP, MTL_HDR * sizeof(Term), gpu_heap(), top * sizeof(Term)),
      "heap copy in");
-  GPU_STATS.in_top   += top;
-  GPU_STATS.in_words += top;
+  RT->dev->stats.in_top   += top;
+  RT->dev->stats.in_words += top;
   MT(md_zero(MB_SEEN, 0, (M.cap / 32 + 1) * sizeof(u32)), "seen bitmap");
   MT(md_need(MB_BOOK, (bc + 1) * sizeof(u32)), "book");
   MT(md_need(MB_BOOK_LEN, (bc + 1) * sizeof(u32)), "book");
@@ -131,16 +132,16 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   MT(md_need(MB_ARGS, sizeof(MtlArgs)), "arguments");
   u64 *ent = malloc((u64)nroot * sizeof(u64));
   MT(ent == NULL, "frontier");
-  for (u32 i = 0; i < nroot; i++) ent[i] = ENT(roots[i] >> GPU.region_shift, roots[i]);
+  for (u32 i = 0; i < nroot; i++) ent[i] = ENT(roots[i] >> RT->dev->conf.region_shift, roots[i]);
   int fe = md_need(MB_IN, (u64)nroot * sizeof(u64)) ||
            md_put(MB_IN, 0, ent, (u64)nroot * sizeof(u64));
   free(ent);
   MT(fe, "frontier");
   M.m.book_cnt     = bc;
-  M.m.dup_mode     = GPU.dup_mode;
-  M.m.region_shift = GPU.region_shift;
-  M.m.shallow_inc  = (u32)GPU.collapse;
-  M.m.spark_gap    = GPU.spark_gap;
+  M.m.dup_mode     = RT->dev->conf.dup_mode;
+  M.m.region_shift = RT->dev->conf.region_shift;
+  M.m.shallow_inc  = (u32)RT->dev->conf.collapse;
+  M.m.spark_gap    = RT->dev->conf.spark_gap;
   M.m.stack_cap    = M.stack;
   return 0;
 }
@@ -305,7 +306,7 @@ static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
 // the CPU finishes, in the host's heap (as CUDA's).
 static int mt_grow(void) {
   u64 max = mt_heap_max();
-  if (GPU.dev_heap || M.cap >= max) return -1;
+  if (RT->dev->conf.dev_heap || M.cap >= max) return -1;
   M.want = 2 * M.cap < max ? 2 * M.cap : max;
   return 0;
 }

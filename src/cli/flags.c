@@ -1,15 +1,20 @@
-// flags.c: the command-line table and its one parser (flags.h).
+// flags.c: the command-line table and its one parser (flags.h), on the
+// program's side of the library: it fills an Options (run/api.h) and the
+// Cli, and may exit (help, version, a bad flag).
 //
 // A flag is a row of FLAGS: the parser, --help, --help=tuning and the
 // Markdown tables of the docs all read the rows, so a flag is described in
-// one place. A default is the field's value before parsing: the module
-// that owns the field says it once, in its initializer.
+// one place. A flag's bounds are checked here, once. A default is the
+// field's value before parsing: the module that owns the field says it
+// once (eval_conf_default, gpu_conf_default, sched_conf_default).
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <hvm4g.h>
-#include "run/flags.h"
+#include "cli/flags.h"
+#include "run/api.h"
 #include "run/sched.h"
 #include "run/prim.h"
 #include "heap/heap.h"
@@ -18,8 +23,6 @@
 #include "dev/dev.h"
 
 #define USAGE "Usage: hvm4g <file.hvm4 | file.hvm | - | -e TERM> [flags] [-- args]   (hvm4g --help lists them)\n"
-
-Cli CLI = { .file = NULL, .eval = NULL, .collapse = 0, .limit = -1, .heap = 0 };
 
 typedef enum {
   FL_SWITCH,    // int field set to 1
@@ -40,11 +43,11 @@ typedef struct {
   const char *name;      // "--lanes"
   const char *alias;     // "-T": its value attached (-T4) or next (-T 4)
   FlagType    type;
-  void       *field;
+  size_t      field;     // offsetof(Command, ...): where the value goes
   u64         lo, hi;    // FL_COUNT, FL_SIZE, FL_OPTCOUNT
   const char *meta;      // the value's name in help; FL_CHOICE: the words
   const u32  *values;    // FL_CHOICE: the value of each word
-  int        *given;     // set to 1 when the flag is given
+  size_t      given;     // an int set to 1 when the flag is given (NONE: no such)
   const char *deflt;     // the default in words, where the field's value
                          // does not say it (NULL: the field's value)
   int         tuning;    // 0: a user flag (--help), 1: --help=tuning
@@ -55,107 +58,113 @@ static const u32 DEVICES[] = { DEV_SIM, DEV_CUDA, DEV_METAL, DEV_AUTO };
 static const u32 DUPS[]    = { DUP_OWNER, DUP_ATOMIC };
 static const u32 TAKES[]   = { 64, 32 };
 
+#define O(f)  offsetof(Command, opt.f)
+#define C(f)  offsetof(Command, cli.f)
+#define NONE  ((size_t)-1)
 #define K(n) ((u64)(n) << 10)
 #define G4   ((u64)1 << 32)
 
 static const Flag FLAGS[] = {
   // name, alias, type, field, lo, hi, meta, values, given, default, tuning, help
-  { "--stats", "-s", FL_OPTWORD, &EVAL.stats, 0, 0, "[=json]", NULL, NULL, NULL, 0,
+  { "--stats", "-s", FL_OPTWORD, O(eval.stats), 0, 0, "[=json]", NULL, NONE, NULL, 0,
     "statistics after the result: interactions, time, rate, memory; =json: one JSON object" },
-  { "--silent", "-S", FL_SWITCH, &EVAL.silent, 0, 0, NULL, NULL, NULL, NULL, 0,
+  { "--silent", "-S", FL_SWITCH, O(eval.silent), 0, 0, NULL, NULL, NONE, NULL, 0,
     "print the interaction count, not the result" },
-  { "--collapse", "-C", FL_OPTCOUNT, &CLI.limit, 0, (u64)1 << 62, "[=N]", NULL,
-    &CLI.collapse, "all", 0,
+  { "--collapse", "-C", FL_OPTCOUNT, C(limit), 0, (u64)1 << 62, "[=N]", NULL,
+    C(collapse), "all", 0,
     "collapse: one line per superposition branch, at most N" },
-  { "--threads", "-T", FL_COUNT, &EVAL.threads, 1, 1024, "N", NULL,
-    &CLI.threads_set, NULL, 0,
+  { "--threads", "-T", FL_COUNT, O(eval.threads), 1, 1024, "N", NULL,
+    C(threads_set), NULL, 0,
     "threads; the output is the one-thread output" },
-  { "--step-by-step", "-D", FL_SWITCH, &EVAL.debug, 0, 0, NULL, NULL, NULL, NULL, 0,
+  { "--step-by-step", "-D", FL_SWITCH, O(eval.debug), 0, 0, NULL, NULL, NONE, NULL, 0,
     "print each reduction step (one thread; not with -C or --gpu)" },
-  { "--debug", "-d", FL_SWITCH, &EVAL.debug, 0, 0, NULL, NULL, NULL, NULL, 0,
+  { "--debug", "-d", FL_SWITCH, O(eval.debug), 0, 0, NULL, NULL, NONE, NULL, 0,
     "HVM4's debug trace of each reduction: here the same as -D" },
-  { "--heap", "-M", FL_SIZE, &CLI.heap, K(1), G4, "SIZE", NULL, NULL,
+  { "--heap", "-M", FL_SIZE, O(heap), K(1), G4, "SIZE", NULL, NONE,
     "what fits in memory", 0, "heap capacity in 64-bit words, suffix K/M/G" },
-  { "--gpu", "-G", FL_SWITCH, &SCHED.requested, 0, 0, NULL, NULL, NULL, NULL, 0,
+  { "--gpu", "-G", FL_SWITCH, O(sched.requested), 0, 0, NULL, NULL, NONE, NULL, 0,
     "normal form on the GPU (the CPU's cores until it is ready)" },
-  { "--device", NULL, FL_CHOICE, &GPU.device, 0, 0, "sim|cuda|metal|auto",
-    DEVICES, NULL, NULL, 0,
+  { "--device", NULL, FL_CHOICE, O(gpu.device), 0, 0, "sim|cuda|metal|auto",
+    DEVICES, NONE, NULL, 0,
     "the device: auto is a usable GPU (else the CPU); sim the simulated one" },
-  { "--dup", NULL, FL_CHOICE, &GPU.dup_mode, 0, 0, "owner|atomic", DUPS, NULL,
+  { "--dup", NULL, FL_CHOICE, O(gpu.dup_mode), 0, 0, "owner|atomic", DUPS, NONE,
     NULL, 0, "how a device lane takes a DUP node: its region's owner, or anyone" },
-  { "--trace", NULL, FL_TEXT, &GPU.trace, 0, 0, "FILE", NULL, NULL, "none", 0,
+  { "--trace", NULL, FL_TEXT, O(gpu.trace), 0, 0, "FILE", NULL, NONE, "none", 0,
     "one CSV row per device pass and per CPU phase of a hybrid run" },
-  { "--eval", "-e", FL_TEXT, &CLI.eval, 0, 0, "TERM", NULL, NULL, NULL, 0,
+  { "--eval", "-e", FL_TEXT, C(eval), 0, 0, "TERM", NULL, NONE, NULL, 0,
     "run TERM as @main (leading #include \"file\" lines allowed); - as FILE: stdin" },
-  { "--progress", NULL, FL_SWITCH, &CLI.progress, 0, 0, NULL, NULL, NULL,
+  { "--progress", NULL, FL_SWITCH, C(progress), 0, 0, NULL, NULL, NONE,
     "on a terminal", 0, "a progress line on stderr, refreshed every 0.5 s" },
-  { "--help", "-h", FL_HELP, NULL, 0, 0, "[=tuning]", NULL, NULL, NULL, 0,
+  { "--help", "-h", FL_HELP, NONE, 0, 0, "[=tuning]", NULL, NONE, NULL, 0,
     "this list; =tuning: the tuning flags" },
-  { "--version", "-v", FL_VERSION, NULL, 0, 0, NULL, NULL, NULL, NULL, 0,
+  { "--version", "-v", FL_VERSION, NONE, 0, 0, NULL, NULL, NONE, NULL, 0,
     "the version, commit, backends and CUDA architectures" },
 
-  { "--sparks", NULL, FL_COUNT, &EVAL.sparks, 0, 1024, "N", NULL, NULL, NULL, 1,
+  { "--sparks", NULL, FL_COUNT, O(eval.sparks), 0, 1024, "N", NULL, NONE, NULL, 1,
     "under -T: strict operands each thread keeps on offer (0: none)" },
-  { "--spark-gap", NULL, FL_COUNT, &EVAL.spark_gap, 1, 1u << 30, "K", NULL, NULL,
+  { "--spark-gap", NULL, FL_COUNT, O(eval.spark_gap), 1, 1u << 30, "K", NULL, NONE,
     NULL, 1, "under -T: interactions between a thread's offers" },
-  { "--reclaim-gap", NULL, FL_SIZE, &EVAL.reclaim_gap, 64, (u64)1 << 30, "SIZE", NULL, NULL,
+  { "--reclaim-gap", NULL, FL_SIZE, O(eval.reclaim_gap), 64, (u64)1 << 30, "SIZE", NULL, NONE,
     "auto", 1, "words handed out between CPU heap collections (at least a quarter "
     "of the live words) and the largest arena (small: collections often, to test them)" },
-  { "--fresh-cost", NULL, FL_COUNT, &EVAL.fresh_ns, 1, 1000, "NS", NULL, NULL,
+  { "--fresh-cost", NULL, FL_COUNT, O(eval.fresh_ns), 1, 1000, "NS", NULL, NONE,
     "measured", 1, "ns a fresh CPU heap word costs (its page's fault and clear): the "
     "cheaper, the longer the gap between collections" },
-  { "--cpu-first", NULL, FL_COUNT, &SCHED.cpu_first, 0, 1u << 31, "N", NULL,
-    &SCHED.cpu_first_set, NULL, 1,
+  { "--cpu-first", NULL, FL_COUNT, O(sched.cpu_first), 0, 1u << 31, "N", NULL,
+    O(sched.cpu_first_set), NULL, 1,
     "--gpu: pool tasks before the device takes over (0: the device at once)" },
-  { "--warm-after", NULL, FL_COUNT, &SCHED.warm_after, 0, 1u << 30, "MS", NULL,
-    NULL, NULL, 1, "--gpu: ms of CPU work before the CUDA context is made" },
-  { "--take-max", NULL, FL_SIZE, &SCHED.take_max, 0, G4, "SIZE", NULL, NULL,
+  { "--warm-after", NULL, FL_COUNT, O(sched.warm_after), 0, 1u << 30, "MS", NULL,
+    NONE, NULL, 1, "--gpu: ms of CPU work before the CUDA context is made" },
+  { "--take-max", NULL, FL_SIZE, O(sched.take_max), 0, G4, "SIZE", NULL, NONE,
     NULL, 1, "--gpu: host heap words past which the device does not take over" },
-  { "--restart", NULL, FL_COUNT, &SCHED.restart, 0, 1, "0|1", NULL, NULL, NULL, 1,
+  { "--restart", NULL, FL_COUNT, O(sched.restart), 0, 1, "0|1", NULL, NONE, NULL, 1,
     "--gpu: a run past --take-max starts over on the device (1) or stays (0)" },
-  { "--handoff", NULL, FL_COUNT, &GPU.handoff, 0, 1u << 30, "K", NULL, NULL,
+  { "--handoff", NULL, FL_COUNT, O(gpu.handoff), 0, 1u << 30, "K", NULL, NONE,
     NULL, 1, "narrow device passes in a row that hand a run to the CPU (0: never)" },
-  { "--narrow-rate", NULL, FL_COUNT, &GPU.narrow_rate, 0, 1u << 20, "M", NULL,
-    &GPU.narrow_rate_set, "the backend's", 1,
+  { "--narrow-rate", NULL, FL_COUNT, O(gpu.narrow_rate), 0, 1u << 20, "M", NULL,
+    O(gpu.narrow_rate_set), "the backend's", 1,
     "a device pass under M million interactions/s is slow" },
-  { "--take", NULL, FL_CHOICE, &GPU.take, 0, 0, "64|32", TAKES, NULL, NULL, 1,
+  { "--take", NULL, FL_CHOICE, O(gpu.take), 0, 0, "64|32", TAKES, NONE, NULL, 1,
     "a DUP slot taken by a 64-bit exchange, or 32-bit on its high half" },
-  { "--lanes", NULL, FL_COUNT, &GPU.lanes, 1, 1u << 22, "N", NULL, NULL,
+  { "--lanes", NULL, FL_COUNT, O(gpu.lanes), 1, 1u << 22, "N", NULL, NONE,
     "the device's", 1, "device lanes" },
-  { "--budget", NULL, FL_COUNT, &GPU.budget, 1, 1u << 30, "N", NULL, NULL, NULL, 1,
+  { "--budget", NULL, FL_COUNT, O(gpu.budget), 1, 1u << 30, "N", NULL, NONE, NULL, 1,
     "interactions per frontier entry in a wide pass" },
-  { "--narrow-share", NULL, FL_COUNT, &GPU.narrow_share, 1, 1u << 20, "F", NULL,
-    NULL, NULL, 1, "a frontier under lanes/F entries gets the short budget" },
-  { "--region-shift", NULL, FL_COUNT, &GPU.region_shift, 8, 31, "N", NULL,
-    &GPU.shift_set, NULL, 1, "DUP owner regions of 2^N heap words" },
-  { "--stack", NULL, FL_COUNT, &GPU.stack, 64, 1u << 26, "N", NULL, NULL,
+  { "--narrow-share", NULL, FL_COUNT, O(gpu.narrow_share), 1, 1u << 20, "F", NULL,
+    NONE, NULL, 1, "a frontier under lanes/F entries gets the short budget" },
+  { "--region-shift", NULL, FL_COUNT, O(gpu.region_shift), 8, 31, "N", NULL,
+    O(gpu.shift_set), NULL, 1, "DUP owner regions of 2^N heap words" },
+  { "--stack", NULL, FL_COUNT, O(gpu.stack), 64, 1u << 26, "N", NULL, NONE,
     "the backend's", 1, "words of WNF stack per lane" },
-  { "--arena", NULL, FL_COUNT, &GPU.arena, 64, 1u << 24, "N", NULL,
-    &GPU.arena_set, NULL, 1, "heap words a lane takes per refill" },
-  { "--walk", NULL, FL_COUNT, &GPU.walk, 0, 1u << 20, "N", NULL, NULL, NULL, 1,
+  { "--arena", NULL, FL_COUNT, O(gpu.arena), 64, 1u << 24, "N", NULL,
+    O(gpu.arena_set), NULL, 1, "heap words a lane takes per refill" },
+  { "--walk", NULL, FL_COUNT, O(gpu.walk), 0, 1u << 20, "N", NULL, NONE, NULL, 1,
     "extra output slots per lane (spine walking)" },
-  { "--gpu-spark-gap", NULL, FL_COUNT, &GPU.spark_gap, 0, 1u << 30, "K", NULL,
-    NULL, NULL, 1, "interactions between a lane's offers in a narrow pass (0: none)" },
-  { "--dup-wait", NULL, FL_COUNT, &GPU.dup_wait, 0, 1u << 16, "N", NULL,
-    &GPU.dup_wait_set, "the backend's", 1,
+  { "--gpu-spark-gap", NULL, FL_COUNT, O(gpu.spark_gap), 0, 1u << 30, "K", NULL,
+    NONE, NULL, 1, "interactions between a lane's offers in a narrow pass (0: none)" },
+  { "--dup-wait", NULL, FL_COUNT, O(gpu.dup_wait), 0, 1u << 16, "N", NULL,
+    O(gpu.dup_wait_set), "the backend's", 1,
     "polls of a held DUP slot before a lane defers" },
-  { "--max-passes", NULL, FL_COUNT, &GPU.max_passes, 1, 1u << 30, "N", NULL, NULL,
+  { "--max-passes", NULL, FL_COUNT, O(gpu.max_passes), 1, 1u << 30, "N", NULL, NONE,
     "none", 1, "device passes before a run stops" },
-  { "--mark-levels", NULL, FL_COUNT, &GPU.mark_levels, 0, 1, "0|1", NULL, NULL,
+  { "--mark-levels", NULL, FL_COUNT, O(gpu.mark_levels), 0, 1, "0|1", NULL, NONE,
     NULL, 1, "narrow mark frontiers marked level by level in one block" },
-  { "--sim-threads", NULL, FL_COUNT, &GPU.threads, 1, 1024, "N", NULL, NULL,
+  { "--sim-threads", NULL, FL_COUNT, O(gpu.threads), 1, 1024, "N", NULL, NONE,
     "the cores", 1, "CPU threads of the simulated device" },
-  { "--dev-heap", NULL, FL_SIZE, &GPU.dev_heap, (u64)1 << 20, G4, "SIZE", NULL,
-    NULL, "the host heap's, within 60% of the free device memory", 1,
+  { "--dev-heap", NULL, FL_SIZE, O(gpu.dev_heap), (u64)1 << 20, G4, "SIZE", NULL,
+    NONE, "the host heap's, within 60% of the free device memory", 1,
     "device heap words: reclaimed in place when full, doubled when the "
     "live words do not fit (CUDA, Metal; the simulator's lies in the host heap)" },
-  { "--pin-ahead", NULL, FL_SIZE, &GPU.pin_ahead, 0, G4, "SIZE", NULL, NULL,
+  { "--pin-ahead", NULL, FL_SIZE, O(gpu.pin_ahead), 0, G4, "SIZE", NULL, NONE,
     NULL, 1, "CUDA: host heap words pinned for the result's copy out" },
-  { "--gpu-grow", NULL, FL_SIZE, &GPU.grow_limit, K(1), G4, "SIZE", NULL, NULL,
+  { "--gpu-grow", NULL, FL_SIZE, O(gpu.grow_limit), K(1), G4, "SIZE", NULL, NONE,
     NULL, 1, "-C --gpu: words a device run may allocate (or 4x the heap in use)" },
 };
 
 #define NFLAGS (sizeof FLAGS / sizeof FLAGS[0])
+
+// The field of a row in the command being filled.
+#define FIELD(cmd, f, type) ((type *)((char *)(cmd) + (f)->field))
 
 static void out_check(FILE *f) {
   if (fflush(f) != 0 || ferror(f)) {
@@ -220,16 +229,16 @@ static void choice_text(const Flag *f, u32 v, char *buf, size_t cap) {
 }
 
 // The default as --help says it, or "" for a flag that has none to say.
-static void default_text(const Flag *f, char *buf, size_t cap) {
+static void default_text(const Command *cmd, const Flag *f, char *buf, size_t cap) {
   buf[0] = '\0';
   if (f->deflt) {
     snprintf(buf, cap, "%s", f->deflt);
     return;
   }
   switch (f->type) {
-    case FL_COUNT: snprintf(buf, cap, "%u", *(u32 *)f->field); break;
-    case FL_SIZE:  size_text(*(u64 *)f->field, buf, cap); break;
-    case FL_CHOICE: choice_text(f, *(u32 *)f->field, buf, cap); break;
+    case FL_COUNT: snprintf(buf, cap, "%u", *FIELD(cmd, f, const u32)); break;
+    case FL_SIZE:  size_text(*FIELD(cmd, f, const u64), buf, cap); break;
+    case FL_CHOICE: choice_text(f, *FIELD(cmd, f, const u32), buf, cap); break;
     default: break;
   }
 }
@@ -249,22 +258,22 @@ typedef struct {
   char deflt[96];
 } RowText;
 
-static u32 rows_of(int tuning, const Flag **rows, RowText *text) {
+static u32 rows_of(const Command *cmd, int tuning, const Flag **rows, RowText *text) {
   u32 n = 0;
   for (u32 i = 0; i < NFLAGS; i++) {
     if (FLAGS[i].tuning != tuning) continue;
     rows[n] = &FLAGS[i];
     spelling(&FLAGS[i], text[n].spelling, sizeof text[n].spelling);
-    default_text(&FLAGS[i], text[n].deflt, sizeof text[n].deflt);
+    default_text(cmd, &FLAGS[i], text[n].deflt, sizeof text[n].deflt);
     n++;
   }
   return n;
 }
 
-static void help(FILE *out, int tuning) {
+static void help(const Command *cmd, FILE *out, int tuning) {
   const Flag *rows[NFLAGS];
   RowText     text[NFLAGS];
-  u32         n = rows_of(tuning, rows, text);
+  u32         n = rows_of(cmd, tuning, rows, text);
   fputs(USAGE, out);
   fputs(tuning ? "\nTuning flags (the defaults are the chosen values):\n\n"
                : "\nRuns an HVM4 program: prints the normal form of @main.\n\n",
@@ -279,10 +288,10 @@ static void help(FILE *out, int tuning) {
   if (!tuning) fputs("\nhvm4g --help=tuning lists the tuning flags.\n", out);
 }
 
-void flags_markdown(FILE *out, int tuning) {
+static void markdown(const Command *cmd, FILE *out, int tuning) {
   const Flag *rows[NFLAGS];
   RowText     text[NFLAGS];
-  u32         n = rows_of(tuning, rows, text);
+  u32         n = rows_of(cmd, tuning, rows, text);
   fprintf(out, "| flag | meaning | default |\n|------|---------|---------|\n");
   for (u32 i = 0; i < n; i++) {
     fputs("| `", out);
@@ -306,7 +315,7 @@ static void roff(FILE *out, const char *t) {
 
 // The man page hvm4g.1 (--help=man; `make install` writes it): the flags
 // from the same rows as --help, the exit statuses from hvm4g.h.
-static void man_page(FILE *out) {
+static void man_page(const Command *cmd, FILE *out) {
   fprintf(out, ".TH HVM4G 1 \"\" \"hvm4g %s\" \"User Commands\"\n", HVM4G_VERSION);
   fputs(".SH NAME\nhvm4g \\- run HVM4 programs (the Interaction Calculus) on the CPU or a GPU\n"
         ".SH SYNOPSIS\n.B hvm4g\n.RI [ flags ] \" \" file.hvm4 | \\- | \\-e \" term\"\n"
@@ -321,7 +330,7 @@ static void man_page(FILE *out) {
       if (f->tuning != tuning) continue;
       char sp[64], d[96];
       spelling(f, sp, sizeof sp);
-      default_text(f, d, sizeof d);
+      default_text(cmd, f, d, sizeof d);
       fputs(".TP\n.B ", out);
       roff(out, sp);
       fputc('\n', out);
@@ -369,7 +378,7 @@ static const Flag *lookup(const char *a, const char **val) {
   return NULL;
 }
 
-static void set_value(const Flag *f, const char *v) {
+static void set_value(Command *cmd, const Flag *f, const char *v) {
   u64 n = 0;
   switch (f->type) {
     case FL_COUNT:
@@ -377,11 +386,11 @@ static void set_value(const Flag *f, const char *v) {
         flag_error("%s expects a number in [%llu, %llu], got '%s'", f->name,
                    (unsigned long long)f->lo, (unsigned long long)f->hi, v);
       }
-      *(u32 *)f->field = (u32)n;
+      *FIELD(cmd, f, u32) = (u32)n;
       break;
     case FL_OPTCOUNT:
       if (!parse_count(v, f->hi, &n)) flag_error("%s expects a count, got '%s'", f->name, v);
-      *(long long *)f->field = (long long)n;
+      *FIELD(cmd, f, long long) = (long long)n;
       break;
     case FL_SIZE: {
       n = heap_parse_size(v);
@@ -392,7 +401,7 @@ static void set_value(const Flag *f, const char *v) {
         flag_error("%s expects a size in words, %s..%s (suffix K/M/G), got '%s'",
                    f->name, lo, hi, v);
       }
-      *(u64 *)f->field = n;
+      *FIELD(cmd, f, u64) = n;
       break;
     }
     case FL_CHOICE: {
@@ -401,7 +410,7 @@ static void set_value(const Flag *f, const char *v) {
       for (u32 i = 0; *p; i++) {
         size_t k = strcspn(p, "|");
         if (k == len && strncmp(p, v, k) == 0) {
-          *(u32 *)f->field = f->values[i];
+          *FIELD(cmd, f, u32) = f->values[i];
           return;
         }
         p += k + (p[k] == '|');
@@ -414,7 +423,7 @@ static void set_value(const Flag *f, const char *v) {
       for (int i = 0; *p && *p != ']'; i++) {
         size_t k = strcspn(p, "|]");
         if (k == len && strncmp(p, v, k) == 0) {
-          *(int *)f->field = 2 + i;
+          *FIELD(cmd, f, int) = 2 + i;
           return;
         }
         p += k + (p[k] == '|');
@@ -424,7 +433,7 @@ static void set_value(const Flag *f, const char *v) {
     }
     case FL_TEXT:
       if (!*v) flag_error("%s expects %s", f->name, f->meta);
-      *(const char **)f->field = v;
+      *FIELD(cmd, f, const char *) = v;
       break;
     default:
       break;
@@ -432,12 +441,12 @@ static void set_value(const Flag *f, const char *v) {
 }
 
 // What this binary cannot do, said before anything runs.
-static void check_device(void) {
-  if (GPU.device == DEV_CUDA && !gpu_cuda_compiled()) {
+static void check_device(const Command *cmd) {
+  if (cmd->opt.gpu.device == DEV_CUDA && !gpu_cuda_compiled()) {
     device_error("--device=cuda: this binary was built without CUDA (no nvcc "
                 "at build time)");
   }
-  if (GPU.device == DEV_METAL && !gpu_metal_compiled()) {
+  if (cmd->opt.gpu.device == DEV_METAL && !gpu_metal_compiled()) {
 #if defined(__APPLE__)
     device_error("--device=metal: this binary was built without the Metal "
                 "backend (no `xcrun metal` at build time: install Xcode and "
@@ -449,31 +458,39 @@ static void check_device(void) {
   }
 }
 
-void flags_parse(int argc, char **argv) {
+void flags_defaults(Command *cmd) {
+  api_options_default(&cmd->opt);
+  cmd->cli = (Cli){ .file = NULL, .eval = NULL, .collapse = 0, .limit = -1 };
+}
+
+void flags_parse(int argc, char **argv, Command *cmd) {
+  Cli     *cli = &cmd->cli;
+  Options *o   = &cmd->opt;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v;
     if (strcmp(a, "--") == 0) {
       // what follows is the program's, for %argv
-      prim_set_args(argc - i - 1, argv + i + 1);
+      o->argc = argc - i - 1;
+      o->argv = argv + i + 1;
       break;
     }
     if (a[0] != '-' || a[1] == '\0') {
-      if (CLI.file) usage_error("more than one program given ('%s', '%s')", CLI.file, a);
-      CLI.file = a;
+      if (cli->file) usage_error("more than one program given ('%s', '%s')", cli->file, a);
+      cli->file = a;
       continue;
     }
     const Flag *f = lookup(a, &v);
     if (!f) usage_error("unknown flag '%s'", a);
-    if (f->given) *f->given = 1;
+    if (f->given != NONE) *(int *)((char *)cmd + f->given) = 1;
     switch (f->type) {
       case FL_HELP:
-        if (v && strcmp(v, "tuning") == 0) help(stdout, 1);
-        else if (v && strcmp(v, "markdown") == 0) flags_markdown(stdout, 0);
-        else if (v && strcmp(v, "markdown-tuning") == 0) flags_markdown(stdout, 1);
-        else if (v && strcmp(v, "man") == 0) man_page(stdout);
+        if (v && strcmp(v, "tuning") == 0) help(cmd, stdout, 1);
+        else if (v && strcmp(v, "markdown") == 0) markdown(cmd, stdout, 0);
+        else if (v && strcmp(v, "markdown-tuning") == 0) markdown(cmd, stdout, 1);
+        else if (v && strcmp(v, "man") == 0) man_page(cmd, stdout);
         else if (v) usage_error("--help expects nothing or =tuning, got '%s'", v);
-        else help(stdout, 0);
+        else help(cmd, stdout, 0);
         out_check(stdout);
         exit(0);
       case FL_VERSION:
@@ -482,39 +499,39 @@ void flags_parse(int argc, char **argv) {
         exit(0);
       case FL_SWITCH:
         if (v) usage_error("%s takes no value, got '%s'", f->name, v);
-        *(int *)f->field = 1;
+        *FIELD(cmd, f, int) = 1;
         break;
       case FL_OPTCOUNT:
-        if (v) set_value(f, v);
+        if (v) set_value(cmd, f, v);
         break;
       case FL_OPTWORD:
-        *(int *)f->field = 1;
-        if (v) set_value(f, v);
+        *FIELD(cmd, f, int) = 1;
+        if (v) set_value(cmd, f, v);
         break;
       default:
         if (!v) {
           if (i + 1 >= argc) usage_error("missing value after %s", a);
           v = argv[++i];
         }
-        set_value(f, v);
+        set_value(cmd, f, v);
         break;
     }
   }
-  if (CLI.file && CLI.eval) usage_error("a program file and -e given; give one");
-  if (CLI.file == NULL && CLI.eval == NULL) usage_error("no program given");
-  check_device();
-  if (EVAL.debug && CLI.collapse) flag_error("-D is not supported with -C");
-  if (EVAL.debug && SCHED.requested) {
+  if (cli->file && cli->eval) usage_error("a program file and -e given; give one");
+  if (cli->file == NULL && cli->eval == NULL) usage_error("no program given");
+  check_device(cmd);
+  if (o->eval.debug && cli->collapse) flag_error("-D is not supported with -C");
+  if (o->eval.debug && o->sched.requested) {
     flag_error("-D prints the CPU's steps; it cannot be combined with --gpu");
   }
   // --gpu alone: the pool takes every core for what ends before the
   // device pays; -T N says otherwise.
-  if (!CLI.threads_set && !EVAL.debug) {
-    u32 n = sched_pool_threads(CLI.collapse);
-    if (n > 1) EVAL.threads = n;
+  if (!cli->threads_set && !o->eval.debug) {
+    u32 n = sched_pool_threads(&o->sched, &o->gpu, cli->collapse);
+    if (n > 1) o->eval.threads = n;
   }
-  if (EVAL.debug && EVAL.threads > 1) {
+  if (o->eval.debug && o->eval.threads > 1) {
     fprintf(stderr, "hvm4g: -D forces one thread\n");
-    EVAL.threads = 1;
+    o->eval.threads = 1;
   }
 }

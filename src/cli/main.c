@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <hvm4g.h>
 #include "run/api.h"
-#include "run/flags.h"
+#include "cli/flags.h"
 #include "run/sched.h"
 #include "run/stats.h"
 #include "heap/heap.h"
@@ -61,6 +61,8 @@ static int    SHOWN  = 0;   // a progress line is on the screen
 static int    DONE   = 0;   // the run ended: no more progress lines
 static _Atomic double RUN_T0 = 0;   // the run's start (0: not started); the watcher reads it
 static int    PROGRESS = 0; // the progress line is drawn
+static Command CMD;         // the command line (flags.h)
+static hvm4g * _Atomic RUNTIME = NULL;   // the runtime, once open (the watcher's)
 
 static void line_clear(void) {
   if (SHOWN) fputs("\r\033[K", stderr);
@@ -95,7 +97,7 @@ static void progress_draw(double *last_t, u64 *last_n, u64 *last_dev) {
   if (!DONE) {
     fprintf(stderr, "\r\033[Khvm4g: %s interactions, %s/s, heap %.1f MiB, %s",
             a, r, (double)heap_used() * 8 / (1 << 20), side);
-    if (side[0] == 'C' && EVAL.threads > 1) fprintf(stderr, " x%u", EVAL.threads);
+    if (side[0] == 'C' && CMD.opt.eval.threads > 1) fprintf(stderr, " x%u", CMD.opt.eval.threads);
     fflush(stderr);
     SHOWN = 1;
   }
@@ -114,7 +116,12 @@ static void *watcher(void *unused) {
   struct timespec tick = { 0, WATCH_MS * 1000000L };
   double shown = now(), last_t = now();
   u64    last_n = 0, last_dev = 0;
+  int    using = 0;
   for (;;) {
+    if (!using && RUNTIME) {   // the counters below are the runtime's
+      api_use(RUNTIME);
+      using = 1;
+    }
     int sig = sigtimedwait(&set, NULL, &tick);
     if (sig == SIGINT || sig == SIGTERM) {
       pthread_mutex_lock(&LINE);
@@ -173,19 +180,19 @@ static char *read_stdin(void) {
 }
 
 static int load(hvm4g *h) {
-  if (CLI.eval || strcmp(CLI.file, "-") == 0) {
-    char *src = CLI.eval ? eval_source(CLI.eval) : read_stdin();
+  if (CMD.cli.eval || strcmp(CMD.cli.file, "-") == 0) {
+    char *src = CMD.cli.eval ? eval_source(CMD.cli.eval) : read_stdin();
     if (!src) {
       fprintf(stderr, "hvm4g: cannot read the program from %s (%s)\n",
-              CLI.eval ? "-e" : "stdin", strerror(errno ? errno : ENOMEM));
+              CMD.cli.eval ? "-e" : "stdin", strerror(errno ? errno : ENOMEM));
       return HVM4G_ERR_PARSE;
     }
     // no slash in the name: its #includes are relative to this directory
-    int rc = hvm4g_load_string(h, CLI.eval ? "<-e>" : "<stdin>", src);
+    int rc = hvm4g_load_string(h, CMD.cli.eval ? "<-e>" : "<stdin>", src);
     free(src);
     return rc;
   }
-  return hvm4g_load_file(h, CLI.file);
+  return hvm4g_load_file(h, CMD.cli.file);
 }
 
 static int fail(hvm4g *h, int rc) {
@@ -196,42 +203,35 @@ static int fail(hvm4g *h, int rc) {
 }
 
 static int run(int argc, char **argv) {
-  flags_parse(argc, argv);
-  api_color(colour_on(1));
-  EVAL.live = PROGRESS || EVAL.stats;   // the watcher reads the counts
+  flags_defaults(&CMD);
+  flags_parse(argc, argv, &CMD);
+  CMD.opt.color     = colour_on(1);
+  CMD.opt.eval.live = PROGRESS || CMD.opt.eval.stats;   // the watcher reads the counts
 
-  hvm4g_config c;
-  hvm4g_config_init(&c);
-  c.threads    = EVAL.threads;
-  c.heap_words = CLI.heap;
-  c.device     = GPU.device == DEV_SIM   ? HVM4G_DEVICE_SIM
-               : GPU.device == DEV_CUDA  ? HVM4G_DEVICE_CUDA
-               : GPU.device == DEV_METAL ? HVM4G_DEVICE_METAL
-               :                           HVM4G_DEVICE_AUTO;
   hvm4g *h;
-  int rc = hvm4g_open(&h, &c);
+  int rc = api_open(&h, &CMD.opt);
   if (rc != HVM4G_OK) {
-    fprintf(stderr, "hvm4g: cannot open the runtime (%s)\n",
-            rc == HVM4G_ERR_HEAP ? "no room for the heap: try a smaller --heap"
-                                 : "bad configuration");
+    fprintf(stderr, "%s%s\n", hvm4g_error(h),
+            rc == HVM4G_ERR_HEAP ? " (try a smaller --heap)" : "");
+    hvm4g_close(h);
     return rc;
   }
-  // flags_parse set the device and the tuning in the modules already;
-  // hvm4g_open's config only carries what the library's users set.
+  api_use(h);   // this thread's own calls below (stats, exit) are h's
+  RUNTIME = h;
   if ((rc = load(h)) != HVM4G_OK) return fail(h, rc);
   if (hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
 
-  int where = SCHED.requested ? HVM4G_DEVICE : HVM4G_CPU;
+  int where = CMD.opt.sched.requested ? HVM4G_DEVICE : HVM4G_CPU;
   RUN_T0 = now();
-  if (CLI.collapse) {
-    rc = hvm4g_collapse(h, NULL, CLI.limit, where, stdout);
+  if (CMD.cli.collapse) {
+    rc = hvm4g_collapse(h, NULL, CMD.cli.limit, where, stdout);
   } else {
     rc = hvm4g_normalize(h, NULL, where);
   }
   double secs = now() - RUN_T0;
   progress_end();
   if (rc != HVM4G_OK) return fail(h, rc);
-  if (!CLI.collapse && !EVAL.silent && !EVAL.debug) {
+  if (!CMD.cli.collapse && !CMD.opt.eval.silent && !CMD.opt.eval.debug) {
     rc = hvm4g_print_file(h, stdout);
     putchar('\n');
     if (rc != HVM4G_OK) return fail(h, rc);
