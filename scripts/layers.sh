@@ -9,6 +9,10 @@
 # lines of every file under src/, and from the undefined symbols of each
 # layer's objects (the object files given as arguments). The core also
 # includes no system header but <stdint.h> (its dialect has no libc).
+# Two more rules keep the tree and its map in step: each header's include
+# guard names its file (HVM4G_<NAME>_H, STYLE.md), and each file under src/
+# has a row in docs/architecture.md's module table (by its path, its
+# `.[ch]` pair, or its folder).
 # Prints each violation; the exit status is 1 if there is one.
 set -u
 cd "$(dirname "$0")/.."
@@ -83,6 +87,29 @@ if [ "$#" -gt 0 ]; then
              "$defs" - <<< "$undef")
   if [ -n "$out" ]; then echo "$out"; bad=1; fi
 fi
+
+# 3. Include guards: the first #ifndef of a header names the file.
+while IFS= read -r f; do
+  want=HVM4G_$(basename "$f" | sed 's/\.[a-z]*$//' | tr 'a-z' 'A-Z')_H
+  got=$(grep -m1 -E '^#ifndef[[:space:]]+HVM4G_' "$f" | awk '{print $2}')
+  [ "$got" = "$want" ] || fail "$f: include guard ${got:-none}, not $want"
+done < <(find src -type f \( -name '*.h' -o -name '*.cuh' \) | sort)
+
+# 4. The module table of docs/architecture.md names every file under src/.
+rows=$(awk '/^## Modules/ { on = 1; next } /^## / { on = 0 } on && /^\|/' docs/architecture.md |
+       awk -F'|' '{ print $2 }' | grep -oE '`[^`]+`' | tr -d '`')
+while IFS= read -r f; do
+  p=${f#src/}
+  pair=${p%.*}.[ch]
+  covered=0
+  while IFS= read -r r; do
+    [ -n "$r" ] || continue
+    if [ "$r" = "$p" ] || [ "$r" = "$pair" ]; then covered=1; break; fi
+    case "$r" in */) [[ "$p" == "$r"* ]] && { covered=1; break; } ;; esac
+  done <<< "$rows"
+  [ "$covered" = 1 ] || fail "$f: no row in docs/architecture.md's module table"
+done < <(find src -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \
+                            -o -name '*.m' -o -name '*.metal' \) | sort)
 
 if [ "$bad" = 0 ]; then echo "layers: ok"; fi
 exit "$bad"

@@ -26,8 +26,8 @@
 // (returns the old value), and may define GPU_POPC32; then includes this
 // file after lane.h.
 
-#ifndef HVM4G_GPU_COMPACT_H
-#define HVM4G_GPU_COMPACT_H
+#ifndef HVM4G_COMPACT_H
+#define HVM4G_COMPACT_H
 
 #include "core/kern.h"
 

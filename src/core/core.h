@@ -1,5 +1,6 @@
 // core.h: the contract between the WNF core (wnf.h) and the backends that
-// compile it (CPU: src/cpu.h, device: src/gpu/*). Portable dialect.
+// compile it (CPU: cpu/cpu.h; device: dev/sim.c, dev/cuda/, dev/metal/).
+// Portable dialect.
 //
 // A backend defines, BEFORE including wnf.h:
 //   HEAP_LD(w, loc)            plain load of heap word `loc`

@@ -2,8 +2,8 @@
 // frontier entries, pass arguments, pass counters. No WNF core here, so
 // host code can include it.
 
-#ifndef HVM4G_GPU_KERN_H
-#define HVM4G_GPU_KERN_H
+#ifndef HVM4G_KERN_H
+#define HVM4G_KERN_H
 
 #include "core/core.h"
 

@@ -14,8 +14,8 @@
 // go to the lane's own output segment, which the host (or a scan kernel)
 // concatenates in lane order: the next frontier has a fixed order.
 
-#ifndef HVM4G_GPU_LANE_H
-#define HVM4G_GPU_LANE_H
+#ifndef HVM4G_LANE_H
+#define HVM4G_LANE_H
 
 #include "core/core.h"
 #include "core/kern.h"

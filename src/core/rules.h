@@ -1,5 +1,5 @@
 // rules.h: ids of the interactions, for -D. Portable (no strings): the core
-// built with WNF_RULES (src/step.c) records the id of the last interaction
+// built with WNF_RULES (cpu/step.c) records the id of the last interaction
 // it ran in Wnf.rule; step.c names it (rule_name). Where the rule depends on the value met, the core
 // stores a group plus the value's tag, decoded on the host, so each site
 // costs one store.

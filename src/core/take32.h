@@ -39,8 +39,8 @@
 //                    (release and acquire)
 // The accesses themselves may be relaxed.
 
-#ifndef HVM4G_GPU_TAKE32_H
-#define HVM4G_GPU_TAKE32_H
+#ifndef HVM4G_TAKE32_H
+#define HVM4G_TAKE32_H
 
 #include "core/term.h"
 

@@ -1,10 +1,16 @@
-// tune.h: the build's tunable parameters and diagnostic switches, in one
-// place (as Lua's luaconf.h). Each is a default: a build overrides one with
-// -DNAME=value, or any of them in a header of its own named by the one
-// switch, -DHVM4G_USER_H='"myknobs.h"', which is included first. The
-// values here are the ones chosen by measurement (git history and
-// docs/gpu.md hold the figures). Portable dialect: no libc, no host
-// headers; the CUDA backend includes it.
+// tune.h: the build's tunables that a build may override, and its
+// diagnostic switches (as Lua's luaconf.h). What it holds: the device
+// pass's and the CUDA kernels' parameters and the diagnostics below. A
+// module's other tunables, which no build overrides, stand at the top of
+// the module that uses them, each with one line of reason (cpu/reclaim.c,
+// cpu/eval.c, dev/pass.c, dev/gpu.c, dev/cuda/cuda.cu, run/sched.c).
+//
+// Each here is a default: a build overrides one with -DNAME=value, or any
+// of them in a header of its own named by the one switch,
+// -DHVM4G_USER_H='"myknobs.h"', which is included first. The values are the
+// ones chosen by measurement (git history and docs/gpu.md hold the
+// figures). Portable dialect: no libc, no host headers; the CUDA backend
+// includes it.
 
 #ifndef HVM4G_TUNE_H
 #define HVM4G_TUNE_H

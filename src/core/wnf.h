@@ -23,7 +23,7 @@
 #include "core/rules.h"
 
 // -D wants the name of each interaction: a build that defines WNF_RULES
-// (src/step.c) records its id in Wnf.rule; the others pay nothing for it.
+// (cpu/step.c) records its id in Wnf.rule; the others pay nothing for it.
 #ifdef WNF_RULES
 #define WNF_RULE(r)    (rule = (r))
 #define WNF_RULE_AT(r) (*rule = (r))
