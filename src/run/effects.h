@@ -4,8 +4,8 @@
 // (the pool's, collapsing ahead) never interleave their characters. Their
 // order is the one-thread order, which the CPU evaluator keeps (snf.c,
 // "Effects and errors under -T").
-#ifndef HVM4G_RUN_EFFECTS_H
-#define HVM4G_RUN_EFFECTS_H
+#ifndef HVM4G_EFFECTS_H
+#define HVM4G_EFFECTS_H
 
 #include <stddef.h>
 

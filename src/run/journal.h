@@ -13,8 +13,8 @@
 // from its entry ends the run with a runtime error: an effect is never
 // performed twice.
 
-#ifndef HVM4G_RUN_JOURNAL_H
-#define HVM4G_RUN_JOURNAL_H
+#ifndef HVM4G_JOURNAL_H
+#define HVM4G_JOURNAL_H
 
 #include <stddef.h>
 #include "core/core.h"

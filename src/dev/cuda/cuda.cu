@@ -206,7 +206,7 @@ namespace t64 {
 #include "core/lane.h"
 }
 #undef D_TAKE32
-#undef HVM4G_GPU_LANE_H
+#undef HVM4G_LANE_H
 #undef HVM4G_WNF_H
 namespace t32 {
 #define D_TAKE32 1
