@@ -105,11 +105,25 @@ static void no_device(const char *why) {
   }
 }
 
-u32 sched_pool_threads(const SchedConf *s, const GpuConf *g, int collapse) {
-  if (!s->requested || collapse) return 0;
+// The device's answers for a runtime not yet open (the pool's size is one
+// of its options): asked of a context that holds the device's settings alone.
+static int pool_wanted(const SchedConf *s, const GpuConf *g) {
+  struct DevRt *dev = calloc(1, sizeof *dev);
+  if (!dev) return 0;
+  dev->conf = *g;
+  Rt  probe = { .dev = dev };
+  Rt *was   = RT;
+  RT = &probe;
   int pool = (g->device == DEV_AUTO && gpu_absent() != NULL) ||
              (s->cpu_first > 0 && gpu_cuda_likely());
-  if (!pool) return 0;
+  RT = was;
+  free(dev);
+  return pool;
+}
+
+u32 sched_pool_threads(const SchedConf *s, const GpuConf *g, int collapse) {
+  if (!s->requested || collapse) return 0;
+  if (!pool_wanted(s, g)) return 0;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 2 ? 0 : n > 64 ? 64 : (u32)n;
 }
