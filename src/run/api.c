@@ -10,6 +10,7 @@
 // thread as it found it.
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -74,6 +75,7 @@ typedef struct {
   int     code;
 } Call;
 
+// Per thread: each thread is in at most one API call at a time.
 static _Thread_local Call *CALL = NULL;
 
 // An "hvm4g: " message that says the heap (or the memory) ran out is its
@@ -535,16 +537,24 @@ const char *hvm4g_warning(const hvm4g *h) {
   return h && h->warn[0] ? h->warn : NULL;
 }
 
-const char *hvm4g_version(void) {
-  static char text[512];
-  if (text[0]) return text;
+// Per process: the build's text, the same for every runtime, written once.
+static struct {
+  pthread_once_t once;
+  char           text[512];
+} VERSION = { .once = PTHREAD_ONCE_INIT };
+
+static void version_write(void) {
   const char *archs = gpu_cuda_archs() ? gpu_cuda_archs() : "";
   int cuda = gpu_cuda_compiled(), metal = gpu_metal_compiled();
-  snprintf(text, sizeof text,
+  snprintf(VERSION.text, sizeof VERSION.text,
            "hvm4g %s\ncommit: %s\nbackends: cpu, sim%s%s\n"
            "cuda architectures: %s\nmetal: %s",
            HVM4G_VERSION, HVM4G_COMMIT, cuda ? ", cuda" : "", metal ? ", metal" : "",
            !cuda ? "none (built without nvcc)" : archs[0] ? archs : "nvcc's default",
            metal ? "compiled in" : "not compiled in (macOS with Xcode's Metal toolchain only)");
-  return text;
+}
+
+const char *hvm4g_version(void) {
+  pthread_once(&VERSION.once, version_write);
+  return VERSION.text;
 }

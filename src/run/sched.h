@@ -25,6 +25,24 @@ typedef struct {
 
 void sched_conf_default(SchedConf *c);   // the defaults (--help's)
 
+// The scheduler's part of a runtime (RT->run->sched): the hybrid's state
+// and what -s reports of it.
+typedef struct {
+  double      warm_at;       // when the context was started, after sched_start (-1: never)
+  u64         taken;         // runs the device took over from the CPU
+  u64         left;          // the slots the pool left them (their roots)
+  int         too_big;       // a take-over was refused: the heap passed --take-max
+  u64         restarts;      // runs the device started over from the program
+  u64         dropped;       // the pool's interactions those dropped
+  u64         dropped_w;     // and the heap words they had allocated
+  const char *nodev;         // why no device is usable, once known
+  int         warm_due;      // the context is deferred until the CPU has run
+  double      warm_t0;       // when it was deferred
+  double      turn_t0;       // when the pool's turn began
+  int         restart_armed; // the caller holds a copy of the heap
+  int         restart_due;   // the pool stopped for a start over
+} SchedState;
+
 // Installs the hooks the lower layers call up through (the host
 // primitives of the CPU evaluator). Once, before any evaluation.
 void sched_init(void);
