@@ -190,10 +190,19 @@ static u32 device_stop(u32 stop) {
   return stop;
 }
 
+// An unscoped binder's variables are bound in one thread's order (snf.c):
+// such a program stays on the CPU, which this records as the device's stop.
+static int unscoped(void) {
+  if (!parse_unscoped()) return 0;
+  RT->dev->stats.stop = STOP_UNSCOPED;
+  return 1;
+}
+
 // Whoever needs the device now makes its context itself.
 static u32 device_at(u32 loc) {
   if (ST.nodev) return STOP_NODEV;
   ST.warm_due = 0;
+  if (unscoped()) return STOP_UNSCOPED;
   return device_stop(gpu_snf_at(loc));
 }
 
@@ -280,6 +289,7 @@ static u32 device_from_pool(int *dups) {
   ST.taken++;
   ST.left += n;
   ST.warm_due = 0;
+  if (unscoped()) return STOP_UNSCOPED;
   return device_stop(gpu_snf_roots(left, n));
 }
 
@@ -359,7 +369,7 @@ void sched_collapse(u32 root, long long limit) {
   if (RT->run->conf.requested && !ST.nodev) {
     ST.warm_due = 0;
     gpu_trace_run();
-    device_stop(gpu_snf_bounded(root));   // the collapser goes on either way
+    if (!unscoped()) device_stop(gpu_snf_bounded(root));   // the collapser goes on either way
   }
   collapse_print(root, limit);
 }
