@@ -18,9 +18,9 @@
 // at once, and a run fails with the reason if it cannot be used.
 //
 // No usable device (built without CUDA, no driver, no GPU, one too old):
-// --gpu says so in one line on stderr and the CPU normalizes, on every
-// core; a %gnf is normalized by the CPU. The simulator runs only when
-// asked for (--device=sim).
+// the runtime leaves a notice (sched_notice; the program prints it on
+// stderr) and the CPU normalizes, on every core; a %gnf is normalized by
+// the CPU. The simulator runs only when asked for (--device=sim).
 //
 // Starting over: the device heap shadows all the pool allocated, and on a
 // tree shared through DUPs the slots the pool left reach most of it, so
@@ -81,14 +81,19 @@ void sched_init(void) {
   eval_set_host(prim_host);
 }
 
-// --gpu where no device can run: the CPU normalizes, on every core.
+// A device asked for where none can run: the CPU normalizes, on every
+// core, and the runtime leaves a notice saying so (sched_notice).
 static void no_device(const char *why) {
   if (ST.nodev) return;
   ST.nodev = why;
   if (RT->run->conf.requested) {
-    fprintf(stderr, "hvm4g: --gpu: no usable GPU (%s); running on the CPU "
-            "with %u thread%s\n", why, RT->cpu->conf.threads, RT->cpu->conf.threads == 1 ? "" : "s");
+    snprintf(ST.notice, sizeof ST.notice, "hvm4g: no usable GPU (%s); running on the CPU "
+             "with %u thread%s", why, RT->cpu->conf.threads, RT->cpu->conf.threads == 1 ? "" : "s");
   }
+}
+
+const char *sched_notice(void) {
+  return ST.notice[0] ? ST.notice : NULL;
 }
 
 // The device's answers for a runtime not yet open (the pool's size is one
@@ -163,8 +168,7 @@ static int device_named(void) {
 static void device_named_fail(void) {
   if (!device_named()) return;
   char msg[320];
-  snprintf(msg, sizeof msg, "--device=%s: %s; use --device=sim for the "
-           "simulated device", RT->dev->conf.device == DEV_CUDA ? "cuda" : "metal",
+  snprintf(msg, sizeof msg, "%s: %s", RT->dev->conf.device == DEV_CUDA ? SCHED_NO_CUDA : SCHED_NO_METAL,
            gpu_why_not());
   eval_fatal("hvm4g: ", msg);
 }
@@ -182,8 +186,7 @@ static u32 device_stop(u32 stop) {
   }
   if (stop == STOP_HEAP) {   // the device's heap was the host's (gpu.c)
     char msg[128];
-    snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use "
-             "--heap=SIZE for a larger heap)",
+    snprintf(msg, sizeof msg, "heap exhausted: %llu live words",
              (unsigned long long)RT->dev->stats.heap_live);
     eval_fatal("hvm4g: ", msg);
   }
