@@ -164,6 +164,16 @@ $(BUILD)/libhvm4g.a: $(LIBOBJS)
 
 lib: $(BUILD)/libhvm4g.a
 
+# The library's examples (examples/*.c), each a program built against the
+# library and its public header alone: ./$(BUILD)/examples/NAME. tests/run.sh
+# runs them (and under the sanitizers, with BUILD and CFLAGS of theirs).
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+$(BUILD)/examples/%: examples/%.c include/hvm4g.h $(BUILD)/libhvm4g.a
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra -Iinclude $(CFLAGS) -o $@ $< $(BUILD)/libhvm4g.a $(LDLIBS)
+
+examples: $(EXAMPLES)
+
 # Installing: `make install PREFIX=/usr/local DESTDIR=`: the binary, the
 # library, its header, its pkg-config file and the man page (written by the
 # binary from its flag table: --help=man).
@@ -206,7 +216,7 @@ uninstall:
 	-rmdir --ignore-fail-on-non-empty $(addprefix $(DESTDIR),$(BINDIR) $(PCDIR) \
 	  $(LIBDIR) $(INCDIR) $(MANDIR) $(PREFIX)/share/man $(PREFIX)/share) 2>/dev/null
 
-.PHONY: lib install uninstall
+.PHONY: lib examples install uninstall
 
 # The layer rule (scripts/layers.sh, STYLE.md): from the #include lines and
 # from each layer's undefined symbols.

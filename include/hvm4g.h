@@ -6,27 +6,37 @@
 **
 **   hvm4g_config c;  hvm4g *h;
 **   hvm4g_config_init(&c);
-**   if (hvm4g_open(&h, &c) != HVM4G_OK) ...;
-**   if (hvm4g_load_string(h, "demo", "@main = (λx.x 42)") != HVM4G_OK)
-**     fprintf(stderr, "%s\n", hvm4g_error(h));
-**   hvm4g_normalize(h, NULL, HVM4G_CPU);
-**   char buf[256];  hvm4g_print(h, buf, sizeof buf);   // "42"
+**   if (hvm4g_open(&h, &c) != HVM4G_OK) {
+**     fprintf(stderr, "%s\n", hvm4g_error(h));  hvm4g_close(h);  return 1;
+**   }
+**   if (hvm4g_load_string(h, "demo", "@main = (λx.(x * 2))(21)") != HVM4G_OK ||
+**       hvm4g_normalize(h, NULL, HVM4G_CPU) != HVM4G_OK) {
+**     fprintf(stderr, "%s\n", hvm4g_error(h));  hvm4g_close(h);  return 1;
+**   }
+**   char buf[256];
+**   hvm4g_print(h, buf, sizeof buf);
+**   printf("%s\n", buf);   // 42
 **   hvm4g_close(h);
 **
 ** Every call returns HVM4G_OK or an error code, and leaves the error's
-** message in hvm4g_error(h); the library never exits the process nor
-** prints on its own. Link with `pkg-config --libs hvm4g`.
+** message in hvm4g_error(h), whichever of the runtime's threads met it;
+** the library never exits the process nor prints a message of its own
+** (what it would say goes to hvm4g_error, hvm4g_warning, hvm4g_notice).
+** What it writes is the program's output: %log's lines, and a %panic's
+** message, on stdout. Link with `pkg-config --libs hvm4g`.
 **
-** One runtime per process: the runtime's state (heap, book, threads) is
-** process-wide, so a second hvm4g_open, or one after hvm4g_close, fails
-** with HVM4G_ERR_STATE. Calls are made from one thread at a time; all
-** loads come before the first normalize or collapse. After an error
-** from a run the heap may hold half-reduced terms: close.
+** Runtimes: a runtime is a value. A process may open any number of them,
+** one after another or at once, each used from one thread at a time (two
+** threads may each work with their own runtime at the same time).
+** hvm4g_close ends the runtime's threads and frees all it holds; the
+** program's open files and connections are closed, and a child process
+** it started and did not wait for is left running. All loads come before
+** the first normalize or collapse. After an error from a run the heap may
+** hold half-reduced terms: close.
 **
-** With threads > 1, an error raised on one of the pool's helper threads
-** (not the caller's) has no call to return to: it is printed and ends
-** the process with its status, as the hvm4g program does. With one
-** thread (the default) every error returns.
+** The device is one per process: while one runtime's run is on the
+** device, another runtime's device run waits for it (its CPU work does
+** not).
 */
 
 #ifndef HVM4G_H
@@ -34,6 +44,10 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define HVM4G_VERSION "0.1.0"
 
@@ -45,7 +59,7 @@
 #define HVM4G_ERR_HEAP      4    /* the heap is exhausted (see heap_words) */
 #define HVM4G_ERR_IO        5    /* the output could not be written */
 #define HVM4G_ERR_DEVICE    6    /* the device asked for is not usable */
-#define HVM4G_ERR_STATE     7    /* a second runtime, or a call out of order */
+#define HVM4G_ERR_STATE     7    /* a call out of order (a load after a run) */
 #define HVM4G_INTERRUPTED   130  /* the hvm4g program: SIGINT or SIGTERM */
 
 /* Where a normal form is computed. */
@@ -76,6 +90,8 @@ typedef struct {
 } hvm4g_stats;
 
 void        hvm4g_config_init(hvm4g_config *c);
+/* A new runtime in *h. On an error *h holds only why (hvm4g_error), and
+** hvm4g_close frees it; *h is NULL only when there was no memory for that. */
 int         hvm4g_open(hvm4g **h, const hvm4g_config *c);
 void        hvm4g_close(hvm4g *h);
 
@@ -105,9 +121,17 @@ void        hvm4g_get_stats(hvm4g *h, hvm4g_stats *s);
 ** last load left (a reference to a name never defined), or NULL. */
 const char *hvm4g_error(const hvm4g *h);
 const char *hvm4g_warning(const hvm4g *h);
+/* What the runtime does otherwise than asked, and goes on with: the
+** device asked for is not usable and the CPU runs instead. NULL until
+** then; it stays once set. */
+const char *hvm4g_notice(const hvm4g *h);
 
 /* The version and the build, one item a line: "hvm4g 0.1.0", the commit,
 ** the backends compiled in, the CUDA architectures, Metal. */
 const char *hvm4g_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

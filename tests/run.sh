@@ -7,6 +7,8 @@
 #   layers     `make layers`: the layer rule (STYLE.md)
 #   unit       tests/unit/test_*.c, one program each, linked with the
 #              runtime's library (libhvm4g.a, built without CUDA)
+#   examples   examples/*.c against that library, and the example in
+#              include/hvm4g.h's comment (as C and C++)
 #   cpu        tests/golden/*.hvm4, tests/gpu/*.hvm4 and generated programs,
 #              on the CPU
 #   sim-owner  the same on the simulated device (--dup=owner): output must
@@ -20,13 +22,15 @@
 #   metal-*    the Metal kernels on CPU threads (build-metal/hvm4g-mtl):
 #              output must equal the CPU run's, both DUP modes
 #   ref-*      the reference's tests, when HVM4_REF_TESTS is set
-#   asan-*     an ASan+UBSan build re-runs unit and cpu (SKIP_ASAN=1 skips)
-#   tsan-thread  a thread-sanitizer build runs the thread_* programs (-T)
+#   asan-*     an ASan+UBSan build re-runs unit, examples (leaks reported)
+#              and cpu (SKIP_ASAN=1 skips)
+#   tsan-*     thread-sanitizer builds run the examples and the thread_*
+#              programs (-T)
 #
 # Environment: HVM4G_BIN (test this binary instead of building ./hvm4g), JOBS (parallel runs, default nproc), TEST_TIMEOUT (seconds
 # per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, SKIP_METAL=1, HVM4_REF_TESTS,
 # ONLY=<glob> (golden names to run, e.g. ONLY='dup_*'), VERBOSE=1,
-# QUICK=1 (`make check`: build, layers, unit, cpu, and one program in four
+# QUICK=1 (`make check`: build, layers, unit, examples, cpu, and one program in four
 # on the simulated device in each DUP mode; nothing else).
 
 set -u
@@ -365,7 +369,75 @@ unit_phase() {
   wait
 }
 
-unit_phase unit "-O1 -g -Wall -Wextra -Wno-unused-parameter -Wno-unused-function"
+UNIT_CFLAGS="-O1 -g -Wall -Wextra -Wno-unused-parameter -Wno-unused-function"
+unit_phase unit "$UNIT_CFLAGS"
+
+# --- phase: examples --------------------------------------------------------
+# The library's examples (examples/*.c), built by make against a unit
+# phase's libhvm4g.a with the public header alone, each run: embed (its
+# built-in program), many (1,000 runtimes one after another: each result,
+# flat resident memory, no thread left), threads (two runtimes at once);
+# and the example in include/hvm4g.h's comment, as C and as C++ (its
+# extern "C"), which must print 42.
+
+# The header's example as a program.
+header_example() {
+  printf '#include <stdio.h>\n#include <hvm4g.h>\nint main(void) {\n'
+  awk '/^\*\*   hvm4g_config c;/ { on = 1 }
+       on { sub(/^\*\*   /, ""); print }
+       on && /hvm4g_close\(h\);$/ { exit }' include/hvm4g.h
+  printf '  return 0;\n}\n'
+}
+
+# example_run PHASE NAME REGEX CMD..: CMD exits 0 with no sanitizer report
+# and a line of its output matching REGEX.
+example_run() {
+  local phase=$1 name=$2 re=$3 out rc
+  shift 3
+  out=$(timeout -k 5 "$TEST_TIMEOUT" "$@" 2>&1); rc=$?
+  if printf '%s\n' "$out" | grep -Eq '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|: runtime error: '; then
+    record "$phase" "$name" 0 "sanitizer report: $(printf '%s\n' "$out" | grep -m1 -E 'Sanitizer|runtime error')"
+  elif [ $rc -ne 0 ]; then
+    record "$phase" "$name" 0 "exit status $rc: $(printf '%s' "$out" | tail -n 2)"
+  elif ! printf '%s\n' "$out" | grep -Eq -- "$re"; then
+    record "$phase" "$name" 0 "no line matches /$re/: $(printf '%s' "$out" | head -n 2)"
+  else
+    record "$phase" "$name" 1
+  fi
+}
+
+examples_phase() {   # phase, build folder (a unit phase's), cflags
+  local phase=$1 dir=$2 cflags=$3 cxx
+  add_phase "$phase"
+  mkdir -p "$TMP/$phase"
+  if ! make -s NVCC= METAL= BUILD="$dir" CFLAGS="$cflags" examples > "$TMP/$phase.log" 2>&1; then
+    record "$phase" build 0 "make examples failed: $(grep -m1 -iE 'error|\*\*\*' "$TMP/$phase.log")"
+    return
+  fi
+  example_run "$phase" embed '^oops: 1 RUNTIME_ERROR' "$dir/examples/embed"
+  example_run "$phase" many '^many: .*, ok$' "$dir/examples/many"
+  example_run "$phase" threads '^threads: .*, ok$' "$dir/examples/threads"
+  header_example > "$TMP/$phase/header.c"
+  # shellcheck disable=SC2086
+  if $CC -std=gnu11 $cflags -Iinclude -o "$TMP/$phase/header" "$TMP/$phase/header.c" \
+       "$dir/libhvm4g.a" -lpthread -lm -ldl > "$TMP/$phase/header.log" 2>&1; then
+    example_run "$phase" header '^42$' "$TMP/$phase/header"
+  else
+    record "$phase" header 0 "the header's example does not compile: $(grep -m1 error "$TMP/$phase/header.log")"
+  fi
+  cxx=$(command -v c++ 2>/dev/null || command -v g++ 2>/dev/null || command -v clang++ 2>/dev/null)
+  if [ -n "$cxx" ]; then
+    # shellcheck disable=SC2086
+    if "$cxx" $cflags -x c++ -Iinclude -o "$TMP/$phase/header_cxx" "$TMP/$phase/header.c" -x none \
+         "$dir/libhvm4g.a" -lpthread -lm -ldl > "$TMP/$phase/header_cxx.log" 2>&1; then
+      example_run "$phase" header_cxx '^42$' "$TMP/$phase/header_cxx"
+    else
+      record "$phase" header_cxx 0 "the header's example does not compile as C++: $(grep -m1 error "$TMP/$phase/header_cxx.log")"
+    fi
+  fi
+}
+
+examples_phase examples "$ROOT/build-unit" "$UNIT_CFLAGS"
 
 # --- phase: cpu -----------------------------------------------------------
 
@@ -869,6 +941,7 @@ if [ "$RUN_SANITIZE" = 1 ]; then
     tail -n 20 "$TMP/asan-build.log"
   fi
   unit_phase asan-unit "$ASAN_CFLAGS"
+  TEST_TIMEOUT=$((TEST_TIMEOUT * 3)) examples_phase asan-examples "$ROOT/build-asan-unit" "$ASAN_CFLAGS"
   add_phase asan-cpu
   TEST_TIMEOUT=$((TEST_TIMEOUT * 3)) \
     par check asan-cpu "$ROOT/build-asan/hvm4g" {} "$RES" < "$TMP/golden.list"
@@ -895,6 +968,9 @@ if [ "$RUN_SANITIZE" = 1 ]; then
   else
     record fuzz python3 0 "python3 is needed for the fuzzer"
   fi
+  # runtimes one after another and at once under the thread sanitizer
+  TEST_TIMEOUT=$((TEST_TIMEOUT * 3)) \
+    examples_phase tsan-examples "$ROOT/build-tsan-examples" "-O1 -g -fsanitize=thread"
   # the -T pool and the collapse waves under the thread sanitizer
   add_phase tsan-thread
   if make -s tsan > "$TMP/tsan-build.log" 2>&1; then

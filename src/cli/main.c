@@ -8,6 +8,10 @@
 // printer; and the watcher, which takes those signals (sigtimedwait) and
 // draws the progress line. An interrupt prints -s from the counters and
 // ends the process at once: the runtime has no safe point to unwind to.
+//
+// The library names no flag in its messages and prints nothing of its
+// own; this program shows its notice and errors, with the flag that
+// helps where there is one (report).
 
 #include <errno.h>
 #include <pthread.h>
@@ -43,38 +47,70 @@ static int colour_on(int fd) {
   return isatty(fd) && !(no && *no);
 }
 
-// Prints a library message on stderr; PARSE_ERROR in red on a terminal.
-static void report(const char *msg) {
+static int starts(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+#define OURS "hvm4g: "   // the start of the library's own messages
+
+// Prints a library message on stderr, with the flag that helps where it
+// says what one changes; PARSE_ERROR in red on a terminal.
+static void report(const char *msg, int rc) {
   if (!msg[0]) return;   // a %panic's message went to the output
-  if (strncmp(msg, "PARSE_ERROR", 11) == 0 && colour_on(2)) {
+  if (starts(msg, "PARSE_ERROR") && colour_on(2)) {
     fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m%s\n", msg + 11);
+  } else if (rc == HVM4G_ERR_HEAP && starts(msg, OURS "heap exhausted") && !strstr(msg, "--heap")) {
+    fprintf(stderr, "%s (use --heap=SIZE for a larger heap)\n", msg);
+  } else if (rc == HVM4G_ERR_DEVICE && starts(msg, OURS SCHED_NO_CUDA ": ")) {
+    fprintf(stderr, OURS "--device=cuda: %s; use --device=sim for the simulated device\n",
+            msg + strlen(OURS SCHED_NO_CUDA ": "));
+  } else if (rc == HVM4G_ERR_DEVICE && starts(msg, OURS SCHED_NO_METAL ": ")) {
+    fprintf(stderr, OURS "--device=metal: %s; use --device=sim for the simulated device\n",
+            msg + strlen(OURS SCHED_NO_METAL ": "));
   } else {
     fprintf(stderr, "%s\n", msg);
   }
 }
 
+// The program's state, shared by its threads. It lives in main's frame,
+// which lasts until the process ends (main ends it with exit).
+typedef struct {
+  Command         cmd;        // the command line (flags.h)
+  pthread_mutex_t line;       // the progress line, and the watcher's use of the runtime
+  int             shown;      // a progress line is on the screen
+  int             done;       // the run ended: no more progress lines
+  int             progress;   // the progress line is drawn
+  int             noticed;    // the runtime's notice is printed
+  _Atomic double  run_t0;     // the run's start (0: not started); the watcher reads it
+  hvm4g          *runtime;    // the watcher reads its counters (under line; NULL: none)
+  int             argc;
+  char          **argv;
+  int             rc;
+} Prog;
+
+// The runtime chose otherwise than asked (no usable GPU: the CPU runs):
+// said once, as --gpu's consequence.
+static void notice(Prog *p, hvm4g *h) {
+  const char *n = hvm4g_notice(h);
+  if (!n || p->noticed) return;
+  p->noticed = 1;
+  fprintf(stderr, OURS "--gpu: %s\n", starts(n, OURS) ? n + strlen(OURS) : n);
+}
+
 // The watcher
 // ===========
 
-static pthread_mutex_t LINE = PTHREAD_MUTEX_INITIALIZER;
-static int    SHOWN  = 0;   // a progress line is on the screen
-static int    DONE   = 0;   // the run ended: no more progress lines
-static _Atomic double RUN_T0 = 0;   // the run's start (0: not started); the watcher reads it
-static int    PROGRESS = 0; // the progress line is drawn
-static Command CMD;         // the command line (flags.h)
-static hvm4g * _Atomic RUNTIME = NULL;   // the runtime, once open (the watcher's)
-
-static void line_clear(void) {
-  if (SHOWN) fputs("\r\033[K", stderr);
-  SHOWN = 0;
+static void line_clear(Prog *p) {
+  if (p->shown) fputs("\r\033[K", stderr);
+  p->shown = 0;
 }
 
 // Ends the progress line before the result is printed.
-static void progress_end(void) {
-  pthread_mutex_lock(&LINE);
-  DONE = 1;
-  line_clear();
-  pthread_mutex_unlock(&LINE);
+static void progress_end(Prog *p) {
+  pthread_mutex_lock(&p->line);
+  p->done = 1;
+  line_clear(p);
+  pthread_mutex_unlock(&p->line);
 }
 
 static void human(double v, char *buf, size_t cap) {
@@ -85,30 +121,31 @@ static void human(double v, char *buf, size_t cap) {
 }
 
 // "hvm4g: 1.23G interactions, 41.50M/s, heap 12.0 MiB, CPU x4"
-static void progress_draw(double *last_t, u64 *last_n, u64 *last_dev) {
-  double t = now();
-  u64 dev = gpu_itrs(), n = eval_itrs() + dev;
-  double rate = t > *last_t ? (double)(n - *last_n) / (t - *last_t) : 0;
-  const char *side = dev != *last_dev ? "device" : "CPU";
-  char a[32], r[32];
-  human((double)n, a, sizeof a);
-  human(rate, r, sizeof r);
-  pthread_mutex_lock(&LINE);
-  if (!DONE) {
+static void progress_draw(Prog *p, double *last_t, u64 *last_n, u64 *last_dev) {
+  pthread_mutex_lock(&p->line);
+  if (!p->done && p->runtime) {
+    api_use(p->runtime);   // the counters below are the runtime's
+    double t = now();
+    u64 dev = gpu_itrs(), n = eval_itrs() + dev;
+    double rate = t > *last_t ? (double)(n - *last_n) / (t - *last_t) : 0;
+    const char *side = dev != *last_dev ? "device" : "CPU";
+    char a[32], r[32];
+    human((double)n, a, sizeof a);
+    human(rate, r, sizeof r);
     fprintf(stderr, "\r\033[Khvm4g: %s interactions, %s/s, heap %.1f MiB, %s",
             a, r, (double)heap_used() * 8 / (1 << 20), side);
-    if (side[0] == 'C' && CMD.opt.eval.threads > 1) fprintf(stderr, " x%u", CMD.opt.eval.threads);
+    if (side[0] == 'C' && p->cmd.opt.eval.threads > 1) fprintf(stderr, " x%u", p->cmd.opt.eval.threads);
     fflush(stderr);
-    SHOWN = 1;
+    p->shown  = 1;
+    *last_t   = t;
+    *last_n   = n;
+    *last_dev = dev;
   }
-  pthread_mutex_unlock(&LINE);
-  *last_t = t;
-  *last_n = n;
-  *last_dev = dev;
+  pthread_mutex_unlock(&p->line);
 }
 
-static void *watcher(void *unused) {
-  int progress = PROGRESS;
+static void *watcher(void *arg) {
+  Prog *p = arg;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -116,26 +153,23 @@ static void *watcher(void *unused) {
   struct timespec tick = { 0, WATCH_MS * 1000000L };
   double shown = now(), last_t = now();
   u64    last_n = 0, last_dev = 0;
-  int    using = 0;
   for (;;) {
-    if (!using && RUNTIME) {   // the counters below are the runtime's
-      api_use(RUNTIME);
-      using = 1;
-    }
     int sig = sigtimedwait(&set, NULL, &tick);
     if (sig == SIGINT || sig == SIGTERM) {
-      pthread_mutex_lock(&LINE);
-      DONE = 1;
-      line_clear();
-      pthread_mutex_unlock(&LINE);
+      pthread_mutex_lock(&p->line);   // held to the end: the runtime stays open
+      p->done = 1;
+      line_clear(p);
       fprintf(stderr, "hvm4g: interrupted (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-      if (RUN_T0 > 0) stats_print(now() - RUN_T0, 1);
+      if (p->runtime && p->run_t0 > 0) {
+        api_use(p->runtime);
+        stats_print(now() - p->run_t0, 1);
+      }
       fflush(NULL);
       _exit(HVM4G_INTERRUPTED);
     }
-    if (progress && RUN_T0 > 0 && now() - shown >= PROGRESS_MS / 1e3) {
+    if (p->progress && p->run_t0 > 0 && now() - shown >= PROGRESS_MS / 1e3) {
       shown = now();
-      progress_draw(&last_t, &last_n, &last_dev);
+      progress_draw(p, &last_t, &last_n, &last_dev);
     }
   }
   return NULL;
@@ -179,37 +213,42 @@ static char *read_stdin(void) {
   return buf;
 }
 
-static int load(hvm4g *h) {
-  if (CMD.cli.eval || strcmp(CMD.cli.file, "-") == 0) {
-    char *src = CMD.cli.eval ? eval_source(CMD.cli.eval) : read_stdin();
+static int load(Prog *p, hvm4g *h) {
+  const Cli *cli = &p->cmd.cli;
+  if (cli->eval || strcmp(cli->file, "-") == 0) {
+    char *src = cli->eval ? eval_source(cli->eval) : read_stdin();
     if (!src) {
       fprintf(stderr, "hvm4g: cannot read the program from %s (%s)\n",
-              CMD.cli.eval ? "-e" : "stdin", strerror(errno ? errno : ENOMEM));
+              cli->eval ? "-e" : "stdin", strerror(errno ? errno : ENOMEM));
       return HVM4G_ERR_PARSE;
     }
     // no slash in the name: its #includes are relative to this directory
-    int rc = hvm4g_load_string(h, CMD.cli.eval ? "<-e>" : "<stdin>", src);
+    int rc = hvm4g_load_string(h, cli->eval ? "<-e>" : "<stdin>", src);
     free(src);
     return rc;
   }
-  return hvm4g_load_file(h, CMD.cli.file);
+  return hvm4g_load_file(h, cli->file);
 }
 
-static int fail(hvm4g *h, int rc) {
-  progress_end();
-  report(hvm4g_error(h));
+// The runtime is left open: the process ends with threads that may not
+// be joinable after an error.
+static int fail(Prog *p, hvm4g *h, int rc) {
+  progress_end(p);
+  notice(p, h);
+  report(hvm4g_error(h), rc);
   fflush(stdout);
   return rc;
 }
 
-static int run(int argc, char **argv) {
-  flags_defaults(&CMD);
-  flags_parse(argc, argv, &CMD);
-  CMD.opt.color     = colour_on(1);
-  CMD.opt.eval.live = PROGRESS || CMD.opt.eval.stats;   // the watcher reads the counts
+static int run(Prog *p) {
+  Command *cmd = &p->cmd;
+  flags_defaults(cmd);
+  flags_parse(p->argc, p->argv, cmd);
+  cmd->opt.color     = colour_on(1);
+  cmd->opt.eval.live = p->progress || cmd->opt.eval.stats;   // the watcher reads the counts
 
   hvm4g *h;
-  int rc = api_open(&h, &CMD.opt);
+  int rc = api_open(&h, &cmd->opt);
   if (rc != HVM4G_OK) {
     fprintf(stderr, "%s%s\n", hvm4g_error(h),
             rc == HVM4G_ERR_HEAP ? " (try a smaller --heap)" : "");
@@ -217,24 +256,28 @@ static int run(int argc, char **argv) {
     return rc;
   }
   api_use(h);   // this thread's own calls below (stats, exit) are h's
-  RUNTIME = h;
-  if ((rc = load(h)) != HVM4G_OK) return fail(h, rc);
+  notice(p, h);
+  pthread_mutex_lock(&p->line);
+  p->runtime = h;
+  pthread_mutex_unlock(&p->line);
+  if ((rc = load(p, h)) != HVM4G_OK) return fail(p, h, rc);
   if (hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
 
-  int where = CMD.opt.sched.requested ? HVM4G_DEVICE : HVM4G_CPU;
-  RUN_T0 = now();
-  if (CMD.cli.collapse) {
-    rc = hvm4g_collapse(h, NULL, CMD.cli.limit, where, stdout);
+  int where = cmd->opt.sched.requested ? HVM4G_DEVICE : HVM4G_CPU;
+  p->run_t0 = now();
+  if (cmd->cli.collapse) {
+    rc = hvm4g_collapse(h, NULL, cmd->cli.limit, where, stdout);
   } else {
     rc = hvm4g_normalize(h, NULL, where);
   }
-  double secs = now() - RUN_T0;
-  progress_end();
-  if (rc != HVM4G_OK) return fail(h, rc);
-  if (!CMD.cli.collapse && !CMD.opt.eval.silent && !CMD.opt.eval.debug) {
+  double secs = now() - p->run_t0;
+  progress_end(p);
+  if (rc != HVM4G_OK) return fail(p, h, rc);
+  notice(p, h);
+  if (!cmd->cli.collapse && !cmd->opt.eval.silent && !cmd->opt.eval.debug) {
     rc = hvm4g_print_file(h, stdout);
     putchar('\n');
-    if (rc != HVM4G_OK) return fail(h, rc);
+    if (rc != HVM4G_OK) return fail(p, h, rc);
   }
   stats_print(secs, 0);
   if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -243,20 +286,17 @@ static int run(int argc, char **argv) {
   }
   int trace = gpu_finish();
   if (trace != 0) return trace == -2 ? HVM4G_ERR_IO : HVM4G_ERR_USAGE;
+  sched_exit(0);   // a device context: the process ends here
+  pthread_mutex_lock(&p->line);   // the watcher is done with the runtime
+  p->runtime = NULL;
+  pthread_mutex_unlock(&p->line);
   hvm4g_close(h);
-  sched_exit(0);
   return 0;
 }
 
-typedef struct {
-  int    argc;
-  char **argv;
-  int    rc;
-} Main;
-
-static void *main_thread(void *p) {
-  Main *m = p;
-  m->rc = run(m->argc, m->argv);
+static void *main_thread(void *arg) {
+  Prog *p = arg;
+  p->rc = run(p);
   return NULL;
 }
 
@@ -282,21 +322,20 @@ int main(int argc, char **argv) {
       }
     }
   }
-  PROGRESS = progress;
+  Prog p = { .progress = progress, .argc = argc, .argv = argv, .rc = 1 };
+  pthread_mutex_init(&p.line, NULL);
   pthread_t watch;
-  pthread_create(&watch, NULL, watcher, NULL);
+  pthread_create(&watch, NULL, watcher, &p);
   pthread_detach(watch);
 
-  Main m = { argc, argv, 1 };
   pthread_attr_t attr;
   pthread_t      th;
   pthread_attr_init(&attr);
   if (pthread_attr_setstacksize(&attr, (size_t)MAIN_STACK) != 0 ||
-      pthread_create(&th, &attr, main_thread, &m) != 0) {
-    // no big thread: run here
-    return run(argc, argv);
+      pthread_create(&th, &attr, main_thread, &p) != 0) {
+    exit(run(&p));   // no big thread: run here
   }
   pthread_join(th, NULL);
   pthread_attr_destroy(&attr);
-  return m.rc;
+  exit(p.rc);   // not a return: p, which the watcher reads, stays
 }

@@ -1,16 +1,20 @@
 // api.c: the library (include/hvm4g.h) over the runtime's modules. The
 // hvm4g program is one of its clients (main.c).
 //
-// The runtime reports a fatal error by calling eval_fatal, which would
-// print and exit; the library installs a hook (eval_set_fatal) that, on
-// the thread of an API call, records the message and jumps back to that
-// call's frame, which returns the error's code. A runtime's state is its
+// The runtime reports a fatal error by calling eval_fatal; the library
+// installs a hook (eval_set_fatal) that, on the thread of an API call,
+// records the message and jumps back to that call's frame, which returns
+// the error's code. The hook never prints nor exits: an error met where no
+// call's frame is (a thread the runtime started) is recorded on the
+// runtime, and the call in progress returns it. A runtime's state is its
 // context (heap/rt.h), allocated here in one block with its handle; each
 // call works for its runtime on the caller's thread (RT) and leaves the
-// thread as it found it.
+// thread as it found it. Nothing here is shared between runtimes.
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +34,7 @@
 #include "cpu/reclaim.h"
 #include "run/prim.h"
 #include "run/journal.h"
+#include "run/effects.h"
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
@@ -46,14 +51,26 @@
 
 #define ERR_CAP  1024   // a message: a parse report is a few lines
 
+// An error raised on a thread with no call's frame (on_fatal).
+typedef struct {
+  atomic_int state;         // LATE_NONE, LATE_WRITING, LATE_HELD
+  int        panic;         // a %panic: msg is the program's output
+  char       kind[32];
+  char       msg[ERR_CAP];
+} Late;
+
+enum { LATE_NONE, LATE_WRITING, LATE_HELD };
+
 struct hvm4g {
   Rt    *rt;            // the context (NULL: the open failed; only err holds)
   char   err[ERR_CAP];
   char   warn[ERR_CAP];
   int    ready;         // eval and the normalizer are set up (first run)
   int    color;         // Options.color
+  int    opened;        // the layers' parts opened (runtime_close closes them)
   u32    result;        // the heap slot of the last normal form (0: none)
   double secs;          // the last run's wall time
+  Late   late;
 };
 
 // A runtime in one allocation: its handle, its context and each layer's part.
@@ -74,42 +91,78 @@ typedef struct {
   int     code;
 } Call;
 
+// Per thread: each thread is in at most one API call at a time.
 static _Thread_local Call *CALL = NULL;
+
+// The handle of the runtime whose context is rt (every context is made by
+// runtime_new, in a Runtime).
+static hvm4g *handle_of(Rt *rt) {
+  return &((Runtime *)((char *)rt - offsetof(Runtime, rt)))->h;
+}
+
+static int starts(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
 
 // An "hvm4g: " message that says the heap (or the memory) ran out is its
 // own status; a RUNTIME_ERROR is the program's.
 static int fatal_code(const char *kind, const char *msg) {
-  if (strncmp(kind, "RUNTIME_ERROR", 13) == 0) return HVM4G_ERR_RUNTIME;
+  if (starts(kind, "RUNTIME_ERROR")) return HVM4G_ERR_RUNTIME;
   if (strstr(msg, "heap exhausted") || strstr(msg, "out of memory") ||
       strstr(msg, "cannot reserve")) {
     return HVM4G_ERR_HEAP;
   }
   if (strstr(msg, "cannot write")) return HVM4G_ERR_IO;
-  if (strncmp(msg, "--device=", 9) == 0) return HVM4G_ERR_DEVICE;
+  if (starts(msg, SCHED_NO_CUDA ":") || starts(msg, SCHED_NO_METAL ":")) return HVM4G_ERR_DEVICE;
   return HVM4G_ERR_RUNTIME;
 }
 
-// On a thread of the -T pool there is no frame to return to (its pool
-// would wait for it forever): the error ends the process, with the status
-// of its kind, printed once however many threads fail.
-static void on_fatal(const char *kind, const char *msg) {
-  Call *c = CALL;
-  if (!kind) {   // a %panic: its message is the program's output
-    printf("%s\n", msg);
-    fflush(stdout);
+// The error as the call's result: its message in h->err, its status
+// returned. A %panic's message (no kind) is the program's last line of
+// output, written as %log writes, and leaves no message.
+static int take_error(hvm4g *h, const char *kind, const char *msg) {
+  if (!kind) {
+    effect_text_line(msg);
     kind = "";
     msg  = "";
   }
+  snprintf(h->err, ERR_CAP, "%s%s", kind, msg);
+  return fatal_code(kind, msg);
+}
+
+// No call's frame on this thread: the first such error is kept on the
+// runtime for the call in progress (late_error), the others dropped, and
+// the thread goes back to eval_fatal, which parks it.
+static void hold_late(const char *kind, const char *msg) {
+  if (!RT) return;
+  Late *l    = &handle_of(RT)->late;
+  int   none = LATE_NONE;
+  if (!atomic_compare_exchange_strong(&l->state, &none, LATE_WRITING)) return;
+  l->panic = !kind;
+  snprintf(l->kind, sizeof l->kind, "%s", kind ? kind : "");
+  snprintf(l->msg, sizeof l->msg, "%s", msg);
+  atomic_store(&l->state, LATE_HELD);
+}
+
+static void on_fatal(const char *kind, const char *msg) {
+  Call *c = CALL;
   if (!c) {
-    static atomic_int ending = 0;
-    if (atomic_exchange(&ending, 1)) return;   // eval_fatal parks this one
-    fprintf(stderr, "%s%s\n", kind, msg);
-    exit(fatal_code(kind, msg));
+    hold_late(kind, msg);
+    return;
   }
-  snprintf(c->h->err, ERR_CAP, "%s%s", kind, msg);
-  c->code = fatal_code(kind, msg);
+  c->code = take_error(c->h, kind, msg);
   CALL    = NULL;
   longjmp(c->env, 1);
+}
+
+// The error an unframed thread kept during the call that ends (rc: the
+// call's own status, which wins), then none.
+static int late_error(hvm4g *h, int rc) {
+  Late *l = &h->late;
+  if (atomic_load(&l->state) != LATE_HELD) return rc;
+  if (rc == HVM4G_OK) rc = take_error(h, l->panic ? NULL : l->kind, l->msg);
+  atomic_store(&l->state, LATE_NONE);
+  return rc;
 }
 
 static int fail(hvm4g *h, int code, const char *fmt, const char *arg) {
@@ -171,26 +224,51 @@ Rt *api_context(const Options *o) {
   return r ? &r->rt : NULL;
 }
 
-// Every layer's part ended, top down, then the heap; RT is r's.
+// Each layer's part, bottom up: the number opened, all of them when each
+// open succeeded (RT is r's).
+#define LAYERS 5
+
+static int layers_open(void) {
+  int n = 0;
+  if (lang_rt_open() != 0) return n;
+  n++;
+  if (cpu_rt_open() != 0) return n;
+  n++;
+  if (dev_rt_open() != 0) return n;
+  n++;
+  if (collapse_rt_open() != 0) return n;
+  n++;
+  if (run_rt_open() != 0) return n;
+  return n + 1;
+}
+
+// Every layer's part that opened ended, top down (each joins the threads
+// it started and frees what it holds), then the heap, then the block; RT
+// is r's.
 static void runtime_close(Runtime *r) {
-  run_rt_close();
-  collapse_rt_close();
-  dev_rt_close();
-  cpu_rt_close();
-  lang_rt_close();
+  int n = r->h.opened;
+  if (n >= 5) run_rt_close();
+  if (n >= 4) collapse_rt_close();
+  if (n >= 3) dev_rt_close();
+  if (n >= 2) cpu_rt_close();
+  if (n >= 1) lang_rt_close();
   heap_free();
-  (void)r;
+  free(r);
 }
 
 // A handle that holds only why the open failed (hvm4g_error reads it).
-static int failed_open(hvm4g **out, int code, const char *why) {
+static int failed_open(hvm4g **out, int code, const char *fmt, const char *arg) {
   hvm4g *h = calloc(1, sizeof *h);
-  if (h) snprintf(h->err, ERR_CAP, "hvm4g: %s", why);
+  if (h) {
+    int n = snprintf(h->err, ERR_CAP, "hvm4g: ");
+    snprintf(h->err + n, ERR_CAP - (size_t)n, fmt, arg);
+  }
   *out = h;
   return code;
 }
 
 int hvm4g_open(hvm4g **out, const hvm4g_config *c) {
+  if (!out) return HVM4G_ERR_USAGE;
   *out = NULL;
   hvm4g_config dflt;
   if (!c) {
@@ -198,13 +276,13 @@ int hvm4g_open(hvm4g **out, const hvm4g_config *c) {
     c = &dflt;
   }
   if (c->threads > 1024) {
-    return failed_open(out, HVM4G_ERR_USAGE, "threads is at most 1024");
+    return failed_open(out, HVM4G_ERR_USAGE, "%s", "threads is at most 1024");
   }
   if ((c->heap_words && c->heap_words < 1024) || c->heap_words > ((u64)1 << 32)) {
-    return failed_open(out, HVM4G_ERR_USAGE, "heap_words is 0 (what fits) or from 1024 to 2^32");
+    return failed_open(out, HVM4G_ERR_USAGE, "%s", "heap_words is 0 (what fits) or from 1024 to 2^32");
   }
   if (c->device < HVM4G_DEVICE_AUTO || c->device > HVM4G_DEVICE_METAL) {
-    return failed_open(out, HVM4G_ERR_USAGE, "device is one of HVM4G_DEVICE_*");
+    return failed_open(out, HVM4G_ERR_USAGE, "%s", "device is one of HVM4G_DEVICE_*");
   }
   Options o;
   api_options_default(&o);
@@ -217,13 +295,13 @@ int hvm4g_open(hvm4g **out, const hvm4g_config *c) {
 int api_open(hvm4g **out, const Options *o) {
   *out = NULL;
   if (o->gpu.device == DEV_CUDA && !gpu_cuda_compiled()) {
-    return failed_open(out, HVM4G_ERR_DEVICE, "the CUDA device: this library was built without CUDA");
+    return failed_open(out, HVM4G_ERR_DEVICE, "%s", SCHED_NO_CUDA ": this library was built without CUDA");
   }
   if (o->gpu.device == DEV_METAL && !gpu_metal_compiled()) {
-    return failed_open(out, HVM4G_ERR_DEVICE, "the Metal device: this library was built without Metal");
+    return failed_open(out, HVM4G_ERR_DEVICE, "%s", SCHED_NO_METAL ": this library was built without Metal");
   }
   Runtime *r = runtime_new(o);
-  if (!r) return failed_open(out, HVM4G_ERR_HEAP, "out of memory for a runtime");
+  if (!r) return failed_open(out, HVM4G_ERR_HEAP, "%s", "out of memory for a runtime");
   hvm4g *h  = &r->h;
   Rt    *rt = &r->rt;
   Rt   *was = RT;
@@ -232,13 +310,15 @@ int api_open(hvm4g **out, const Options *o) {
   if (heap_init(words) != 0) {
     RT = was;
     free(r);
-    return failed_open(out, HVM4G_ERR_HEAP, "no room for the heap");
+    char size[32];
+    snprintf(size, sizeof size, "%llu", (unsigned long long)words);
+    return failed_open(out, HVM4G_ERR_HEAP, "no room for a heap of %s words", size);
   }
-  if (lang_rt_open() != 0 || cpu_rt_open() != 0 || dev_rt_open() != 0 ||
-      collapse_rt_open() != 0 || run_rt_open() != 0) {
+  h->opened = layers_open();
+  if (h->opened < LAYERS) {
     runtime_close(r);
     RT = was;
-    return failed_open(out, HVM4G_ERR_HEAP, "out of memory for a runtime");
+    return failed_open(out, HVM4G_ERR_HEAP, "%s", "out of memory for a runtime");
   }
   prim_set_args(o->argc, o->argv);
   eval_set_fatal(on_fatal);
@@ -260,9 +340,11 @@ void hvm4g_close(hvm4g *h) {
     free(h);
     return;
   }
-  // The pool's threads and the device's context live until the process
-  // ends (sched_exit): a closed runtime only stops answering.
-  h->result = 0;
+  Rt *rt  = h->rt;
+  Rt *was = RT;
+  RT = rt;
+  runtime_close((Runtime *)((char *)rt - offsetof(Runtime, rt)));
+  RT = was == rt ? NULL : was;   // a thread that worked for it works for none
 }
 
 u64 api_reserved_besides(u32 threads) {
@@ -355,7 +437,7 @@ static u32 run_root(hvm4g *h, const char *name) {
   }
   u32 root = heap_alloc(1);
   if (!root) {
-    fail(h, HVM4G_ERR_HEAP, "hvm4g: %s", "heap exhausted (use --heap=SIZE for a larger heap)");
+    fail(h, HVM4G_ERR_HEAP, "hvm4g: %s", "heap exhausted");
     return 0;
   }
   RT->heap.at[root] = TERM(REF, id, 0);
@@ -421,7 +503,7 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
       collapse_set_line_check(NULL);
       h->secs = now() - t0;
       collapse_set_out(stdout, 0);   // not the caller's stream, which may go
-      return c.code;
+      return late_error(h, c.code);
     }
   }
   CALL = &c;
@@ -453,7 +535,7 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   journal_end();
   CALL    = NULL;
   h->secs = now() - t0;
-  return HVM4G_OK;
+  return late_error(h, HVM4G_OK);
 }
 
 int hvm4g_normalize(hvm4g *h, const char *name, int where) {
@@ -528,23 +610,40 @@ void hvm4g_get_stats(hvm4g *h, hvm4g_stats *s) {
 }
 
 const char *hvm4g_error(const hvm4g *h) {
-  return h ? h->err : "hvm4g: no runtime";
+  return h ? h->err : "hvm4g: no runtime (out of memory)";
 }
 
 const char *hvm4g_warning(const hvm4g *h) {
   return h && h->warn[0] ? h->warn : NULL;
 }
 
-const char *hvm4g_version(void) {
-  static char text[512];
-  if (text[0]) return text;
+const char *hvm4g_notice(const hvm4g *h) {
+  if (!h || !h->rt) return NULL;
+  Rt *was = RT;
+  RT = h->rt;
+  const char *n = sched_notice();
+  RT = was;
+  return n;
+}
+
+// Per process: the build's text, the same for every runtime, written once.
+static struct {
+  pthread_once_t once;
+  char           text[512];
+} VERSION = { .once = PTHREAD_ONCE_INIT };
+
+static void version_write(void) {
   const char *archs = gpu_cuda_archs() ? gpu_cuda_archs() : "";
   int cuda = gpu_cuda_compiled(), metal = gpu_metal_compiled();
-  snprintf(text, sizeof text,
+  snprintf(VERSION.text, sizeof VERSION.text,
            "hvm4g %s\ncommit: %s\nbackends: cpu, sim%s%s\n"
            "cuda architectures: %s\nmetal: %s",
            HVM4G_VERSION, HVM4G_COMMIT, cuda ? ", cuda" : "", metal ? ", metal" : "",
            !cuda ? "none (built without nvcc)" : archs[0] ? archs : "nvcc's default",
            metal ? "compiled in" : "not compiled in (macOS with Xcode's Metal toolchain only)");
-  return text;
+}
+
+const char *hvm4g_version(void) {
+  pthread_once(&VERSION.once, version_write);
+  return VERSION.text;
 }

@@ -27,3 +27,11 @@ void effect_line_write(EffectLine *l) {
   free(l->buf);
   *l = (EffectLine){0};
 }
+
+void effect_text_line(const char *s) {
+  flockfile(stdout);
+  fputs(s, stdout);
+  fputc('\n', stdout);
+  fflush(stdout);   // the run ends here: the line is out before the status
+  funlockfile(stdout);
+}

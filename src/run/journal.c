@@ -17,6 +17,7 @@
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "heap/rt.h"
+#include "run/run_rt.h"
 
 // Past this many words (entries, results and line hashes together: 128
 // MiB) the journal stops and the run cannot start over: it bounds the
@@ -34,23 +35,20 @@ typedef struct {
   u64 len;
 } Entry;
 
-typedef struct {
-  void *at;
-  u64   len, cap;
-} Vec;
+typedef JournalVec Vec;
 
-static Mode            MODE   = OFF;
-static int             KEPT   = 0;   // this run records (journal_start)
-static int             BROKEN = 0;   // something recorded is not data: no replay
-static Vec             ENTRIES;      // Entry
-static Vec             DATA;         // Term
-static Vec             LINES;        // u64: the hashes of the lines printed
-static u64             ENTRY_AT, LINE_AT;   // replay's next entry and line
-static u64             WORDS;        // DATA and LINES together
-static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
-
-// The entry of the call this thread is performing (-1: none).
+// The entry of the call this thread is performing (-1: none): per thread,
+// since the pool's threads perform calls at once.
 static _Thread_local long long PENDING = -1;
+
+int journal_open(void) {
+  return pthread_mutex_init(&RT->run->journal.lock, NULL) == 0 ? 0 : -1;
+}
+
+void journal_close(void) {
+  journal_end();
+  pthread_mutex_destroy(&RT->run->journal.lock);
+}
 
 // 0 when it cannot grow (the journal is then broken, not the run).
 static int vec_room(Vec *v, size_t size, u64 more) {
@@ -71,8 +69,9 @@ static void vec_free(Vec *v) {
 
 // Stops recording: the run can no longer start over.
 static void broken(void) {
-  BROKEN = 1;
-  MODE   = OFF;
+  Journal *J = &RT->run->journal;
+  J->broken = 1;
+  J->mode   = OFF;
 }
 
 // Eight bytes a step (a -C line is hashed as it is printed), the rest one
@@ -98,56 +97,61 @@ u64 journal_hash_word(u64 h, u64 word) {
 // =======
 
 void journal_start(int record) {
+  Journal *J = &RT->run->journal;
   journal_end();
-  KEPT = record;
-  MODE = record ? RECORD : OFF;
+  J->kept = record;
+  J->mode = record ? RECORD : OFF;
 }
 
 int journal_replay(void) {
-  Entry *e = ENTRIES.at;
-  for (u64 i = 0; i < ENTRIES.len; i++) {
-    if (!e[i].done) BROKEN = 1;   // a call the first run did not finish
+  Journal *J = &RT->run->journal;
+  Entry *e = J->entries.at;
+  for (u64 i = 0; i < J->entries.len; i++) {
+    if (!e[i].done) J->broken = 1;   // a call the first run did not finish
   }
-  if (!KEPT || BROKEN) return 0;
-  MODE     = REPLAY;
-  ENTRY_AT = 0;
-  LINE_AT  = 0;
+  if (!J->kept || J->broken) return 0;
+  J->mode     = REPLAY;
+  J->entry_at = 0;
+  J->line_at  = 0;
   return 1;
 }
 
 void journal_check_done(void) {
-  if (MODE != REPLAY || (ENTRY_AT == ENTRIES.len && LINE_AT == LINES.len)) return;
+  Journal *J = &RT->run->journal;
+  if (J->mode != REPLAY || (J->entry_at == J->entries.len && J->line_at == J->lines.len)) return;
   char msg[256];
   snprintf(msg, sizeof msg,
            "the run that started over copying the book lazily did not repeat what the "
            "first run did (%llu of its %llu effects, %llu of its %llu lines)",
-           (unsigned long long)ENTRY_AT, (unsigned long long)ENTRIES.len,
-           (unsigned long long)LINE_AT, (unsigned long long)LINES.len);
-  MODE = OFF;
+           (unsigned long long)J->entry_at, (unsigned long long)J->entries.len,
+           (unsigned long long)J->line_at, (unsigned long long)J->lines.len);
+  J->mode = OFF;
   eval_die(msg);
 }
 
 void journal_end(void) {
-  vec_free(&ENTRIES);
-  vec_free(&DATA);
-  vec_free(&LINES);
-  MODE     = OFF;
-  KEPT     = 0;
-  BROKEN   = 0;
-  ENTRY_AT = 0;
-  LINE_AT  = 0;
-  WORDS    = 0;
+  Journal *J = &RT->run->journal;
+  vec_free(&J->entries);
+  vec_free(&J->data);
+  vec_free(&J->lines);
+  J->mode     = OFF;
+  J->kept     = 0;
+  J->broken   = 0;
+  J->entry_at = 0;
+  J->line_at  = 0;
+  J->words    = 0;
   PENDING  = -1;
 }
 
 // Results as data
 // ===============
 
-// Appends t's preorder to DATA: 0 if a node is not data.
+// Appends t's preorder to the journal's data: 0 if a node is not data.
 static int save(Term t) {
+  Journal *J = &RT->run->journal;
   Vec todo = {0};
   int ok   = 1;
-  u64 from = DATA.len;
+  u64 from = J->data.len;
   if (!vec_room(&todo, sizeof(Term), 1)) return 0;
   ((Term *)todo.at)[todo.len++] = t;
   while (ok && todo.len > 0) {
@@ -158,24 +162,25 @@ static int save(Term t) {
       break;
     }
     u32 ari = tag >= C00 ? tag - C00 : 0;
-    if (WORDS + 1 > JOURNAL_MAX_WORDS || !vec_room(&DATA, sizeof(Term), 1) ||
+    if (J->words + 1 > JOURNAL_MAX_WORDS || !vec_room(&J->data, sizeof(Term), 1) ||
         !vec_room(&todo, sizeof(Term), ari)) {
       ok = 0;
       break;
     }
-    WORDS++;
-    ((Term *)DATA.at)[DATA.len++] = tag >= C00 ? TERM(tag, EXT(cur), 0) : cur;
+    J->words++;
+    ((Term *)J->data.at)[J->data.len++] = tag >= C00 ? TERM(tag, EXT(cur), 0) : cur;
     // the last field first on the stack, so the first one comes out next
     for (u32 i = ari; i > 0; i--) ((Term *)todo.at)[todo.len++] = RT->heap.at[VAL(cur) + i - 1];
   }
   vec_free(&todo);
-  if (!ok) DATA.len = from;
+  if (!ok) J->data.len = from;
   return ok;
 }
 
-// The result DATA[at .. at + len) rebuilt on w's arena.
+// The result data[at .. at + len) rebuilt on w's arena.
 static Term rebuild(Wnf *w, u64 at, u64 len) {
-  Term *data  = DATA.at;
+  Journal *J = &RT->run->journal;
+  Term *data  = J->data.at;
   Term *stack = malloc((len ? len : 1) * sizeof *stack);
   u64   top   = 0;
   if (!stack) eval_die("out of memory replaying an effect");
@@ -208,40 +213,41 @@ static const char *name_of(u32 prim) {
 }
 
 int journal_effect(Wnf *w, Term pri, u64 key, Term *out) {
-  if (MODE == OFF) return 0;
+  Journal *J = &RT->run->journal;
+  if (J->mode == OFF) return 0;
   u32 prim = EXT(pri);
-  pthread_mutex_lock(&LOCK);
-  if (MODE == RECORD) {
+  pthread_mutex_lock(&J->lock);
+  if (J->mode == RECORD) {
     u64 words = sizeof(Entry) / sizeof(u64);
-    if (WORDS + words > JOURNAL_MAX_WORDS || !vec_room(&ENTRIES, sizeof(Entry), 1)) {
+    if (J->words + words > JOURNAL_MAX_WORDS || !vec_room(&J->entries, sizeof(Entry), 1)) {
       broken();
     } else {
-      WORDS  += words;
-      PENDING = (long long)ENTRIES.len;
-      ((Entry *)ENTRIES.at)[ENTRIES.len++] = (Entry){ .prim = prim, .key = key };
+      J->words  += words;
+      PENDING = (long long)J->entries.len;
+      ((Entry *)J->entries.at)[J->entries.len++] = (Entry){ .prim = prim, .key = key };
     }
-    pthread_mutex_unlock(&LOCK);
+    pthread_mutex_unlock(&J->lock);
     return 0;
   }
-  if (ENTRY_AT == ENTRIES.len) {   // past the journal: performed
-    pthread_mutex_unlock(&LOCK);
+  if (J->entry_at == J->entries.len) {   // past the journal: performed
+    pthread_mutex_unlock(&J->lock);
     return 0;
   }
-  Entry e = ((Entry *)ENTRIES.at)[ENTRY_AT];
+  Entry e = ((Entry *)J->entries.at)[J->entry_at];
   if (e.prim != prim || e.key != key) {
     char msg[320];
     snprintf(msg, sizeof msg,
              "the run that started over copying the book lazily asked for an effect the "
              "first run did not do: effect %llu is %%%s%s, where the first run did %%%s",
-             (unsigned long long)ENTRY_AT + 1, name_of(prim),
+             (unsigned long long)J->entry_at + 1, name_of(prim),
              e.prim == prim ? " with other arguments" : "", name_of(e.prim));
-    MODE = OFF;
-    pthread_mutex_unlock(&LOCK);
+    J->mode = OFF;
+    pthread_mutex_unlock(&J->lock);
     eval_die(msg);
     return 0;
   }
-  ENTRY_AT++;
-  pthread_mutex_unlock(&LOCK);
+  J->entry_at++;
+  pthread_mutex_unlock(&J->lock);
   *out = rebuild(w, e.at, e.len);
   return 1;
 }
@@ -253,20 +259,21 @@ int journal_effect_text(Wnf *w, Term pri, char *s, Term *out) {
 }
 
 Term journal_result(Term r) {
+  Journal *J = &RT->run->journal;
   if (PENDING < 0) return r;
-  pthread_mutex_lock(&LOCK);
-  if (MODE == RECORD) {
-    Entry *e = &((Entry *)ENTRIES.at)[PENDING];
-    e->at    = DATA.len;
+  pthread_mutex_lock(&J->lock);
+  if (J->mode == RECORD) {
+    Entry *e = &((Entry *)J->entries.at)[PENDING];
+    e->at    = J->data.len;
     if (save(r)) {
-      e->len  = DATA.len - e->at;
+      e->len  = J->data.len - e->at;
       e->done = 1;
     } else {
       broken();
     }
   }
   PENDING = -1;
-  pthread_mutex_unlock(&LOCK);
+  pthread_mutex_unlock(&J->lock);
   return r;
 }
 
@@ -275,26 +282,27 @@ Term journal_result(Term r) {
 
 // Only the thread that prints -C's lines calls it (collapse.c, collapse_use).
 int journal_line(const char *text, size_t n) {
+  Journal *J = &RT->run->journal;
   u64 h = journal_hash(JOURNAL_SEED, text, n);
-  if (MODE == RECORD) {
-    if (WORDS + 1 > JOURNAL_MAX_WORDS || !vec_room(&LINES, sizeof(u64), 1)) {
+  if (J->mode == RECORD) {
+    if (J->words + 1 > JOURNAL_MAX_WORDS || !vec_room(&J->lines, sizeof(u64), 1)) {
       broken();
     } else {
-      WORDS++;
-      ((u64 *)LINES.at)[LINES.len++] = h;
+      J->words++;
+      ((u64 *)J->lines.at)[J->lines.len++] = h;
     }
     return 1;
   }
-  if (MODE != REPLAY || LINE_AT == LINES.len) return 1;
-  if (((u64 *)LINES.at)[LINE_AT] != h) {
+  if (J->mode != REPLAY || J->line_at == J->lines.len) return 1;
+  if (((u64 *)J->lines.at)[J->line_at] != h) {
     char msg[192];
     snprintf(msg, sizeof msg,
              "the run that started over copying the book lazily collapsed line %llu to "
              "other text than the first run printed",
-             (unsigned long long)LINE_AT + 1);
-    MODE = OFF;
+             (unsigned long long)J->line_at + 1);
+    J->mode = OFF;
     eval_die(msg);
   }
-  LINE_AT++;
+  J->line_at++;
   return 0;
 }

@@ -16,8 +16,34 @@
 #ifndef HVM4G_JOURNAL_H
 #define HVM4G_JOURNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include "core/core.h"
+
+// A growing array (journal.c).
+typedef struct {
+  void *at;
+  u64   len, cap;
+} JournalVec;
+
+// A runtime's journal (RT->run->journal): the run's entries, results and
+// line hashes, and where a replay is.
+typedef struct {
+  int             mode;       // journal.c's Mode: off, recording, replaying
+  int             kept;       // this run records (journal_start)
+  int             broken;     // something recorded is not data: no replay
+  JournalVec      entries;    // journal.c's Entry
+  JournalVec      data;       // Term
+  JournalVec      lines;      // u64: the hashes of the lines printed
+  u64             entry_at;   // replay's next entry
+  u64             line_at;    // and line
+  u64             words;      // data and lines together
+  pthread_mutex_t lock;
+} Journal;
+
+// The runtime's journal from its open (0, or -1) to its close (run_rt.h).
+int  journal_open(void);
+void journal_close(void);
 
 // The run
 // =======

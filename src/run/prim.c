@@ -456,7 +456,9 @@ static Term prim_panic(Wnf *w, Term pri) {
 // meet another): past the thread's stack, less a margin for one more level,
 // a runtime error instead of a crash (millions of nested levels overflowed
 // it; tests/run.sh, cli nf_nested_deep).
-static _Thread_local uintptr_t NF_STACK_LO = 0;   // 1: unknown, no check
+// Per thread: the floor of this thread's own stack (0: not measured yet;
+// 1: unknown, no check).
+static _Thread_local uintptr_t NF_STACK_LO = 0;
 
 static void nf_stack_check(void) {
   char here;

@@ -5,7 +5,37 @@
 #ifndef HVM4G_PRIM_H
 #define HVM4G_PRIM_H
 
+#include <pthread.h>
 #include "core/core.h"
+
+// Handle families: kinds that number their ids apart (prim_task.c).
+#define PRIM_FAMILIES 5
+
+// The table of handles a program opened (prim_task.c, prim_in.h): every
+// slot, and for each family its handles' slots, under one lock.
+typedef struct {
+  struct Slot    *slots;                       // slot 0 unused
+  u32             slot_next, slot_cap;
+  u32            *family_slot[PRIM_FAMILIES];  // a handle's id -> its slot
+  u32             family_next[PRIM_FAMILIES];  // the next id (ids start at 1)
+  u32             family_cap[PRIM_FAMILIES];
+  pthread_mutex_t lock;
+} PrimHandles;
+
+// The primitives' part of a runtime (RT->run->prim).
+typedef struct {
+  int          argc;      // %argv: the program's arguments (prim_set_args)
+  char       **argv;
+  _Atomic u64  rand;      // %rand's state (0: not seeded yet)
+  PrimHandles  handles;
+} PrimRt;
+
+// The primitives' part from the runtime's open (0, or -1) to its close,
+// which ends what the program left open: its files and connections are
+// closed, and a child process that ended is reaped (one still running is
+// left to run, as after the hvm4g program ends).
+int  prim_open(void);
+void prim_close(void);
 
 // The result of the primitive application `pri`, reduced by worker w.
 Term prim_host(Wnf *w, Term pri);

@@ -74,7 +74,8 @@ int prim_str_utf8(Wnf *w, StrRead r, const char *prim, const char *what, u32 *co
 // Handles
 // =======
 // The handle primitives (prim_task.c: streams, timers, processes;
-// prim_net.c: tcp, http) share one table of slots; each family of kinds
+// prim_net.c: tcp, http) share the runtime's table of slots (prim.h,
+// PrimHandles); each family of kinds
 // numbers its handles from 1. A handle is #Name{id,seq}: seq counts the
 // calls made on it, each call taking handle
 // seq and giving back seq+1, so a handle used twice is refused as stale.
@@ -83,7 +84,7 @@ enum { E_BAD_ARG = 1, E_BAD_HANDLE = 2, E_STALE = 3, E_FULL = 4, E_IO = 5 };
 
 typedef enum { K_STDIN = 1, K_FILE, K_TIMER, K_PROC, K_TCP, K_HTTP } HandleKind;
 
-typedef struct {
+typedef struct Slot {
   u8    kind;      // HandleKind; 0: never opened
   u8    closed;    // a stream after %stream_close
   u8    finished;  // a process reaped: `signaled` and `code` hold how
@@ -132,5 +133,8 @@ void prim_slot_update(u32 id, const Slot *s);
 // The handle primitives of prim_task.c and prim_net.c; 0 for any other.
 Term prim_task(Wnf *w, Term pri);
 Term prim_net(Wnf *w, Term pri);
+
+// What a tcp or http slot holds, released when the runtime closes.
+void prim_net_release(Slot *s);
 
 #endif

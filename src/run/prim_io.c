@@ -23,13 +23,11 @@
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "heap/rt.h"
-
-static int    ARGC = 0;      // prim_set_args
-static char **ARGV = NULL;
+#include "run/run_rt.h"
 
 void prim_set_args(int argc, char **argv) {
-  ARGC = argc;
-  ARGV = argv;
+  RT->run->prim.argc = argc;
+  RT->run->prim.argv = argv;
 }
 
 // Arguments
@@ -215,9 +213,10 @@ static Term write_file(Wnf *w, Term pri, int bytes) {
 // ===========
 
 static Term prim_argv(Wnf *w) {
-  Term list = TERM(C00, NICK_NIL, 0);
-  for (int i = ARGC; i > 0; i--) {
-    Term ht[2] = { prim_string(w, ARGV[i - 1], strlen(ARGV[i - 1])), list };
+  const PrimRt *p    = &RT->run->prim;
+  Term          list = TERM(C00, NICK_NIL, 0);
+  for (int i = p->argc; i > 0; i--) {
+    Term ht[2] = { prim_string(w, p->argv[i - 1], strlen(p->argv[i - 1])), list };
     list = prim_ctr(w, NICK_CON, 2, ht);
   }
   return list;
@@ -259,13 +258,14 @@ static Term prim_chdir(Wnf *w, Term pri) {
   return out;
 }
 
-// A 31-bit number, as C's rand() gives HVM4: xorshift64* on one word that
-// every thread advances, seeded from the clock and the process.
+// A 31-bit number, as C's rand() gives HVM4: xorshift64* on one word of
+// the runtime that every thread advances, seeded from the clock and the
+// process.
 static Term prim_rand(Wnf *w, Term pri) {
-  static _Atomic u64 STATE = 0;
+  _Atomic u64 *state = &RT->run->prim.rand;
   Term replay;
   if (journal_effect(w, pri, JOURNAL_SEED, &replay)) return replay;
-  u64 cur = atomic_load(&STATE), x;
+  u64 cur = atomic_load(state), x;
   do {
     x = cur;
     if (x == 0) {
@@ -277,7 +277,7 @@ static Term prim_rand(Wnf *w, Term pri) {
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-  } while (!atomic_compare_exchange_weak(&STATE, &cur, x));
+  } while (!atomic_compare_exchange_weak(state, &cur, x));
   return TERM(NUM, 0, (u32)((x * 0x2545F4914F6CDD1Dull) >> 33));
 }
 

@@ -1075,6 +1075,13 @@ static Term http_next(Wnf *w, Term pri, int how) {
   return prim_ok(w, prim_ready(w, K_HTTP, id, seq + 1, http_outcome(w, h)));
 }
 
+void prim_net_release(Slot *s) {
+  if (s->kind == K_TCP) close_fd(s->fd);
+  if (s->kind == K_HTTP && s->data) http_free(s->data);
+  s->fd   = -1;
+  s->data = NULL;
+}
+
 // Dispatch
 // ========
 

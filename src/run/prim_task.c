@@ -29,26 +29,71 @@
 #include "heap/heap.h"
 #include "lang/names.h"
 #include "heap/rt.h"
+#include "run/run_rt.h"
 
 #define SLOTS_MAX (1u << 16)   // handles a run may open, of all kinds
-#define FAMILIES  5            // kinds that count their ids apart
 
 // Each family of kinds numbers its handles from 1, as HVM4 does (its first
 // #Tcp is #Tcp{1,0} whatever was opened before); a handle's id leads to
-// its slot through the family's FAMILY_SLOT.
+// its slot through the family's family_slot (prim.h, PrimHandles).
 static const u8 FAMILY[] = { [K_STDIN] = 0, [K_FILE] = 0, [K_TIMER] = 1, [K_PROC] = 2,
                              [K_TCP] = 3, [K_HTTP] = 4 };
 
-static Slot            SLOTS[SLOTS_MAX];
-static u32             SLOT_NEXT = 1;
-static u32             FAMILY_SLOT[FAMILIES][SLOTS_MAX];
-static u32             FAMILY_NEXT[FAMILIES] = { 1, 1, 1, 1, 1 };
-static pthread_mutex_t SLOT_LOCK = PTHREAD_MUTEX_INITIALIZER;
-
-// The slot of handle id of `kind`'s family, or NULL (SLOT_LOCK held).
-static Slot *slot_of(u32 kind, u32 id) {
+// The slot of handle id of `kind`'s family, or NULL (the table's lock held).
+static Slot *slot_of(PrimHandles *t, u32 kind, u32 id) {
   u32 f = FAMILY[kind];
-  return id != 0 && id < FAMILY_NEXT[f] ? &SLOTS[FAMILY_SLOT[f][id]] : NULL;
+  return id != 0 && id < t->family_next[f] ? &t->slots[t->family_slot[f][id]] : NULL;
+}
+
+// The table
+// =========
+
+int prim_open(void) {
+  PrimHandles *t = &RT->run->prim.handles;
+  t->slot_next = 1;
+  for (u32 f = 0; f < PRIM_FAMILIES; f++) t->family_next[f] = 1;
+  return pthread_mutex_init(&t->lock, NULL) == 0 ? 0 : -1;
+}
+
+// A file, a socket or an exchange the program did not close is closed; a
+// child is reaped if it ended, else left to run (no one waits for it).
+static void slot_release(Slot *s) {
+  switch (s->kind) {
+    case K_FILE:
+      if (!s->closed) close(s->fd);
+      break;
+    case K_PROC:
+      if (!s->finished) waitpid(s->pid, NULL, WNOHANG);
+      break;
+    case K_TCP:
+    case K_HTTP:
+      prim_net_release(s);
+      break;
+    default:
+      break;
+  }
+}
+
+void prim_close(void) {
+  PrimHandles *t = &RT->run->prim.handles;
+  for (u32 i = 1; i < t->slot_next; i++) slot_release(&t->slots[i]);
+  free(t->slots);
+  for (u32 f = 0; f < PRIM_FAMILIES; f++) free(t->family_slot[f]);
+  pthread_mutex_destroy(&t->lock);
+  *t = (PrimHandles){ 0 };
+}
+
+// Room for n entries of `size` bytes in *at (holding *cap): 0 when the
+// memory is not there.
+static int room(void **at, u32 *cap, u32 n, size_t size) {
+  if (n <= *cap) return 1;
+  u32   want = *cap ? *cap * 2 : 16;
+  while (want < n) want *= 2;
+  void *more = realloc(*at, (size_t)want * size);
+  if (!more) return 0;
+  *at  = more;
+  *cap = want;
+  return 1;
 }
 
 // Each kind's spelling: its primitives' handle constructor and names.
@@ -87,14 +132,17 @@ Term prim_pending(Wnf *w, u32 kind, u32 id, u32 seq) {
 // A new slot of `kind` (its other fields from `init`): its id, or 0 when
 // the table is full.
 static u32 slot_open(const Slot *init) {
+  PrimHandles *t = &RT->run->prim.handles;
   u32 f  = FAMILY[init->kind], id = 0;
-  pthread_mutex_lock(&SLOT_LOCK);
-  if (SLOT_NEXT < SLOTS_MAX) {
-    id = FAMILY_NEXT[f]++;
-    FAMILY_SLOT[f][id] = SLOT_NEXT;
-    SLOTS[SLOT_NEXT++] = *init;
+  pthread_mutex_lock(&t->lock);
+  if (t->slot_next < SLOTS_MAX &&
+      room((void **)&t->slots, &t->slot_cap, t->slot_next + 1, sizeof(Slot)) &&
+      room((void **)&t->family_slot[f], &t->family_cap[f], t->family_next[f] + 1, sizeof(u32))) {
+    id = t->family_next[f]++;
+    t->family_slot[f][id]      = t->slot_next;
+    t->slots[t->slot_next++] = *init;
   }
-  pthread_mutex_unlock(&SLOT_LOCK);
+  pthread_mutex_unlock(&t->lock);
   return id;
 }
 
@@ -124,9 +172,10 @@ int prim_handle_of(Wnf *w, Term pri, Term v, u32 kind, u32 *id, u32 *seq, Term *
   }
   *id  = VAL(a);
   *seq = VAL(b);
-  pthread_mutex_lock(&SLOT_LOCK);
-  int known = slot_of(kind, *id) != NULL;
-  pthread_mutex_unlock(&SLOT_LOCK);
+  PrimHandles *t = &RT->run->prim.handles;
+  pthread_mutex_lock(&t->lock);
+  int known = slot_of(t, kind, *id) != NULL;
+  pthread_mutex_unlock(&t->lock);
   if (known) return 1;
   snprintf(msg, sizeof msg, "unknown %s id", KIND_WORD[kind]);
   *out = prim_coded_err(w, pri, E_BAD_HANDLE, msg);
@@ -137,14 +186,15 @@ int prim_take(Wnf *w, Term pri, u32 kind, u32 id, u32 seq, Slot *s, Term *out) {
   // replayed before the claim: the first run already moved the slot's seq on
   u64 key = journal_hash_word(journal_hash_word(journal_hash_word(JOURNAL_SEED, kind), id), seq);
   if (journal_effect(w, pri, key, out)) return 0;
-  pthread_mutex_lock(&SLOT_LOCK);
-  Slot *sl    = slot_of(kind, id);
+  PrimHandles *t = &RT->run->prim.handles;
+  pthread_mutex_lock(&t->lock);
+  Slot *sl    = slot_of(t, kind, id);
   int   fresh = sl && sl->seq == seq;
   if (fresh) {
     sl->seq++;
     *s = *sl;
   }
-  pthread_mutex_unlock(&SLOT_LOCK);
+  pthread_mutex_unlock(&t->lock);
   if (!fresh) {
     char msg[64];
     snprintf(msg, sizeof msg, "stale %s handle", KIND_WORD[kind]);
@@ -161,12 +211,13 @@ int prim_claim(Wnf *w, Term pri, u32 kind, Slot *s, u32 *id, u32 *seq, Term *out
 }
 
 void prim_slot_update(u32 id, const Slot *s) {
-  pthread_mutex_lock(&SLOT_LOCK);
-  Slot *sl  = slot_of(s->kind, id);
+  PrimHandles *t = &RT->run->prim.handles;
+  pthread_mutex_lock(&t->lock);
+  Slot *sl  = slot_of(t, s->kind, id);
   u32   seq = sl->seq;
   *sl     = *s;
   sl->seq = seq;
-  pthread_mutex_unlock(&SLOT_LOCK);
+  pthread_mutex_unlock(&t->lock);
 }
 
 // Streams

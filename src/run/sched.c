@@ -18,9 +18,9 @@
 // at once, and a run fails with the reason if it cannot be used.
 //
 // No usable device (built without CUDA, no driver, no GPU, one too old):
-// --gpu says so in one line on stderr and the CPU normalizes, on every
-// core; a %gnf is normalized by the CPU. The simulator runs only when
-// asked for (--device=sim).
+// the runtime leaves a notice (sched_notice; the program prints it on
+// stderr) and the CPU normalizes, on every core; a %gnf is normalized by
+// the CPU. The simulator runs only when asked for (--device=sim).
 //
 // Starting over: the device heap shadows all the pool allocated, and on a
 // tree shared through DUPs the slots the pool left reach most of it, so
@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include "run/sched.h"
 #include "run/prim.h"
+#include "run/journal.h"
 #include "core/kern.h"
 #include "heap/heap.h"
 #include "lang/parse.h"
@@ -73,43 +74,47 @@ void sched_conf_default(SchedConf *c) {
 #define LONG_TURN  1.0
 #define LONG_SHARE 64
 
-// What -s reports of the hybrid.
-static struct {
-  double warm_at;    // when the context was started, after sched_start (-1: never)
-  u64    taken;      // runs the device took over from the CPU
-  u64    left;       // the slots the pool left them (their roots)
-  int    too_big;    // a take-over was refused: the heap passed --take-max
-  u64    restarts;   // runs the device started over from the program
-  u64    dropped;    // the pool's interactions those dropped
-  u64    dropped_w;  // and the heap words they had allocated
-} ST = { .warm_at = -1 };
-
-static const char *NODEV = NULL;   // why no device is usable, once known
-static int    warm_due = 0;   // the context is deferred until the CPU has run
-static double warm_t0  = 0;   // when it was deferred
-static double turn_t0  = 0;   // when the pool's turn began
-static int    restart_armed = 0;   // the caller holds a copy of the heap
-static int    restart_due   = 0;   // the pool stopped for a start over
+// This runtime's scheduler state (sched.h).
+#define ST (RT->run->sched)
 
 void sched_init(void) {
   eval_set_host(prim_host);
 }
 
-// --gpu where no device can run: the CPU normalizes, on every core.
+// A device asked for where none can run: the CPU normalizes, on every
+// core, and the runtime leaves a notice saying so (sched_notice).
 static void no_device(const char *why) {
-  if (NODEV) return;
-  NODEV = why;
+  if (ST.nodev) return;
+  ST.nodev = why;
   if (RT->run->conf.requested) {
-    fprintf(stderr, "hvm4g: --gpu: no usable GPU (%s); running on the CPU "
-            "with %u thread%s\n", why, RT->cpu->conf.threads, RT->cpu->conf.threads == 1 ? "" : "s");
+    snprintf(ST.notice, sizeof ST.notice, "hvm4g: no usable GPU (%s); running on the CPU "
+             "with %u thread%s", why, RT->cpu->conf.threads, RT->cpu->conf.threads == 1 ? "" : "s");
   }
+}
+
+const char *sched_notice(void) {
+  return ST.notice[0] ? ST.notice : NULL;
+}
+
+// The device's answers for a runtime not yet open (the pool's size is one
+// of its options): asked of a context that holds the device's settings alone.
+static int pool_wanted(const SchedConf *s, const GpuConf *g) {
+  struct DevRt *dev = calloc(1, sizeof *dev);
+  if (!dev) return 0;
+  dev->conf = *g;
+  Rt  probe = { .dev = dev };
+  Rt *was   = RT;
+  RT = &probe;
+  int pool = (g->device == DEV_AUTO && gpu_absent() != NULL) ||
+             (s->cpu_first > 0 && gpu_cuda_likely());
+  RT = was;
+  free(dev);
+  return pool;
 }
 
 u32 sched_pool_threads(const SchedConf *s, const GpuConf *g, int collapse) {
   if (!s->requested || collapse) return 0;
-  int pool = (g->device == DEV_AUTO && gpu_absent() != NULL) ||
-             (s->cpu_first > 0 && gpu_cuda_likely());
-  if (!pool) return 0;
+  if (!pool_wanted(s, g)) return 0;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 2 ? 0 : n > 64 ? 64 : (u32)n;
 }
@@ -121,19 +126,19 @@ static void context_ready(void) {
 // A pool on every core slows the context about 2x: one of its threads
 // waits while the context is made.
 static void warm_start(void) {
-  warm_due   = 0;
-  ST.warm_at = gpu_now() - warm_t0;
+  ST.warm_due = 0;
+  ST.warm_at  = gpu_now() - ST.warm_t0;
   pool_park(1);
   if (!gpu_context_start(context_ready)) pool_park(0);
 }
 
 static void prepare(void) {
-  if (!gpu_cuda_compiled() || gpu_context_live() || warm_due) return;
+  if (!gpu_cuda_compiled() || gpu_context_live() || ST.warm_due) return;
   if (RT->dev->conf.device == DEV_SIM) return;
-  warm_t0 = gpu_now();
+  ST.warm_t0 = gpu_now();
   if (RT->dev->conf.device == DEV_AUTO && gpu_cuda_likely() && RT->cpu->conf.threads > 1 &&
       RT->run->conf.cpu_first > 0 && RT->run->conf.warm_after > 0) {
-    warm_due = 1;   // sched_take_over starts it (or the first device run)
+    ST.warm_due = 1;   // take_over starts it (or the first device run)
     return;
   }
   warm_start();
@@ -163,8 +168,7 @@ static int device_named(void) {
 static void device_named_fail(void) {
   if (!device_named()) return;
   char msg[320];
-  snprintf(msg, sizeof msg, "--device=%s: %s; use --device=sim for the "
-           "simulated device", RT->dev->conf.device == DEV_CUDA ? "cuda" : "metal",
+  snprintf(msg, sizeof msg, "%s: %s", RT->dev->conf.device == DEV_CUDA ? SCHED_NO_CUDA : SCHED_NO_METAL,
            gpu_why_not());
   eval_fatal("hvm4g: ", msg);
 }
@@ -182,18 +186,26 @@ static u32 device_stop(u32 stop) {
   }
   if (stop == STOP_HEAP) {   // the device's heap was the host's (gpu.c)
     char msg[128];
-    snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use "
-             "--heap=SIZE for a larger heap)",
+    snprintf(msg, sizeof msg, "heap exhausted: %llu live words",
              (unsigned long long)RT->dev->stats.heap_live);
     eval_fatal("hvm4g: ", msg);
   }
   return stop;
 }
 
+// An unscoped binder's variables are bound in one thread's order (snf.c):
+// such a program stays on the CPU, which this records as the device's stop.
+static int unscoped(void) {
+  if (!parse_unscoped()) return 0;
+  RT->dev->stats.stop = STOP_UNSCOPED;
+  return 1;
+}
+
 // Whoever needs the device now makes its context itself.
 static u32 device_at(u32 loc) {
-  if (NODEV) return STOP_NODEV;
-  warm_due = 0;
+  if (ST.nodev) return STOP_NODEV;
+  ST.warm_due = 0;
+  if (unscoped()) return STOP_UNSCOPED;
   return device_stop(gpu_snf_at(loc));
 }
 
@@ -203,7 +215,7 @@ static u32 device_at(u32 loc) {
 // pool to stop at a task boundary: it waits for the device.
 static int cpu_first(void) {
   if (RT->cpu->conf.threads <= 1 || RT->run->conf.cpu_first == 0) return 0;
-  return RT->run->conf.cpu_first_set || warm_due || gpu_context_making();
+  return RT->run->conf.cpu_first_set || ST.warm_due || gpu_context_making();
 }
 
 int sched_wide_enough(u64 made, double ran) {
@@ -215,22 +227,23 @@ int sched_wide_enough(u64 made, double ran) {
 // come first: the pool's task count reads a cache line per thread, which
 // its threads keep writing.
 static int take_over(void) {
-  if (warm_due && gpu_now() - warm_t0 < RT->run->conf.warm_after / 1e3) return 0;
-  if (gpu_context_making() || NODEV) return 0;
-  if (!sched_wide_enough(snf_made(), gpu_now() - turn_t0)) return 0;
+  SchedState *st = &ST;
+  if (st->warm_due && gpu_now() - st->warm_t0 < RT->run->conf.warm_after / 1e3) return 0;
+  if (gpu_context_making() || st->nodev) return 0;
+  if (!sched_wide_enough(snf_made(), gpu_now() - st->turn_t0)) return 0;
   int big = heap_used() > RT->run->conf.take_max;
-  if (big && !restart_armed) {
-    ST.too_big = 1;   // the CPU keeps the run
+  if (big && !st->restart_armed) {
+    st->too_big = 1;   // the CPU keeps the run
     return 0;
   }
   // The context is made only for a run the device could take.
-  if (warm_due) warm_start();
-  int ready = !warm_due && !gpu_context_making();
+  if (st->warm_due) warm_start();
+  int ready = !st->warm_due && !gpu_context_making();
   if (ready && !gpu_usable()) {   // the context found no device
     no_device(gpu_why_not());
     return 0;
   }
-  if (ready) restart_due = big;
+  if (ready) st->restart_due = big;
   return ready;
 }
 
@@ -239,15 +252,15 @@ static int may_return(u32 stop) {
 }
 
 static int restart_arm(int on) {
-  restart_armed = on && RT->run->conf.restart && !prim_effects_used();
-  return restart_armed;
+  ST.restart_armed = on && RT->run->conf.restart && !prim_effects_used();
+  return ST.restart_armed;
 }
 
 // After the pool stopped: whether it stopped so that the device starts
 // over (none left: the pool had ended, nothing to start over).
 static int restart_now(void) {
-  int due = restart_due;
-  restart_due = 0;
+  int due = ST.restart_due;
+  ST.restart_due = 0;
   if (!due) return 0;
   u32 n;
   int dups;
@@ -278,7 +291,8 @@ static u32 device_from_pool(int *dups) {
   if (n == 0) return 0;   // the pool had just ended
   ST.taken++;
   ST.left += n;
-  warm_due = 0;
+  ST.warm_due = 0;
+  if (unscoped()) return STOP_UNSCOPED;
   return device_stop(gpu_snf_roots(left, n));
 }
 
@@ -306,7 +320,7 @@ static void normalize_hybrid(u32 root) {
   for (u32 turn = 0; cpu && turn < MAX_TURNS; turn++) {
     double t0 = gpu_now();
     u64    i0 = eval_itrs();
-    turn_t0 = t0;
+    ST.turn_t0 = t0;
     reclaim_arm();
     int left = cpu_traced(snf_at_until(root, take_over), t0, i0);
     reclaim_disarm();
@@ -338,7 +352,7 @@ static void normalize_hybrid(u32 root) {
 
 void sched_normalize(u32 root) {
   device_require();
-  if (RT->run->conf.requested && !NODEV) {
+  if (RT->run->conf.requested && !ST.nodev) {
     normalize_hybrid(root);
   } else {
     // a CPU normal form reclaims the words it no longer reaches (not -D,
@@ -355,10 +369,10 @@ void sched_collapse(u32 root, long long limit) {
   // error ended armed (its pool idle now) gives its chunks up here.
   reclaim_disarm();
   device_require();
-  if (RT->run->conf.requested && !NODEV) {
-    warm_due = 0;
+  if (RT->run->conf.requested && !ST.nodev) {
+    ST.warm_due = 0;
     gpu_trace_run();
-    device_stop(gpu_snf_bounded(root));   // the collapser goes on either way
+    if (!unscoped()) device_stop(gpu_snf_bounded(root));   // the collapser goes on either way
   }
   collapse_print(root, limit);
 }
@@ -385,8 +399,8 @@ void sched_print_stats(FILE *out) {
   if (!RT->dev->stats.runs) {
     // --gpu -T N: the pool may end a run before the device is worth it
     if (!RT->run->conf.requested) return;
-    if (NODEV) {
-      fprintf(out, "- Device: not used (no usable GPU: %s; the CPU ran it)\n", NODEV);
+    if (ST.nodev) {
+      fprintf(out, "- Device: not used (no usable GPU: %s; the CPU ran it)\n", ST.nodev);
       return;
     }
     if (RT->dev->stats.stop == STOP_UNSCOPED) {
@@ -435,9 +449,20 @@ void sched_exit(int rc) {
   }
 }
 
+// The part
+// ========
+
 int run_rt_open(void) {
+  ST.warm_at = -1;
+  if (journal_open() != 0) return -1;
+  if (prim_open() != 0) {
+    journal_close();
+    return -1;
+  }
   return 0;
 }
 
 void run_rt_close(void) {
+  prim_close();
+  journal_close();
 }

@@ -51,10 +51,15 @@ struct TlsConn {
   char  error[256];
 };
 
-static SslApi         SSL_API;
-static void          *SSL_CTX;      // one context, shared by every connection
-static const char    *MISSING = NULL;
-static pthread_once_t LOADED  = PTHREAD_ONCE_INIT;
+// Per process: the library is loaded once (dlopen), and its one client
+// context holds no runtime's state (certificate roots and defaults), so
+// every connection of every runtime shares them.
+static struct {
+  pthread_once_t loaded;
+  SslApi         api;
+  void          *ctx;       // SSL_CTX
+  const char    *missing;   // why TLS cannot be used, or NULL
+} LIBSSL = { .loaded = PTHREAD_ONCE_INIT };
 
 static void load(void) {
   static const char *NAMES[] = { "libssl.so.3", "libssl.so.1.1", "libssl.so", "libssl.dylib" };
@@ -63,7 +68,7 @@ static void load(void) {
     lib = dlopen(NAMES[i], RTLD_NOW | RTLD_LOCAL);
   }
   if (!lib) {
-    MISSING = "https needs OpenSSL's libssl, which could not be loaded";
+    LIBSSL.missing = "https needs OpenSSL's libssl, which could not be loaded";
     return;
   }
   // each entry point by name, into the table's slots in order
@@ -73,55 +78,55 @@ static void load(void) {
     "SSL_write", "SSL_get_error", "SSL_get_verify_result", "SSL_free",
     "X509_verify_cert_error_string", "ERR_get_error", "ERR_peek_error", "ERR_error_string_n",
   };
-  void **slot = (void **)&SSL_API;
+  void **slot = (void **)&LIBSSL.api;
   for (size_t i = 0; i < sizeof SYMBOLS / sizeof *SYMBOLS; i++) {
     slot[i] = dlsym(lib, SYMBOLS[i]);
     if (!slot[i]) {
-      MISSING = "https needs OpenSSL 1.1 or later, and the libssl found lacks an entry point";
+      LIBSSL.missing = "https needs OpenSSL 1.1 or later, and the libssl found lacks an entry point";
       return;
     }
   }
-  SSL_CTX = SSL_API.ctx_new(SSL_API.client_method());
-  if (!SSL_CTX) {
-    MISSING = "OpenSSL could not make a TLS context";
+  LIBSSL.ctx = LIBSSL.api.ctx_new(LIBSSL.api.client_method());
+  if (!LIBSSL.ctx) {
+    LIBSSL.missing = "OpenSSL could not make a TLS context";
     return;
   }
-  SSL_API.ctx_default_paths(SSL_CTX);
+  LIBSSL.api.ctx_default_paths(LIBSSL.ctx);
 }
 
 const char *tls_missing(void) {
-  pthread_once(&LOADED, load);
-  return MISSING;
+  pthread_once(&LIBSSL.loaded, load);
+  return LIBSSL.missing;
 }
 
 // The why of a failed call: a certificate's rejection, OpenSSL's queued
 // error, or the system's.
 static int failed(TlsConn *c, int code) {
-  long verify = SSL_API.verify_result(c->ssl);
-  unsigned long e = SSL_API.err_get();
+  long verify = LIBSSL.api.verify_result(c->ssl);
+  unsigned long e = LIBSSL.api.err_get();
   if (verify != X509_V_OK) {
-    snprintf(c->error, sizeof c->error, "SSL certificate problem: %s", SSL_API.verify_string(verify));
+    snprintf(c->error, sizeof c->error, "SSL certificate problem: %s", LIBSSL.api.verify_string(verify));
   } else if (e) {
-    SSL_API.err_string(e, c->error, sizeof c->error);
+    LIBSSL.api.err_string(e, c->error, sizeof c->error);
   } else if (code == SSL_ERROR_SYSCALL && errno) {
     snprintf(c->error, sizeof c->error, "TLS: %s", strerror(errno));
   } else {
     snprintf(c->error, sizeof c->error, "TLS connection ended unexpectedly");
   }
-  while (SSL_API.err_get()) {}   // the queue is the thread's: leave it empty
+  while (LIBSSL.api.err_get()) {}   // the queue is the thread's: leave it empty
   return TLS_FAILED;
 }
 
 // A call's result as tls.h's: its count, or what to wait for.
 static int outcome(TlsConn *c, int r) {
   if (r > 0) return r;
-  int code = SSL_API.get_error(c->ssl, r);
+  int code = LIBSSL.api.get_error(c->ssl, r);
   if (code == SSL_ERROR_WANT_READ) return TLS_WANT_READ;
   if (code == SSL_ERROR_WANT_WRITE) return TLS_WANT_WRITE;
   if (code == SSL_ERROR_ZERO_RETURN) return TLS_EOF;
   // a peer that closes without TLS's close_notify (common with
   // `Connection: close`) ends the stream too
-  if (code == SSL_ERROR_SYSCALL && SSL_API.err_peek() == 0 && errno == 0) return TLS_EOF;
+  if (code == SSL_ERROR_SYSCALL && LIBSSL.api.err_peek() == 0 && errno == 0) return TLS_EOF;
   return failed(c, code);
 }
 
@@ -132,27 +137,27 @@ TlsConn *tls_open(int fd, const char *host, int verify, char *err, size_t cap) {
     return NULL;
   }
   TlsConn *c = calloc(1, sizeof *c);
-  if (!c || !(c->ssl = SSL_API.ssl_new(SSL_CTX))) {
+  if (!c || !(c->ssl = LIBSSL.api.ssl_new(LIBSSL.ctx))) {
     free(c);
     snprintf(err, cap, "OpenSSL could not make a TLS connection");
     return NULL;
   }
-  SSL_API.set_fd(c->ssl, fd);
-  SSL_API.ctrl(c->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_HOST_NAME, (void *)host);
-  SSL_API.set_verify(c->ssl, verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
-  if (verify) SSL_API.set1_host(c->ssl, host);
+  LIBSSL.api.set_fd(c->ssl, fd);
+  LIBSSL.api.ctrl(c->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_HOST_NAME, (void *)host);
+  LIBSSL.api.set_verify(c->ssl, verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
+  if (verify) LIBSSL.api.set1_host(c->ssl, host);
   return c;
 }
 
 int tls_handshake(TlsConn *c) {
   errno = 0;
-  int r = outcome(c, SSL_API.connect(c->ssl));
+  int r = outcome(c, LIBSSL.api.connect(c->ssl));
   return r == TLS_EOF ? failed(c, 0) : r;
 }
 
 int tls_read(TlsConn *c, void *buf, size_t n) {
   errno = 0;
-  return outcome(c, SSL_API.read(c->ssl, buf, n > 0x40000000 ? 0x40000000 : (int)n));
+  return outcome(c, LIBSSL.api.read(c->ssl, buf, n > 0x40000000 ? 0x40000000 : (int)n));
 }
 
 // A write to a peer that has gone raises SIGPIPE, which would end the
@@ -163,7 +168,7 @@ int tls_write(TlsConn *c, const void *buf, size_t n) {
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, &old);
   errno = 0;
-  int r = outcome(c, SSL_API.write(c->ssl, buf, n > 0x40000000 ? 0x40000000 : (int)n));
+  int r = outcome(c, LIBSSL.api.write(c->ssl, buf, n > 0x40000000 ? 0x40000000 : (int)n));
   struct timespec now = { 0, 0 };
   while (sigtimedwait(&pipe, NULL, &now) > 0) {}
   pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -176,6 +181,6 @@ const char *tls_error(TlsConn *c) {
 
 void tls_close(TlsConn *c) {
   if (!c) return;
-  SSL_API.ssl_free(c->ssl);
+  LIBSSL.api.ssl_free(c->ssl);
   free(c);
 }

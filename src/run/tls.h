@@ -13,7 +13,7 @@ typedef struct TlsConn TlsConn;
 // What an operation did: a count (> 0), or one of these.
 enum {
   TLS_EOF        = 0,    // the peer ended the stream
-  TLS_FAILED     = -1,   // an error: its message in the connection's last_error
+  TLS_FAILED     = -1,   // an error: its message in tls_error(c)
   TLS_WANT_READ  = -2,   // retry once the socket is readable
   TLS_WANT_WRITE = -3,   // or writable
 };

@@ -17,6 +17,7 @@
 #include "check.h"
 #include "heap/rt.h"
 #include "cpu/cpu_rt.h"
+#include "run/run_rt.h"
 
 static jmp_buf CAUGHT;
 static char    MSG[512];
@@ -80,7 +81,7 @@ static void record(Wnf *w) {
 }
 
 int main(void) {
-  if (heap_init(1u << 20) != 0) {
+  if (heap_init(1u << 20) != 0 || journal_open() != 0) {
     printf("heap_init failed\n");
     return 1;
   }
@@ -153,6 +154,19 @@ int main(void) {
   call(w, PRIM_LOG, JOURNAL_SEED, TERM(NUM, 0, 1));
   CHECK(journal_replay() == 0);
   journal_end();
+
+  // The journal is the runtime's: another runtime's keeps nothing of it.
+  Options o;
+  api_options_default(&o);
+  Rt *other = api_context(&o);
+  record(w);
+  RT = other;
+  CHECK(journal_open() == 0);
+  CHECK(journal_replay() == 0);
+  journal_close();
+  RT = TEST_RT;
+  CHECK(journal_replay() == 1);
+  journal_close();
 
   return check_done();
 }
