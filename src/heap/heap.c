@@ -11,6 +11,7 @@
 #include "heap/heap.h"
 #include "heap/rt.h"
 
+// Per thread: each thread works for one runtime at a time (heap/rt.h).
 _Thread_local Rt *RT = NULL;
 
 // One id per name: names are 24 bits (lang/names.h).

@@ -4,8 +4,8 @@
 #include <string.h>
 #include "lang/names.h"
 #include "lang/lang_rt.h"
-
-u32 NICK_NIL, NICK_CON, NICK_CHR, NICK_ZER, NICK_SUC;
+#include "lang/parse.h"
+#include "lang/print.h"
 
 static const char NICK_ABC[] =
   "_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789$";
@@ -46,13 +46,6 @@ void nick_print(FILE *f, u32 nick) {
 
 // Reference table
 // ===============
-// Open addressing over full names; ids are dense (book ids).
-
-static char **NAMES     = NULL;   // id -> name
-static u32    NAMES_LEN = 0;
-static u32    NAMES_CAP = 0;
-static u32   *SLOTS     = NULL;   // hash slot -> id + 1 (0 = empty)
-static u32    SLOTS_CAP = 0;      // power of two
 
 static u32 hash_of(const char *s, u32 len) {
   u32 h = 2166136261u;
@@ -60,28 +53,28 @@ static u32 hash_of(const char *s, u32 len) {
   return h;
 }
 
-static int grow_slots(void) {
-  u32  cap = SLOTS_CAP ? SLOTS_CAP * 2 : 1024;
+static int grow_slots(Names *t) {
+  u32  cap = t->slots ? t->slots * 2 : 1024;
   u32 *ns  = calloc(cap, sizeof(u32));
   if (!ns) return -1;
-  for (u32 id = 0; id < NAMES_LEN; id++) {
-    u32 i = hash_of(NAMES[id], (u32)strlen(NAMES[id])) & (cap - 1);
+  for (u32 id = 0; id < t->len; id++) {
+    u32 i = hash_of(t->name[id], (u32)strlen(t->name[id])) & (cap - 1);
     while (ns[i]) i = (i + 1) & (cap - 1);
     ns[i] = id + 1;
   }
-  free(SLOTS);
-  SLOTS     = ns;
-  SLOTS_CAP = cap;
+  free(t->slot);
+  t->slot  = ns;
+  t->slots = cap;
   return 0;
 }
 
-static u32 lookup(const char *s, u32 len, u32 *slot) {
-  if (!SLOTS_CAP) { *slot = 0; return ~0u; }
-  u32 i = hash_of(s, len) & (SLOTS_CAP - 1);
-  while (SLOTS[i]) {
-    const char *n = NAMES[SLOTS[i] - 1];
-    if (strncmp(n, s, len) == 0 && n[len] == 0) return SLOTS[i] - 1;
-    i = (i + 1) & (SLOTS_CAP - 1);
+static u32 lookup(const Names *t, const char *s, u32 len, u32 *slot) {
+  if (!t->slots) { *slot = 0; return ~0u; }
+  u32 i = hash_of(s, len) & (t->slots - 1);
+  while (t->slot[i]) {
+    const char *n = t->name[t->slot[i] - 1];
+    if (strncmp(n, s, len) == 0 && n[len] == 0) return t->slot[i] - 1;
+    i = (i + 1) & (t->slots - 1);
   }
   *slot = i;
   return ~0u;
@@ -89,48 +82,57 @@ static u32 lookup(const char *s, u32 len, u32 *slot) {
 
 u32 table_find(const char *s, u32 len) {
   u32 slot;
-  return lookup(s, len, &slot);
+  return lookup(&RT->lang->names, s, len, &slot);
 }
 
 u32 table_id(const char *s, u32 len) {
+  Names *t = &RT->lang->names;
   u32 slot;
-  u32 id = lookup(s, len, &slot);
+  u32 id = lookup(t, s, len, &slot);
   if (id != ~0u) return id;
-  if (NAMES_LEN >= (1u << 24)) return ~0u;
-  if ((NAMES_LEN + 1) * 2 > SLOTS_CAP) {
-    if (grow_slots() != 0) return ~0u;
-    lookup(s, len, &slot);
+  if (t->len >= (1u << 24)) return ~0u;
+  if ((t->len + 1) * 2 > t->slots) {
+    if (grow_slots(t) != 0) return ~0u;
+    lookup(t, s, len, &slot);
   }
-  if (NAMES_LEN == NAMES_CAP) {
-    u32    cap = NAMES_CAP ? NAMES_CAP * 2 : 256;
-    char **nn  = realloc(NAMES, cap * sizeof(char *));
+  if (t->len == t->cap) {
+    u32    cap = t->cap ? t->cap * 2 : 256;
+    char **nn  = realloc(t->name, cap * sizeof(char *));
     if (!nn) return ~0u;
-    NAMES     = nn;
-    NAMES_CAP = cap;
+    t->name = nn;
+    t->cap  = cap;
   }
   char *copy = malloc(len + 1);
   if (!copy) return ~0u;
   memcpy(copy, s, len);
   copy[len] = 0;
-  id            = NAMES_LEN++;
-  NAMES[id]     = copy;
-  SLOTS[slot]   = id + 1;
+  id            = t->len++;
+  t->name[id]   = copy;
+  t->slot[slot] = id + 1;
   return id;
 }
 
 const char *table_name(u32 id) {
-  return id < NAMES_LEN ? NAMES[id] : NULL;
+  const Names *t = &RT->lang->names;
+  return id < t->len ? t->name[id] : NULL;
 }
 
 u32 table_count(void) {
-  return NAMES_LEN;
+  return RT->lang->names.len;
+}
+
+static void names_free(Names *t) {
+  for (u32 id = 0; id < t->len; id++) free(t->name[id]);
+  free(t->name);
+  free(t->slot);
+  *t = (Names){0};
 }
 
 // Operators
 // =========
 // Each OP_x's infix spelling: the parser reads it, the printer writes it.
 
-static const char *OP_NAMES[OP_COUNT] = {
+static const char *const OP_NAMES[OP_COUNT] = {
   [OP_EQ]  = "==", [OP_NE]  = "!=", [OP_LT]  = "<",  [OP_LE]  = "<=",
   [OP_GT]  = ">",  [OP_GE]  = ">=", [OP_ADD] = "+",  [OP_SUB] = "-",
   [OP_MUL] = "*",  [OP_DIV] = "/",  [OP_MOD] = "%",  [OP_AND] = "&&",
@@ -145,7 +147,7 @@ const char *op_name(u32 op) {
 // Primitives
 // ==========
 
-static const char *PRIM_NAMES[PRIM_COUNT] = {
+static const char *const PRIM_NAMES[PRIM_COUNT] = {
   [PRIM_LOG]          = "log", [PRIM_GNF]          = "gnf",
   [PRIM_NF]           = "nf",
   [PRIM_ARGV]         = "argv",        [PRIM_ENV]          = "env",
@@ -193,19 +195,18 @@ const char *prim_name(u32 id) {
   return id < PRIM_COUNT ? PRIM_NAMES[id] : NULL;
 }
 
-// HVM4's builtin constructors are spelled in capitals (#NIL, #CON, #CHR,
-// #ZER, #SUC); `#Nil` is an ordinary user constructor.
-void names_init(void) {
-  NICK_NIL = nick_of("NIL", 3);
-  NICK_CON = nick_of("CON", 3);
-  NICK_CHR = nick_of("CHR", 3);
-  NICK_ZER = nick_of("ZER", 3);
-  NICK_SUC = nick_of("SUC", 3);
-}
+// The part
+// ========
+// A zeroed part is ready to use (the unit tests' contexts are never
+// opened): every table starts empty and grows on first use.
 
 int lang_rt_open(void) {
   return 0;
 }
 
 void lang_rt_close(void) {
+  LangRt *l = RT->lang;
+  names_free(&l->names);
+  parse_free();
+  print_free();
 }

@@ -12,11 +12,24 @@
 #include <stdio.h>
 #include "core/term.h"
 
-// Builtin constructor nicks (#NIL #CON #CHR #ZER #SUC, capitals as in
-// HVM4), set by names_init().
-extern u32 NICK_NIL, NICK_CON, NICK_CHR, NICK_ZER, NICK_SUC;
+// A name character's digit (nick_digit's) as a constant expression, and
+// the nick of a three-character name.
+#define NICK_DIGIT(c) ((c) == '_' ? 0 : (c) >= 'a' && (c) <= 'z' ? 1 + (c) - 'a' : \
+                       (c) >= 'A' && (c) <= 'Z' ? 27 + (c) - 'A' :              \
+                       (c) >= '0' && (c) <= '9' ? 53 + (c) - '0' : 63)
+#define NICK3(a, b, c) ((u32)(NICK_DIGIT(a) << 12 | NICK_DIGIT(b) << 6 | NICK_DIGIT(c)))
 
-void names_init(void);
+// Builtin constructor nicks (#NIL #CON #CHR #ZER #SUC, capitals as in
+// HVM4; `#Nil` is an ordinary user constructor).
+#define NICK_NIL NICK3('N', 'I', 'L')
+#define NICK_CON NICK3('C', 'O', 'N')
+#define NICK_CHR NICK3('C', 'H', 'R')
+#define NICK_ZER NICK3('Z', 'E', 'R')
+#define NICK_SUC NICK3('S', 'U', 'C')
+
+// Nothing to set up: the nicks above are constants and the reference table
+// lives in RT->lang (lang_rt.h). Kept until its callers drop it.
+static inline void names_init(void) {}
 
 // Nicks
 int  nick_digit(int c);                  // 0..63, or -1 if not a name char
@@ -24,7 +37,16 @@ u32  nick_of(const char *s, u32 len);    // encode (keeps the last 4 chars)
 void nick_print(FILE *f, u32 nick);      // decode: shortest spelling
 int  nick_str(u32 nick, char *buf);      // same into buf (>= 5 bytes); length
 
-// Reference table: name <-> book id
+// Reference table: name <-> book id, RT's (RT->lang->names), made as
+// names come and freed by lang_rt_close. Open addressing over full names;
+// ids are dense (book ids).
+typedef struct {
+  char **name;       // id -> name
+  u32    len, cap;   // ids given, room in `name`
+  u32   *slot;       // hash slot -> id + 1 (0 = empty)
+  u32    slots;      // slots, a power of two
+} Names;
+
 u32         table_id(const char *s, u32 len); // find or add; ~0u when full
 u32         table_find(const char *s, u32 len); // find only; ~0u if absent
 const char *table_name(u32 id);          // NULL if id unknown

@@ -25,6 +25,7 @@
 #include "lang/names.h"
 #include "lang/parse.h"
 #include "heap/rt.h"
+#include "lang/lang_rt.h"
 
 // Rare constructs keep their locals off the recursion path of plain terms.
 #define NOINLINE __attribute__((noinline))
@@ -38,7 +39,7 @@
 
 enum { B_LAM, B_DUP, B_DYN, B_SIDE };
 
-typedef struct {
+typedef struct Bind {
   u32 nick;      // name, as a nick (HVM4 resolves variables by nick)
   u8  kind;      // B_LAM: lambda/let; B_DUP: static dup; B_DYN: dynamic dup;
                  // B_SIDE: `x` of `! &L{x,y} = v`, side `lab` of dup loc[0]
@@ -57,7 +58,7 @@ typedef struct {
 
 // Where the parser stands in one source text. Line and column are kept as
 // the cursor moves, for messages.
-typedef struct {
+typedef struct Src {
   const char *txt;    // the text ..
   u32         end;    // .. and its length in bytes
   u32         at;     // the next byte
@@ -66,47 +67,35 @@ typedef struct {
   const char *path;   // the file, for messages and relative includes
 } Src;
 
-static Term   *W;          // scratch words of the current definition
-static u32     W_LEN, W_CAP;
-static Bind   *B;          // binder records of the current definition
-static u32     B_LEN, B_CAP;
-static u32    *SCOPE;      // binders in scope, innermost last
-static u32     SCOPE_LEN, SCOPE_CAP;
-static u32     FRESH_LAB = 0x800000;  // auto labels, as HVM4 numbers them
-static int     FORK_SIDE = -1;        // -1 outside forks, else the branch
-static jmp_buf FAIL;
-static Src    *CUR;                  // the text being read, for messages
-static uintptr_t STACK_LO;            // lowest safe stack address
-static char  **SEEN;                  // files already parsed
-static u32     SEEN_LEN;
+// Automatic labels count up from here, as HVM4 numbers them (Parse.fresh).
+#define FRESH_BASE 0x800000u
 
-static u8      USED[PRIM_COUNT];      // primitives the program calls
-static int     UNSCOPED;              // the program has an unscoped binder
-static Term   *ARGS;                  // pending constructor fields
-static u32     ARGS_LEN, ARGS_CAP;
-static int     RENAMES;               // auto-dups wait for rename_dups
-static Term   *WALK;                  // explicit stack for term walks
-static u32     WALK_CAP;
+// The parser state of the runtime this thread works for.
+static Parse *ps(void) { return &RT->lang->parse; }
 
-static FILE   *ERRS;                 // parse_set_errors (NULL: stderr)
-#define ERR_OUT (ERRS ? ERRS : stderr)
+// Where messages go (parse_set_errors).
+static FILE *err_out(void) {
+  FILE *f = ps()->errs;
+  return f ? f : stderr;
+}
+#define ERR_OUT err_out()
 
-static void die(void) { longjmp(FAIL, 1); }
+static void die(void) { longjmp(ps()->fail, 1); }
 
 static void oom(void) {
   fprintf(ERR_OUT, "PARSE_ERROR: out of memory\n");
   die();
 }
 
-// Room for `need` items of `sz` bytes in *p (capacity *cap), doubling. The
+// Room for `need` items of `sz` bytes in *buf (capacity *cap), doubling. The
 // capacity stays a u32: a need past that is out of memory, never a wrap.
-static void *grow(void *p, u32 *cap, u64 need, size_t sz) {
-  if (need <= *cap) return p;
+static void *grow(void *buf, u32 *cap, u64 need, size_t sz) {
+  if (need <= *cap) return buf;
   if (need > UINT32_MAX) oom();
   u64 c = *cap ? *cap : 256;
   while (c < need) c <<= 1;
   if (c > UINT32_MAX) c = UINT32_MAX;
-  void *q = realloc(p, (size_t)c * sz);
+  void *q = realloc(buf, (size_t)c * sz);
   if (!q) oom();
   *cap = (u32)c;
   return q;
@@ -270,18 +259,20 @@ static u32 char_lit(Src *s) {
 // so a definition that outgrows the heap's free room stops here, before
 // its memory is spent (a nat literal or a string as large as the heap).
 static u32 salloc(u32 n) {
-  u64 need = (u64)W_LEN + n;
-  if (need > RT->heap.cap - heap_used()) err_msg(CUR, "heap exhausted while loading the program");
-  W = grow(W, &W_CAP, need, sizeof(Term));
-  u32 at = W_LEN;
-  memset(W + at, 0, (size_t)n * sizeof(Term));
-  W_LEN += n;
+  Parse *p = ps();
+  u64 need = (u64)p->w_len + n;
+  if (need > RT->heap.cap - heap_used()) err_msg(p->cur, "heap exhausted while loading the program");
+  p->w = grow(p->w, &p->w_cap, need, sizeof(Term));
+  u32 at = p->w_len;
+  memset(p->w + at, 0, (size_t)n * sizeof(Term));
+  p->w_len += n;
   return at;
 }
 
 static Term node(u8 tag, u32 ext, u32 n, const Term *kids) {
+  Parse *p = ps();
   u32 at = salloc(n);
-  for (u32 i = 0; i < n; i++) W[at + i] = kids[i];
+  for (u32 i = 0; i < n; i++) p->w[at + i] = kids[i];
   return TERM(tag, ext, at);
 }
 
@@ -300,55 +291,60 @@ static Term ctr2(u32 nick, Term a, Term b) { return node2(C00 + 2, nick, a, b); 
 // =======
 
 static u32 bind_new(u32 nick, u8 kind, u32 lab, u8 forked, u8 cloned) {
-  B = grow(B, &B_CAP, (u64)B_LEN + 1, sizeof(Bind));
-  B[B_LEN] = (Bind){nick, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
-  return B_LEN++;
+  Parse *p = ps();
+  p->b = grow(p->b, &p->b_cap, (u64)p->b_len + 1, sizeof(Bind));
+  p->b[p->b_len] = (Bind){nick, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
+  return p->b_len++;
 }
 
 static void scope_push(u32 b) {
-  SCOPE = grow(SCOPE, &SCOPE_CAP, (u64)SCOPE_LEN + 1, sizeof(u32));
-  SCOPE[SCOPE_LEN++] = b;
+  Parse *p = ps();
+  p->scope = grow(p->scope, &p->scope_cap, (u64)p->scope_len + 1, sizeof(u32));
+  p->scope[p->scope_len++] = b;
 }
 
-static void scope_pop(void) { SCOPE_LEN--; }
+static void scope_pop(void) { ps()->scope_len--; }
 
 static void walk_push(u32 *n, Term t) {
-  WALK = grow(WALK, &WALK_CAP, (u64)*n + 1, sizeof(Term));
-  WALK[(*n)++] = t;
+  Parse *p = ps();
+  p->walk = grow(p->walk, &p->walk_cap, (u64)*n + 1, sizeof(Term));
+  p->walk[(*n)++] = t;
 }
 
 // A deep copy of a scratch term (dynamic labels shared by several nodes).
 // Copied occurrences count as uses, as the shared term does in HVM4.
 static Term copy_term(Term t) {
+  Parse *p = ps();
   u32 root = salloc(1);
-  W[root] = t;
+  p->w[root] = t;
   u32 n = 0;
   walk_push(&n, TERM(0, 0, root));
   while (n > 0) {
-    u32  at = VAL(WALK[--n]);
-    Term x  = W[at];
+    u32  at = VAL(p->walk[--n]);
+    Term x  = p->w[at];
     if (TAG(x) == OCC) {
-      B[VAL(x)].uses[EXT(x) == 1]++;
+      p->b[VAL(x)].uses[EXT(x) == 1]++;
       continue;
     }
     u32 ar = term_arity(x);
     if (ar == 0) continue;
     u32 nw = salloc(ar);
     for (u32 i = 0; i < ar; i++) {
-      W[nw + i] = W[VAL(x) + i];
+      p->w[nw + i] = p->w[VAL(x) + i];
       walk_push(&n, TERM(0, 0, nw + i));
     }
-    W[at] = TERM(TAG(x), EXT(x), nw);
+    p->w[at] = TERM(TAG(x), EXT(x), nw);
   }
-  return W[root];
+  return p->w[root];
 }
 
 // n automatic labels, counted up from 0x800000 as HVM4 numbers them; they
 // must stay below the runtime's own (LAB_OWN).
 static u32 fresh_labs(u32 n) {
-  if ((u64)FRESH_LAB + n > LAB_OWN) err_msg(CUR, "too many automatic labels");
-  u32 lab = FRESH_LAB;
-  FRESH_LAB += n;
+  Parse *p = ps();
+  if ((u64)FRESH_BASE + p->fresh + n > LAB_OWN) err_msg(p->cur, "too many automatic labels");
+  u32 lab = FRESH_BASE + p->fresh;
+  p->fresh += n;
   return lab;
 }
 
@@ -361,45 +357,47 @@ static u32 fresh_labs(u32 n) {
 // nested cloned binders cost one walk instead of one each. The chain's own
 // x is an alias of b, which that walk leaves alone.
 static Term auto_dup(Term body, u32 b, u32 side, u32 uses) {
+  Parse *p = ps();
   if (uses <= 1) return body;
   u32 n   = uses - 1;
   u32 lab = fresh_labs(n);
   u32 si  = side == 1;
-  u32 als = bind_new(B[b].nick, B[b].kind, B[b].lab, 0, 0);
-  B[als].loc[0] = B[b].loc[0];
-  B[als].loc[1] = B[b].loc[1];
-  u32 d0  = B_LEN;
+  u32 als = bind_new(p->b[b].nick, p->b[b].kind, p->b[b].lab, 0, 0);
+  p->b[als].loc[0] = p->b[b].loc[0];
+  p->b[als].loc[1] = p->b[b].loc[1];
+  u32 d0  = p->b_len;
   for (u32 i = 0; i < n; i++) {
-    bind_new(B[b].nick, B_DUP, (lab + i) & EXT_MASK, 0, 0);
+    bind_new(p->b[b].nick, B_DUP, (lab + i) & EXT_MASK, 0, 0);
   }
   // Chain nodes, outermost first; body goes into the last.
   u32 loc = salloc(2 * n);
   for (u32 i = 0; i < n; i++) {
-    B[d0 + i].loc[0] = loc + 2 * i;
-    W[loc + 2 * i] = i == 0 ? TERM(OCC, side, als) : TERM(OCC, 1, d0 + i - 1);
-    W[loc + 2 * i + 1] = i + 1 < n ? TERM(DUP, (lab + i + 1) & EXT_MASK, loc + 2 * (i + 1)) : body;
+    p->b[d0 + i].loc[0] = loc + 2 * i;
+    p->w[loc + 2 * i] = i == 0 ? TERM(OCC, side, als) : TERM(OCC, 1, d0 + i - 1);
+    p->w[loc + 2 * i + 1] = i + 1 < n ? TERM(DUP, (lab + i + 1) & EXT_MASK, loc + 2 * (i + 1)) : body;
   }
-  B[b].chain[si] = d0;
-  B[b].links[si] = n;
-  RENAMES = 1;
+  p->b[b].chain[si] = d0;
+  p->b[b].links[si] = n;
+  p->renames = 1;
   return TERM(DUP, lab & EXT_MASK, loc);
 }
 
 // Renames the occurrences of auto-duplicated binders (see auto_dup).
 static void rename_dups(void) {
+  Parse *p = ps();
   u32 k = 0;
   walk_push(&k, TERM(0, 0, 0));
   while (k > 0) {
-    u32  at = VAL(WALK[--k]);
-    Term x  = W[at];
+    u32  at = VAL(p->walk[--k]);
+    Term x  = p->w[at];
     if (TAG(x) == OCC) {
-      Bind *b  = &B[VAL(x)];
+      Bind *b  = &p->b[VAL(x)];
       u32   si = EXT(x) == 1;
       u32   n  = b->links[si];
       if (n) {
         u32 i  = b->seen[si]++;
         u32 d0 = b->chain[si];
-        W[at]  = i < n ? TERM(OCC, 0, d0 + i) : TERM(OCC, 1, d0 + n - 1);
+        p->w[at]  = i < n ? TERM(OCC, 0, d0 + i) : TERM(OCC, 1, d0 + n - 1);
       }
       continue;
     }
@@ -416,8 +414,9 @@ static Term parse_lam(Src *s);
 static Term lam_rest(Src *s);
 
 static void guard(Src *s) {
+  Parse *p = ps();
   char here;
-  if ((uintptr_t)&here < STACK_LO) err_msg(s, "term nested too deeply");
+  if ((uintptr_t)&here < p->stack_lo) err_msg(s, "term nested too deeply");
 }
 
 // Infix operators
@@ -508,13 +507,14 @@ static Term parse_term(Src *s) {
 
 // An occurrence of binder bi (side: its subscript, -1 for none), counted.
 static Term occ_of(u32 bi, int side) {
-  Bind *b = &B[bi];
+  Parse *p = ps();
+  Bind *b = &p->b[bi];
   if (b->kind == B_SIDE) {
-    B[b->loc[0]].uses[b->lab]++;
+    p->b[b->loc[0]].uses[b->lab]++;
     return TERM(OCC, b->lab, b->loc[0]);
   }
   if (b->kind == B_LAM) { b->uses[0]++; return TERM(OCC, SIDE_ANY, bi); }
-  int sd = side == -1 && b->forked ? FORK_SIDE : side;
+  int sd = side == -1 && b->forked ? p->fork_side : side;
   if (sd < 0) sd = 0;
   b->uses[sd]++;
   return TERM(OCC, (u32)sd, bi);
@@ -522,6 +522,7 @@ static Term occ_of(u32 bi, int side) {
 
 // Variables: `x`, `x₀`, `x₁`.
 static NOINLINE Term parse_var(Src *s) {
+  Parse *p = ps();
   blank(s);
   Src  use  = *s;   // a message points at the use, not past it
   u32 nick = name(s);
@@ -529,8 +530,8 @@ static NOINLINE Term parse_var(Src *s) {
   int side = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
   blank(s);
   int skipped = 0;
-  for (u32 i = SCOPE_LEN; i > 0; i--) {
-    Bind *b = &B[SCOPE[i - 1]];
+  for (u32 i = p->scope_len; i > 0; i--) {
+    Bind *b = &p->b[p->scope[i - 1]];
     if (b->nick != nick) continue;
     if (side == -1 && b->kind != B_LAM && b->kind != B_SIDE && !b->forked) {
       skipped = 1;
@@ -538,7 +539,7 @@ static NOINLINE Term parse_var(Src *s) {
     }
     if (side != -1 && b->kind == B_LAM)               { skipped = 1; continue; }
     if (b->kind == B_SIDE && side != -1)              { skipped = 1; continue; }
-    return occ_of(SCOPE[i - 1], side);
+    return occ_of(p->scope[i - 1], side);
   }
   char nm[8];
   nick_str(nick, nm);
@@ -556,39 +557,43 @@ static NOINLINE Term parse_var(Src *s) {
 
 // Closes a lambda-like binder: checks affinity or inserts auto-dups.
 static Term close_lam(Src *s, u32 b, Term body) {
-  u32 uses = B[b].uses[0];
-  if (B[b].cloned) return auto_dup(body, b, SIDE_ANY, uses);
-  if (uses > 1) err_affine(s, B[b].nick, -1, uses);
+  Parse *p = ps();
+  u32 uses = p->b[b].uses[0];
+  if (p->b[b].cloned) return auto_dup(body, b, SIDE_ANY, uses);
+  if (uses > 1) err_affine(s, p->b[b].nick, -1, uses);
   return body;
 }
 
 // Closes a dup binder: checks affinity or inserts auto-dups, side `first`
 // first (a static dup: side 1, as HVM4 numbers the labels; a dynamic one: 0).
 static Term close_dup_sides(Src *s, u32 b, Term body, u32 first) {
-  u32 u0 = B[b].uses[0], u1 = B[b].uses[1];
-  if (B[b].cloned) {
+  Parse *p = ps();
+  u32 u0 = p->b[b].uses[0], u1 = p->b[b].uses[1];
+  if (p->b[b].cloned) {
     body = auto_dup(body, b, first, first ? u1 : u0);
     return auto_dup(body, b, 1 - first, first ? u0 : u1);
   }
-  if (u0 > 1) err_affine(s, B[b].nick, 0, u0);
-  if (u1 > 1) err_affine(s, B[b].nick, 1, u1);
+  if (u0 > 1) err_affine(s, p->b[b].nick, 0, u0);
+  if (u1 > 1) err_affine(s, p->b[b].nick, 1, u1);
   return body;
 }
 
 static Term lam_at(u32 loc, Term body, u32 uses) {
-  W[loc] = body;
+  Parse *p = ps();
+  p->w[loc] = body;
   return TERM(LAM, uses == 0 ? LAM_ERA : 0, loc);
 }
 
 // λnick.body, the body read by lam_rest (more binders) or parse_term.
 static Term lam_scope(Src *s, u32 nick, u8 cloned, int more) {
+  Parse *p = ps();
   u32 b   = bind_new(nick, B_LAM, 0, 0, cloned);
   u32 loc = salloc(1);
-  B[b].loc[0] = loc;
+  p->b[b].loc[0] = loc;
   scope_push(b);
   Term body = more ? lam_rest(s) : parse_term(s);
   scope_pop();
-  u32 uses = B[b].uses[0];
+  u32 uses = p->b[b].uses[0];
   return lam_at(loc, close_lam(s, b, body), uses);
 }
 
@@ -629,24 +634,26 @@ static Label read_label(Src *s, const char *fresh) {
 // A dup binder under label l, with its two words: a DUP node's [expr, body]
 // or, for a dynamic label, the two lambda slots that bind x₀ and x₁.
 static u32 dup_bind(u32 nick, const Label *l, u8 forked, u8 cloned) {
+  Parse *p = ps();
   u32 dn = salloc(2);
   u32 b  = bind_new(nick, l->dyn ? B_DYN : B_DUP, l->lab, forked, cloned);
-  B[b].loc[0] = dn;
-  B[b].loc[1] = dn + 1;
+  p->b[b].loc[0] = dn;
+  p->b[b].loc[1] = dn + 1;
   return b;
 }
 
 // The term that binds dup b to `val` in `body` (already closed): a DUP node,
 // or DDU(label, val, λx₀.λx₁.body) for a dynamic label.
 static Term dup_of(u32 b, const Label *l, Term val, Term body) {
-  u32 dn = B[b].loc[0];
+  Parse *p = ps();
+  u32 dn = p->b[b].loc[0];
   if (!l->dyn) {
-    W[dn]     = val;
-    W[dn + 1] = body;
+    p->w[dn]     = val;
+    p->w[dn + 1] = body;
     return TERM(DUP, l->lab, dn);
   }
-  Term x1   = lam_at(dn + 1, body, B[b].uses[1]);
-  Term k[3] = {l->term, val, lam_at(dn, x1, B[b].uses[0])};
+  Term x1   = lam_at(dn + 1, body, p->b[b].uses[1]);
+  Term k[3] = {l->term, val, lam_at(dn, x1, p->b[b].uses[0])};
   return node(DDU, 0, 3, k);
 }
 
@@ -679,13 +686,14 @@ static int case_key(Src *s, u8 *tag, u32 *ext) {
 // `key: term;` chain into MAT/SWI nodes, each case's miss slot holding the
 // next case, then the default (`_:` optional) or NUM 0 for none.
 static NOINLINE Term parse_lam_block(Src *s) {
+  Parse *p = ps();
   need(s, "{");
   if (cur(s) == '}') {
     need(s, "}");
     return TERM(ERA, 0, 0);
   }
   u32 head = salloc(1), tip = head, cases = 0;
-  W[head] = TERM(NUM, 0, 0);
+  p->w[head] = TERM(NUM, 0, 0);
   for (;; cases++) {
     blank(s);
     Src back = *s;
@@ -700,7 +708,7 @@ static NOINLINE Term parse_lam_block(Src *s) {
     blank(s);
     take(s, ";");
     Term cas = node2(tag, ext & EXT_MASK, hit, TERM(NUM, 0, 0));
-    W[tip] = cas;
+    p->w[tip] = cas;
     tip    = VAL(cas) + 1;
   }
   if (cases == 0) {
@@ -711,10 +719,10 @@ static NOINLINE Term parse_lam_block(Src *s) {
   if (cur(s) != '}') {
     if (take(s, "_")) need(s, ":");
     Term dflt = parse_term(s);
-    W[tip] = dflt;
+    p->w[tip] = dflt;
   }
   need(s, "}");
-  return W[head];
+  return p->w[head];
 }
 
 // After a binder: `, y...` continues a multi-argument lambda, `. body` ends it.
@@ -727,11 +735,12 @@ static Term lam_rest(Src *s) {
 // `λx&L.`, `λx&.` and `λx&(e).` after the second `&`: the lambda's
 // variable goes straight into a dup, λv.!x&L = v; body.
 static NOINLINE Term parse_lam_dup(Src *s, u32 nick, u8 cloned) {
+  Parse *p = ps();
   Label l   = read_label(s, ",.");
   u32   loc = salloc(1);
   u32   v   = bind_new(nick, B_LAM, 0, 0, 0);
-  B[v].loc[0]  = loc;
-  B[v].uses[0] = 1;
+  p->b[v].loc[0]  = loc;
+  p->b[v].uses[0] = 1;
   u32 b = dup_bind(nick, &l, 0, cloned);
   scope_push(b);
   Term body = lam_rest(s);
@@ -759,15 +768,16 @@ static NOINLINE Term parse_lam(Src *s) {
 // The two branches of a fork, `A; B}` after its `{`, with `&₀:`/`&₁:`
 // prefixes allowed; left[i]: the uses of bs[i]'s side 0 in A.
 static void fork_branches(Src *s, Term br[2], const u32 *bs, u32 n, u32 *left) {
+  Parse *p = ps();
   for (int k = 0; k < 2; k++) {
     if (take(s, k ? "&₁" : "&₀")) need(s, ":");
-    FORK_SIDE = k;
+    p->fork_side = k;
     br[k] = parse_term(s);
-    FORK_SIDE = -1;
+    p->fork_side = -1;
     blank(s);
     take(s, ";");
     blank(s);
-    for (u32 i = 0; i < n && k == 0; i++) left[i] = B[bs[i]].uses[0];
+    for (u32 i = 0; i < n && k == 0; i++) left[i] = p->b[bs[i]].uses[0];
   }
   need(s, "}");
 }
@@ -778,21 +788,23 @@ static void fork_branches(Src *s, Term br[2], const u32 *bs, u32 n, u32 *left) {
 // duplicated under the label and cloned, so A and B each use their own
 // side of it as often as they like: &L[&x,&y,..]{A;B} in HVM4's words.
 static NOINLINE Term parse_autofork(Src *s, const Label *l) {
-  if (FORK_SIDE != -1) err_msg(s, "nested forks are not allowed");
+  Parse *p = ps();
+  if (p->fork_side != -1) err_msg(s, "nested forks are not allowed");
   need(s, "{");
-  // vs: the forked binders; bs: their dups; left: fork_branches' counts
-  u32 n = 0, *vs = malloc(3 * ((size_t)SCOPE_LEN + 1) * sizeof(u32));
-  if (!vs) oom();
-  u32 *bs = vs + SCOPE_LEN + 1, *left = bs + SCOPE_LEN + 1;
-  for (u32 i = SCOPE_LEN; i > 0; i--) {
-    Bind *b = &B[SCOPE[i - 1]];
+  // vs: the forked binders; bs: their dups; left: fork_branches' counts.
+  // Forks do not nest, so one scratch serves them all.
+  p->forks = grow(p->forks, &p->forks_cap, 3 * ((u64)p->scope_len + 1), sizeof(u32));
+  u32 n = 0, *vs = p->forks;
+  u32 *bs = vs + p->scope_len + 1, *left = bs + p->scope_len + 1;
+  for (u32 i = p->scope_len; i > 0; i--) {
+    Bind *b = &p->b[p->scope[i - 1]];
     if (b->kind != B_LAM && b->kind != B_SIDE) continue;
     int shadowed = 0;
-    for (u32 j = i; j < SCOPE_LEN && !shadowed; j++) shadowed = B[SCOPE[j]].nick == b->nick;
-    if (!shadowed) vs[n++] = SCOPE[i - 1];
+    for (u32 j = i; j < p->scope_len && !shadowed; j++) shadowed = p->b[p->scope[j]].nick == b->nick;
+    if (!shadowed) vs[n++] = p->scope[i - 1];
   }
   for (u32 i = 0; i < n; i++) {
-    bs[i] = dup_bind(B[vs[i]].nick, l, 1, 1);
+    bs[i] = dup_bind(p->b[vs[i]].nick, l, 1, 1);
     scope_push(bs[i]);
   }
   Term br[2];
@@ -806,7 +818,6 @@ static NOINLINE Term parse_autofork(Src *s, const Label *l) {
     if (li.dyn) li.term = copy_term(l->term);
     body = dup_of(bs[i], &li, occ_of(vs[i], -1), body);
   }
-  free(vs);
   return body;
 }
 
@@ -814,7 +825,8 @@ static NOINLINE Term parse_autofork(Src *s, const Label *l) {
 // duplicated under the label and the body is the superposition of A and B,
 // where a bare `x` stands for x₀ in A and x₁ in B.
 static NOINLINE Term parse_fork(Src *s, const Label *l) {
-  if (FORK_SIDE != -1) err_msg(s, "nested forks are not allowed");
+  Parse *p = ps();
+  if (p->fork_side != -1) err_msg(s, "nested forks are not allowed");
   u32 nicks[MAX_FLD], n = 0;
   do {
     if (n == MAX_FLD) err_expected(s, "at most 16 fork variables");
@@ -823,7 +835,7 @@ static NOINLINE Term parse_fork(Src *s, const Label *l) {
     blank(s);
   } while (cur(s) != '{');
   need(s, "{");
-  u32 bs[MAX_FLD], lams[MAX_FLD];
+  u32 bs[MAX_FLD] = {0}, lams[MAX_FLD];
   for (u32 i = 0; i < n; i++) {
     lams[i] = salloc(1);
     bs[i]   = dup_bind(nicks[i], l, 1, 0);
@@ -838,14 +850,14 @@ static NOINLINE Term parse_fork(Src *s, const Label *l) {
   // x₀ in the right branch and calls it x₁. Kept: the same programs are
   // accepted and rejected.
   for (u32 i = 0; i < n && l->dyn; i++) {
-    u32 u = B[bs[i]].uses[0] - left[i];
+    u32 u = p->b[bs[i]].uses[0] - left[i];
     if (u > 1) err_affine(s, nicks[i], 1, u);
   }
   Term k[3] = {l->term, br[0], br[1]};
   Term body = l->dyn ? node(DSU, 0, 3, k) : node2(SUP, l->lab, br[0], br[1]);
   for (u32 i = n; i-- > 0;) {
     u32 v = bind_new(nicks[i], B_LAM, 0, 0, 0);
-    B[v].loc[0] = lams[i];
+    p->b[v].loc[0] = lams[i];
     Label li = *l;
     if (li.dyn) li.term = copy_term(l->term);
     body = lam_at(lams[i], dup_of(bs[i], &li, TERM(OCC, SIDE_ANY, v), body), 1);
@@ -880,41 +892,43 @@ static NOINLINE Term parse_sup(Src *s) {
 
 // `!f = λv; body` after the `;`: an unscoped lambda pair, each affine.
 static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
+  Parse *p = ps();
   u32 b[2] = {bind_new(fnick, B_LAM, 0, 0, 0), bind_new(vnick, B_LAM, 0, 0, 0)};
   u32 at   = salloc(2);
   for (u32 i = 0; i < 2; i++) {
-    B[b[i]].loc[0] = at + i;
+    p->b[b[i]].loc[0] = at + i;
     scope_push(b[i]);
   }
   Term t = parse_term(s);
   scope_pop();
   scope_pop();
   for (u32 i = 0; i < 2; i++) {
-    if (B[b[i]].uses[0] > 1) err_affine(s, B[b[i]].nick, -1, B[b[i]].uses[0]);
+    if (p->b[b[i]].uses[0] > 1) err_affine(s, p->b[b[i]].nick, -1, p->b[b[i]].uses[0]);
   }
-  for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, B[b[i]].uses[0]);
-  UNSCOPED = 1;
+  for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, p->b[b[i]].uses[0]);
+  p->unscoped = 1;
   return node1(UNS, 0, t);
 }
 
 // `λ$x. body` and `λ$x,y. body` after the `$`: `!f = λx; f(body)` with a
 // fresh f that no name reaches; x is unscoped, later binders scoped.
 static NOINLINE Term parse_uns_lam(Src *s) {
+  Parse *p = ps();
   u32 vnick = name(s);
   u32 f     = bind_new(vnick, B_LAM, 0, 0, 0);
   u32 v     = bind_new(vnick, B_LAM, 0, 0, 0);
   u32 at    = salloc(2);
-  B[f].loc[0] = at;
-  B[v].loc[0] = at + 1;
+  p->b[f].loc[0] = at;
+  p->b[v].loc[0] = at + 1;
   scope_push(v);
   Term body = lam_rest(s);
   scope_pop();
-  if (B[v].uses[0] > 1) err_affine(s, vnick, -1, B[v].uses[0]);
-  B[f].uses[0] = 1;
+  if (p->b[v].uses[0] > 1) err_affine(s, vnick, -1, p->b[v].uses[0]);
+  p->b[f].uses[0] = 1;
   Term t = node2(APP, 0, TERM(OCC, SIDE_ANY, f), body);
-  t = lam_at(at + 1, t, B[v].uses[0]);
+  t = lam_at(at + 1, t, p->b[v].uses[0]);
   t = lam_at(at, t, 1);
-  UNSCOPED = 1;
+  p->unscoped = 1;
   return node1(UNS, 0, t);
 }
 
@@ -923,6 +937,7 @@ static NOINLINE Term parse_uns_lam(Src *s) {
 // and y for its side 1 without subscripts; `&x` lets a side be used many
 // times (auto-dup), each side on its own. `&L{x₀,x₁}` names the dup x.
 static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
+  Parse *p = ps();
   if (strict) err_msg(s, "a dup pattern takes `!`, not `!!`");
   u32 nicks[2];
   int subs[2];
@@ -952,7 +967,7 @@ static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
   } else {
     for (u32 i = 0; i < 2; i++) {
       sides[i] = bind_new(nicks[i], B_SIDE, i, 0, 0);
-      B[sides[i]].loc[0] = b;
+      p->b[sides[i]].loc[0] = b;
       scope_push(sides[i]);
     }
   }
@@ -962,9 +977,9 @@ static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
   // each side by its own binder's rule, in close_dup_sides' order
   for (u32 k = 0; k < 2; k++) {
     u32 i = l->dyn ? k : 1 - k;
-    u32 u = B[b].uses[i];
+    u32 u = p->b[b].uses[i];
     if (cloned[i]) {
-      B[b].nick = nicks[i];
+      p->b[b].nick = nicks[i];
       body = auto_dup(body, b, i, u);
     } else if (u > 1) {
       err_affine(s, nicks[i], -1, u);
@@ -1038,36 +1053,38 @@ static NOINLINE Term parse_bang(Src *s) {
 }
 
 static NOINLINE Term parse_ctr(Src *s) {
+  Parse *p = ps();
   u32 nick = name(s);
   u32 n = 0;
   blank(s);
   if (take(s, "{")) {
-    // Fields wait on ARGS (not in this frame: nesting depth costs stack).
-    u32 base = ARGS_LEN;
+    // Fields wait on Parse.args (not in this frame: nesting depth costs stack).
+    u32 base = p->args_len;
     blank(s);
     while (cur(s) != '}') {
       if (n == MAX_FLD) err_expected(s, "at most 16 constructor fields");
       Term fld = parse_term(s);
-      ARGS = grow(ARGS, &ARGS_CAP, (u64)ARGS_LEN + 1, sizeof(Term));
-      ARGS[ARGS_LEN++] = fld;
+      p->args = grow(p->args, &p->args_cap, (u64)p->args_len + 1, sizeof(Term));
+      p->args[p->args_len++] = fld;
       n++;
       blank(s);
       take(s, ",");
       blank(s);
     }
     need(s, "}");
-    ARGS_LEN = base;
-    if (n > 0) return node((u8)(C00 + n), nick, n, ARGS + base);
+    p->args_len = base;
+    if (n > 0) return node((u8)(C00 + n), nick, n, p->args + base);
   }
   return ctr0(nick);
 }
 
 static NOINLINE Term parse_pri(Src *s) {
+  Parse *p = ps();
   u32 len, at = name_span(s, &len);
   u32 id = prim_id(s->txt + at, len);
   blank(s);
   if (id == ~0u) err_expected(s, "known primitive");
-  USED[id] = 1;
+  p->used[id] = 1;
   if (cur(s) != '(') err_expected(s, "primitive application");
   need(s, "(");
   u32  ar = PRIM_ARITY(id);
@@ -1086,6 +1103,7 @@ static NOINLINE Term parse_pri(Src *s) {
 }
 
 static NOINLINE Term parse_list(Src *s) {
+  Parse *p = ps();
   step(s);
   blank(s);
   if (cur(s) == ']') { step(s); return ctr0(NICK_NIL); }
@@ -1094,30 +1112,31 @@ static NOINLINE Term parse_list(Src *s) {
   while (cur(s) != ']') {
     Term el  = parse_term(s);
     Term con = ctr2(NICK_CON, el, 0);
-    W[tip] = con;
+    p->w[tip] = con;
     tip    = VAL(con) + 1;
     blank(s);
     take(s, ",");
     blank(s);
   }
   need(s, "]");
-  W[tip] = ctr0(NICK_NIL);
-  return W[head];
+  p->w[tip] = ctr0(NICK_NIL);
+  return p->w[head];
 }
 
 static NOINLINE Term parse_str(Src *s) {
+  Parse *p = ps();
   char fence = cur(s);
   step(s);
   u32 head = salloc(1), tip = head;
   while (cur(s) != fence) {
     u32  c   = char_esc(s);
     Term con = ctr2(NICK_CON, ctr1(NICK_CHR, TERM(NUM, 0, c)), 0);
-    W[tip] = con;
+    p->w[tip] = con;
     tip    = VAL(con) + 1;
   }
   step(s);
-  W[tip] = ctr0(NICK_NIL);
-  return W[head];
+  p->w[tip] = ctr0(NICK_NIL);
+  return p->w[head];
 }
 
 // Digits: a u32 (wrapping, as HVM4 reads it), or before `n` a nat: `3n` is
@@ -1193,8 +1212,9 @@ static Term parse_atom(Src *s) {
 // lambda's, a dup's node, a dynamic dup's slot for its side) or a located
 // word's node; 0 for none (nothing points at word 0, the root's).
 static u32 w_target(Term t) {
+  Parse *p = ps();
   if (TAG(t) == OCC) {
-    Bind *b = &B[VAL(t)];
+    Bind *b = &p->b[VAL(t)];
     return b->kind == B_DYN ? b->loc[EXT(t) == 1] : b->loc[0];
   }
   return HAS_LOC(TAG(t)) ? VAL(t) : 0;
@@ -1204,46 +1224,45 @@ static u32 w_target(Term t) {
 // (empty when it has none); 0 when a word there points outside them, and
 // the case cannot be copied on its own.
 static int case_span(Term t, u32 *lo, u32 *hi) {
+  Parse *p = ps();
   u32 a = ~0u, z = 0, n = 0;
   walk_push(&n, t);
   while (n > 0) {
-    Term x  = WALK[--n];
+    Term x  = p->walk[--n];
     u32  ar = TAG(x) == OCC ? 0 : term_arity(x);
     if (ar == 0) continue;
     a = VAL(x) < a ? VAL(x) : a;
     z = VAL(x) + ar > z ? VAL(x) + ar : z;
-    for (u32 i = 0; i < ar; i++) walk_push(&n, W[VAL(x) + i]);
+    for (u32 i = 0; i < ar; i++) walk_push(&n, p->w[VAL(x) + i]);
   }
   if (z == 0) a = 0;
   *lo = a;
   *hi = z;
-  u32 p = w_target(t);
-  if (p && (p < a || p >= z)) return 0;
+  u32 to = w_target(t);
+  if (to && (to < a || to >= z)) return 0;
   for (u32 i = a; i < z; i++) {
-    p = w_target(W[i]);
-    if (p && (p < a || p >= z)) return 0;
+    to = w_target(p->w[i]);
+    if (to && (to < a || to >= z)) return 0;
   }
   return z - a <= EXT_MASK;
 }
 
-// The spans of a match root's cases into SPAN (term.h, "Match
+// The spans of a match root's cases into Parse.span (term.h, "Match
 // templates"): each hit, then the last miss. Their count, or 0 when one
 // of them cannot be copied on its own.
-static u32 *SPAN;
-static u32  SPAN_CAP;
-
 static u32 match_spans(void) {
+  Parse *p = ps();
   u32  k = 0, ok = 1;
-  Term m = W[0];
+  Term m = p->w[0];
   for (;;) {
-    Term hit  = W[VAL(m) + 0];
-    Term miss = W[VAL(m) + 1];
+    Term hit  = p->w[VAL(m) + 0];
+    Term miss = p->w[VAL(m) + 1];
     int  last = !TPL_IS_MATCH(miss);
-    SPAN = grow(SPAN, &SPAN_CAP, 2 * ((u64)k + 2), sizeof(u32));
-    ok &= case_span(hit, &SPAN[2 * k], &SPAN[2 * k + 1]);
+    p->span = grow(p->span, &p->span_cap, 2 * ((u64)k + 2), sizeof(u32));
+    ok &= case_span(hit, &p->span[2 * k], &p->span[2 * k + 1]);
     k++;
     if (last) {
-      ok &= case_span(miss, &SPAN[2 * k], &SPAN[2 * k + 1]);
+      ok &= case_span(miss, &p->span[2 * k], &p->span[2 * k + 1]);
       k++;
       return ok ? k : 0;
     }
@@ -1254,17 +1273,18 @@ static u32 match_spans(void) {
 // Copies the scratch into the heap as the template of book entry `id`:
 // word 0, a match root's header and spans, then the scratch's other words.
 static void emit(Src *s, u32 id) {
-  u32 match = TPL_IS_MATCH(W[0]);
+  Parse *p = ps();
+  u32 match = TPL_IS_MATCH(p->w[0]);
   u32 k     = match ? match_spans() : 0;
   u32 pre   = match ? 1 + k : 0;           // words put after the root
-  u32 base  = heap_alloc(W_LEN + pre);
+  u32 base  = heap_alloc(p->w_len + pre);
   if (base == 0) err_msg(s, "heap exhausted while loading the program");
   u32 at = base + pre;                     // where scratch index i goes: at + i
-  for (u32 i = 0; i < W_LEN; i++) {
-    Term t  = W[i];
+  for (u32 i = 0; i < p->w_len; i++) {
+    Term t  = p->w[i];
     u32  tg = TAG(t);
     if (tg == OCC) {
-      Bind *b   = &B[VAL(t)];
+      Bind *b   = &p->b[VAL(t)];
       u32   loc = at + w_target(t);
       if (b->kind == B_DUP) t = TERM(EXT(t) == 1 ? DP1 : DP0, b->lab, loc);
       else                  t = TERM(VAR, 0, loc);
@@ -1276,12 +1296,12 @@ static void emit(Src *s, u32 id) {
   if (match) {
     RT->heap.at[base + 1] = TERM(NUM, k > 0, k);
     for (u32 i = 0; i < k; i++) {
-      u32 lo = SPAN[2 * i], hi = SPAN[2 * i + 1];
+      u32 lo = p->span[2 * i], hi = p->span[2 * i + 1];
       RT->heap.at[base + TPL_SPAN0 + i] = TERM(NUM, hi - lo, at + lo);
     }
   }
   RT->heap.book[id]     = base;
-  RT->heap.book_len[id] = W_LEN + pre;
+  RT->heap.book_len[id] = p->w_len + pre;
 }
 
 static int parse_defs(Src *s);
@@ -1339,33 +1359,35 @@ static char *read_file(const char *path, u32 *len, const Src *from) {
 }
 
 static int seen(const char *path) {
-  for (u32 i = 0; i < SEEN_LEN; i++) {
-    if (strcmp(SEEN[i], path) == 0) return 1;
+  Parse *p = ps();
+  for (u32 i = 0; i < p->seen_len; i++) {
+    if (strcmp(p->seen[i], path) == 0) return 1;
   }
-  char **ns = realloc(SEEN, (SEEN_LEN + 1) * sizeof(char *));
+  char **ns = realloc(p->seen, (p->seen_len + 1) * sizeof(char *));
   if (!ns) oom();
-  SEEN = ns;
-  SEEN[SEEN_LEN] = strdup(path);
-  if (!SEEN[SEEN_LEN]) oom();
-  SEEN_LEN++;
+  p->seen = ns;
+  p->seen[p->seen_len] = strdup(path);
+  if (!p->seen[p->seen_len]) oom();
+  p->seen_len++;
   return 0;
 }
 
 // Parses `src` (named `file`, which must stay alive) to its end.
 static void parse_src(const char *file, const char *src, u32 len) {
+  Parse *p = ps();
   Src  s   = {.txt = src, .end = len, .at = 0, .row = 1, .col = 1, .path = file};
-  Src *out = CUR;
-  CUR = &s;
+  Src *out = p->cur;
+  p->cur = &s;
   parse_defs(&s);
-  CUR = out;
+  p->cur = out;
 }
 
 // Includes nest on the C stack (parse_include -> parse_src -> parse_defs), so
 // their depth is bounded; a chain deeper than this is refused, not followed.
 #define INCLUDE_DEPTH_MAX 128
-static u32 INCLUDE_DEPTH;
 
 static void parse_include(Src *s) {
+  Parse *p = ps();
   blank(s);
   Src here = *s;   // a file that cannot be read is reported here
   need(s, "\"");
@@ -1373,7 +1395,7 @@ static void parse_include(Src *s) {
   while (cur(s) != '"' && s->at < s->end) step(s);
   u32 len = s->at - at;
   need(s, "\"");
-  if (INCLUDE_DEPTH >= INCLUDE_DEPTH_MAX) {
+  if (p->include_depth >= INCLUDE_DEPTH_MAX) {
     err_msg(s, "includes nested deeper than %u files: '%.*s'", INCLUDE_DEPTH_MAX, (int)len, s->txt + at);
   }
   // The joined path is built on the heap and checked against PATH_MAX:
@@ -1401,16 +1423,19 @@ static void parse_include(Src *s) {
   free(path);
   if (again) return;
   u32   n;
-  char *src = read_file(SEEN[SEEN_LEN - 1], &n, &here);
+  char *src = read_file(p->seen[p->seen_len - 1], &n, &here);
   if (!src) die();
   (void)n;
-  INCLUDE_DEPTH++;
-  parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
-  INCLUDE_DEPTH--;
+  // kept in Parse.texts while read, so that an error inside frees it
+  p->texts = grow(p->texts, &p->texts_cap, (u64)p->include_depth + 1, sizeof(char *));
+  p->texts[p->include_depth++] = src;
+  parse_src(p->seen[p->seen_len - 1], src, (u32)strlen(src));
+  p->include_depth--;
   free(src);
 }
 
 static int parse_defs(Src *s) {
+  Parse *p = ps();
   for (;;) {
     blank(s);
     if (s->at >= s->end) return 0;
@@ -1421,51 +1446,54 @@ static int parse_defs(Src *s) {
     if (id == ~0u) err_msg(s, "too many definitions");
     blank(s);
     need(s, "=");
-    W_LEN = 0;
-    B_LEN = 0;
-    ARGS_LEN = 0;
-    SCOPE_LEN = 0;
-    FORK_SIDE = -1;
-    RENAMES = 0;
+    p->w_len = 0;
+    p->b_len = 0;
+    p->args_len = 0;
+    p->scope_len = 0;
+    p->fork_side = -1;
+    p->renames = 0;
     salloc(1);
     Term root = parse_term(s);
-    W[0] = root;
-    if (RENAMES) rename_dups();
+    p->w[0] = root;
+    if (p->renames) rename_dups();
     emit(s, id);
   }
 }
 
 // Lowest address recursion may reach: the thread's stack minus a margin.
 static void stack_limit(void) {
+  Parse *p = ps();
   char here;
   uintptr_t top = (uintptr_t)&here;
-  STACK_LO = stack_floor(256u << 10);
-  if (STACK_LO == 0) STACK_LO = top - (7u << 20);   // unknown: assume 8 MiB
-  if (STACK_LO > top) STACK_LO = top;
+  p->stack_lo = stack_floor(256u << 10);
+  if (p->stack_lo == 0) p->stack_lo = top - (7u << 20);   // unknown: assume 8 MiB
+  if (p->stack_lo > top) p->stack_lo = top;
 }
 
 static int run(const char *file, const char *src) {
+  Parse *p = ps();
   stack_limit();
-  if (setjmp(FAIL)) {
-    FORK_SIDE     = -1;
-    CUR           = NULL;
-    INCLUDE_DEPTH = 0;
+  if (setjmp(p->fail)) {
+    while (p->include_depth > 0) free(p->texts[--p->include_depth]);
+    p->fork_side = -1;
+    p->cur       = NULL;
     return 1;
   }
   seen(file);
-  parse_src(SEEN[SEEN_LEN - 1], src, (u32)strlen(src));
+  parse_src(p->seen[p->seen_len - 1], src, (u32)strlen(src));
   return 0;
 }
 
 void parse_set_errors(FILE *out) {
-  ERRS = out;
+  ps()->errs = out;
 }
 
 void parse_reset(void) {
-  FRESH_LAB = 0x800000;
-  memset(USED, 0, sizeof USED);
-  for (u32 i = 0; i < SEEN_LEN; i++) free(SEEN[i]);
-  SEEN_LEN = 0;
+  Parse *p = ps();
+  p->fresh = 0;
+  memset(p->used, 0, sizeof p->used);
+  for (u32 i = 0; i < p->seen_len; i++) free(p->seen[i]);
+  p->seen_len = 0;
 }
 
 int parse_text(const char *file, const char *src) {
@@ -1484,9 +1512,24 @@ int parse_file(const char *path) {
 }
 
 int parse_used(u32 prim) {
-  return prim < PRIM_COUNT && USED[prim];
+  return prim < PRIM_COUNT && ps()->used[prim];
 }
 
 int parse_unscoped(void) {
-  return UNSCOPED;
+  return ps()->unscoped;
+}
+
+void parse_free(void) {
+  Parse *p = ps();
+  parse_reset();
+  free(p->seen);
+  free(p->w);
+  free(p->b);
+  free(p->scope);
+  free(p->args);
+  free(p->walk);
+  free(p->span);
+  free(p->forks);
+  free(p->texts);
+  *p = (Parse){0};
 }

@@ -5,7 +5,7 @@
 // HVM4 does, and writes every definition `@name = term` as a template:
 // RT->heap.book[id] = loc, RT->heap.book_len[id] = len (id = table_id(name)). Errors print
 // HVM4's `PARSE_ERROR (file:line:col)` report on stderr; the result is then
-// non-zero. Call heap_init and names_init first.
+// non-zero. Call heap_init first.
 //
 // Template layout (docs/architecture.md): `len` words, word 0 = root (a
 // match's header and case spans after it: term.h), then the nodes, linked:
@@ -36,7 +36,7 @@
 //   DDU [lab, val, body]    `!x&(lab) = val; t`: body is the template of
 //       λa.λb.t, two LAMs whose vars are x₀ (a) and x₁ (b). Once lab is a
 //       NUM n, it means ((body X₀) X₁) with X a fresh DUP of val, label n
-//       (docs/hvm4/interactions/ddu_*.md).
+//       (the R_DDU_* rules, src/core/wnf.h wnf_run).
 //   UNS [body]              `! f = λ v; t` (`!${f,v}; t`): body is the
 //       template of λf.λv.t (LAM node F [LAM V], V [t]); t may use f and v
 //       once each (VAR to F's and V's node). WNF UNS: take two fresh words
@@ -54,8 +54,48 @@
 #ifndef HVM4G_PARSE_H
 #define HVM4G_PARSE_H
 
+#include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "core/term.h"
+
+// The parser's state, RT's (RT->lang->parse, lang/lang_rt.h). A zeroed one
+// is ready: the scratch arrays grow on first use and are kept from one
+// definition (and one program) to the next; parse_free frees them.
+typedef struct {
+  // What the program read so far tells (parse_used, parse_unscoped,
+  // automatic labels), until parse_reset
+  char      **seen;        // files already parsed (real paths)
+  u32         seen_len;
+  u32         fresh;       // automatic labels taken
+  u8          used[PRIM_COUNT];   // primitives the program calls
+  int         unscoped;    // the program has an unscoped binder
+  FILE       *errs;        // parse_set_errors (NULL: stderr)
+  // One definition's scratch (parse.c)
+  Term       *w;           // words, laid out as the template
+  u32         w_len, w_cap;
+  struct Bind *b;          // binder records
+  u32         b_len, b_cap;
+  u32        *scope;       // binders in scope, innermost last
+  u32         scope_len, scope_cap;
+  Term       *args;        // pending constructor fields
+  u32         args_len, args_cap;
+  Term       *walk;        // explicit stack for term walks
+  u32         walk_cap;
+  u32        *span;        // a match template's case spans
+  u32         span_cap;
+  u32        *forks;       // a fork's binders (forks do not nest)
+  u32         forks_cap;
+  int         fork_side;   // -1 outside forks, else the branch
+  int         renames;     // auto-dups wait for rename_dups
+  // One parse_file / parse_text call
+  jmp_buf     fail;        // where a parse error goes
+  struct Src *cur;         // the text being read, for messages
+  uintptr_t   stack_lo;    // lowest safe stack address
+  char      **texts;       // the included files being read, innermost last
+  u32         texts_cap;
+  u32         include_depth;   // texts being read
+} Parse;
 
 // 0 on success; otherwise an error was printed on stderr.
 int parse_file(const char *path);
@@ -78,5 +118,8 @@ int parse_used(u32 prim);
 // Whether the program read has an unscoped binder (`! f = λ v; t`): its
 // variable may be bound after the normal form's walk passed its uses.
 int parse_unscoped(void);
+
+// Frees RT's parser state (lang_rt_close).
+void parse_free(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include "lang/names.h"
 #include "lang/print.h"
 #include "heap/rt.h"
+#include "lang/lang_rt.h"
 
 enum {
   I_TERM,    // print t at depth
@@ -22,14 +23,14 @@ enum {
   I_CONS,    // improper list from cons cell t: head<>rest
 };
 
-typedef struct {
+typedef struct PrintItem {
   u8          kind;
   u32         depth;
   Term        t;
   const char *s;
 } Item;
 
-typedef struct { u32 loc, lab, name; } Dup;
+typedef struct PrintDup { u32 loc, lab, name; } Dup;
 
 // Output. run() holds the stream's lock for a whole term and writes with
 // putc_unlocked: stdio's own calls lock the stream each time once the pool's
@@ -52,32 +53,20 @@ static void out_u(u32 n, FILE *f) {
   while (i) putc_unlocked(b[--i], f);
 }
 
-static Item *STK;
-static u32   STK_LEN, STK_CAP;
-static u32  *LAMS;          // open addressing: (loc + 1, name) pairs
-static u32   LAMS_CAP, LAMS_LEN;
-static u32  *NAMS;          // fresh names: (val + 1, number) pairs
-static u32   NAMS_CAP, NAMS_LEN;
-static u32  *DUPM;          // loc + 1 -> index + 1 into DUPS
-static u32   DUPM_CAP, DUPM_LEN;
-static Dup  *DUPS;
-static u32   DUPS_LEN, DUPS_CAP;
-static int   QUOTED;
-static int   FAILED;        // out of memory: print what we can, then stop
 
-static void push(u8 kind, Term t, u32 depth, const char *s) {
-  if (STK_LEN == STK_CAP) {
-    u32   cap = STK_CAP ? STK_CAP * 2 : 1024;
-    Item *n   = realloc(STK, (size_t)cap * sizeof(Item));
-    if (!n) { FAILED = 1; return; }
-    STK = n;
-    STK_CAP = cap;
+static void push(Printer *p, u8 kind, Term t, u32 depth, const char *s) {
+  if (p->stk_len == p->stk_cap) {
+    u32   cap = p->stk_cap ? p->stk_cap * 2 : 1024;
+    Item *n   = realloc(p->stk, (size_t)cap * sizeof(Item));
+    if (!n) { p->failed = 1; return; }
+    p->stk = n;
+    p->stk_cap = cap;
   }
-  STK[STK_LEN++] = (Item){kind, depth, t, s};
+  p->stk[p->stk_len++] = (Item){kind, depth, t, s};
 }
 
-static void push_t(Term t, u32 d)  { push(I_TERM, t, d, NULL); }
-static void push_s(const char *s)  { push(I_STR, 0, 0, s); }
+static void push_t(Printer *p, Term t, u32 d)  { push(p, I_TERM, t, d, NULL); }
+static void push_s(Printer *p, const char *s)  { push(p, I_STR, 0, 0, s); }
 
 // Name maps
 // =========
@@ -90,11 +79,11 @@ static u32 *map_slot(u32 *m, u32 cap, u32 key) {
 
 // Finds key (loc + 1) in map; adds it with value `val` if absent. Returns
 // the value, or 0 when out of memory.
-static u32 map_get(u32 **m, u32 *cap, u32 *len, u32 key, u32 val) {
+static u32 map_get(Printer *p, u32 **m, u32 *cap, u32 *len, u32 key, u32 val) {
   if ((*len + 1) * 2 > *cap) {
     u32  nc = *cap ? *cap * 2 : 1024;
     u32 *nm = calloc((size_t)nc * 2, sizeof(u32));
-    if (!nm) { FAILED = 1; return 0; }
+    if (!nm) { p->failed = 1; return 0; }
     for (u32 i = 0; i < *cap; i++) {
       if ((*m)[2 * i]) {
         u32 *s = map_slot(nm, nc, (*m)[2 * i]);
@@ -112,12 +101,12 @@ static u32 map_get(u32 **m, u32 *cap, u32 *len, u32 key, u32 val) {
 }
 
 // The name of the LAM at loc: the one it already has, else `name`.
-static u32 lam_name_or(u32 loc, u32 name) {
-  return map_get(&LAMS, &LAMS_CAP, &LAMS_LEN, loc + 1, name);
+static u32 lam_name_or(Printer *p, u32 loc, u32 name) {
+  return map_get(p, &p->lams, &p->lams_cap, &p->lams_len, loc + 1, name);
 }
 
-static u32 lam_name(u32 loc) {
-  return lam_name_or(loc, LAMS_LEN + 1);
+static u32 lam_name(Printer *p, u32 loc) {
+  return lam_name_or(p, loc, p->lams_len + 1);
 }
 
 // A name the runtime made (EQL-LAM's, val: the location that makes it
@@ -125,22 +114,22 @@ static u32 lam_name(u32 loc) {
 // order they are printed, spelled as HVM4 spells its nth fresh name; so
 // the spelling does not depend on where a backend allocated (the CPU and
 // the device print the same term the same way).
-static u32 nam_fresh(u32 val) {
-  return map_get(&NAMS, &NAMS_CAP, &NAMS_LEN, val + 1, NAMS_LEN + 1);
+static u32 nam_fresh(Printer *p, u32 val) {
+  return map_get(p, &p->nams, &p->nams_cap, &p->nams_len, val + 1, p->nams_len + 1);
 }
 
-static u32 dup_name(u32 loc, u32 lab) {
-  u32 idx = map_get(&DUPM, &DUPM_CAP, &DUPM_LEN, loc + 1, DUPS_LEN + 1);
-  if (idx == DUPS_LEN + 1) {
-    if (DUPS_LEN == DUPS_CAP) {
-      u32  cap = DUPS_CAP ? DUPS_CAP * 2 : 256;
-      Dup *n   = realloc(DUPS, (size_t)cap * sizeof(Dup));
-      if (!n) { FAILED = 1; return 0; }
-      DUPS = n;
-      DUPS_CAP = cap;
+static u32 dup_name(Printer *p, u32 loc, u32 lab) {
+  u32 idx = map_get(p, &p->dupm, &p->dupm_cap, &p->dupm_len, loc + 1, p->dups_len + 1);
+  if (idx == p->dups_len + 1) {
+    if (p->dups_len == p->dups_cap) {
+      u32  cap = p->dups_cap ? p->dups_cap * 2 : 256;
+      Dup *n   = realloc(p->dups, (size_t)cap * sizeof(Dup));
+      if (!n) { p->failed = 1; return 0; }
+      p->dups = n;
+      p->dups_cap = cap;
     }
-    DUPS[DUPS_LEN] = (Dup){loc, lab, DUPS_LEN + 1};
-    DUPS_LEN++;
+    p->dups[p->dups_len] = (Dup){loc, lab, p->dups_len + 1};
+    p->dups_len++;
   }
   return idx;
 }
@@ -253,23 +242,23 @@ static void print_key(FILE *f, Term cas) {
 }
 
 // Pushes "a0,a1,..,an-1" then `close` for the n words at loc.
-static void push_args(u32 loc, u32 n, u32 d, const char *close) {
-  push_s(close);
+static void push_args(Printer *p, u32 loc, u32 n, u32 d, const char *close) {
+  push_s(p, close);
   for (u32 i = n; i > 0; i--) {
-    push_t(at(loc + i - 1), d);
-    if (i > 1) push_s(",");
+    push_t(p, at(loc + i - 1), d);
+    if (i > 1) push_s(p, ",");
   }
 }
 
 // Constructors, with the nat, char, string and list sugar.
-static void print_ctr(FILE *f, Term t, u32 d) {
+static void print_ctr(Printer *p, FILE *f, Term t, u32 d) {
   u32 nick = EXT(t), loc = VAL(t), ar = CTR_ARITY(TAG(t));
   if (is_ctr(t, 0, NICK_ZER) || is_ctr(t, 1, NICK_SUC)) {
     u32 n = 0;
     while (is_ctr(t, 1, NICK_SUC)) { n++; t = at(VAL(t)); }
     out_u(n, f);
     out_c('n', f);
-    if (!is_ctr(t, 0, NICK_ZER)) { out_c('+', f); push_t(t, d); }
+    if (!is_ctr(t, 0, NICK_ZER)) { out_c('+', f); push_t(p, t, d); }
     return;
   }
   if (is_chr(t, '\'')) {
@@ -295,41 +284,41 @@ static void print_ctr(FILE *f, Term t, u32 d) {
         return;
       }
       out_c('[', f);
-      push_s("]");
-      if (nick == NICK_CON) push(I_ELEMS, t, d, NULL);
+      push_s(p, "]");
+      if (nick == NICK_CON) push(p, I_ELEMS, t, d, NULL);
       return;
     }
     if (is_ctr(t, 2, NICK_CON)) {   // improper: h<>h<>..<>tail
-      push(I_CONS, t, d, NULL);
+      push(p, I_CONS, t, d, NULL);
       return;
     }
   }
   out_c('#', f);
   nick_print(f, nick);
   out_c('{', f);
-  push_args(loc, ar, d, "}");
+  push_args(p, loc, ar, d, "}");
 }
 
 // Match/switch cases from t: "case:hit" items then the tail.
-static void print_cases(FILE *f, Term t, u32 d) {
+static void print_cases(Printer *p, FILE *f, Term t, u32 d) {
   u32 loc = VAL(t);
   print_key(f, t);
   out_c(':', f);
   Term next = at(loc + 1);
   u32  nt   = TAG(next);
   if (nt == MAT || nt == SWI) {
-    push(I_CASES, next, d, NULL);
-    push_s(";");
+    push(p, I_CASES, next, d, NULL);
+    push_s(p, ";");
   } else if (nt == NUM && VAL(next) == 0) {
     // no default
   } else if (nt == USE) {
-    push_t(at(VAL(next)), d);
-    push_s(";");
+    push_t(p, at(VAL(next)), d);
+    push_s(p, ";");
   } else {
-    push_t(next, d);
-    push_s(";");
+    push_t(p, next, d);
+    push_s(p, ";");
   }
-  push_t(at(loc), d);
+  push_t(p, at(loc), d);
 }
 
 // An application spine of APP and DRY nodes as f(a,b,..), a lambda head in
@@ -337,33 +326,33 @@ static void print_cases(FILE *f, Term t, u32 d) {
 // rest print as (..)(..), as HVM4 does). Walking down from the outermost
 // node meets the arguments last first, the order the stack wants them.
 #define SPINE 256
-static void print_app(FILE *f, Term t, u32 d) {
-  push_s(")");
+static void print_app(Printer *p, FILE *f, Term t, u32 d) {
+  push_s(p, ")");
   for (u32 n = 0; (TAG(t) == APP || TAG(t) == DRY) && n < SPINE; n++) {
-    if (n > 0) push_s(",");
-    push_t(at(VAL(t) + 1), d);
+    if (n > 0) push_s(p, ",");
+    push_t(p, at(VAL(t) + 1), d);
     t = at(VAL(t));
   }
   if (TAG(t) == LAM) out_c('(', f);
-  push_s(TAG(t) == LAM ? ")(" : "(");
-  push_t(t, d);
+  push_s(p, TAG(t) == LAM ? ")(" : "(");
+  push_t(p, t, d);
 }
 
-static void print_one(FILE *f, Term t, u32 d) {
+static void print_one(Printer *p, FILE *f, Term t, u32 d) {
   t = NO_SUB(t);
   u32 tg = TAG(t), loc = VAL(t);
-  if (IS_CTR(tg)) { print_ctr(f, t, d); return; }
+  if (IS_CTR(tg)) { print_ctr(p, f, t, d); return; }
   switch (tg) {
     case VAR: {
-      if (loc && IS_SUB(word(loc))) { push_t(at(loc), d); return; }
-      print_alpha(f, lam_name(loc), 'a');
+      if (loc && IS_SUB(word(loc))) { push_t(p, at(loc), d); return; }
+      print_alpha(f, lam_name(p, loc), 'a');
       return;
     }
     case DP0: case DP1: {
       // A runtime dup (LAB_OWN) stands for a term HVM4 shares as it is: the
       // term prints at each use, as there.
-      if (loc && (IS_SUB(word(loc)) || EXT(t) >= LAB_OWN)) { push_t(at(loc), d); return; }
-      print_alpha(f, dup_name(loc, EXT(t)), 'A');
+      if (loc && (IS_SUB(word(loc)) || EXT(t) >= LAB_OWN)) { push_t(p, at(loc), d); return; }
+      print_alpha(f, dup_name(p, loc, EXT(t)), 'A');
       out_s(tg == DP0 ? "₀" : "₁", f);
       return;
     }
@@ -378,30 +367,30 @@ static void print_one(FILE *f, Term t, u32 d) {
       out_s("λ", f);
       // quoted: named by depth; a LAM that -C left as it was (under a ↑
       // inside the term) keeps that name for its variables
-      print_alpha(f, QUOTED ? lam_name_or(loc, d + 1) : lam_name(loc), 'a');
+      print_alpha(f, p->quoted ? lam_name_or(p, loc, d + 1) : lam_name(p, loc), 'a');
       out_c('.', f);
-      push_t(at(loc), d + 1);
+      push_t(p, at(loc), d + 1);
       return;
     }
-    case APP: case DRY: print_app(f, t, d); return;
+    case APP: case DRY: print_app(p, f, t, d); return;
     case SUP: {
       out_c('&', f);
       nick_print(f, EXT(t));
       out_c('{', f);
-      push_args(loc, 2, d, "}");
+      push_args(p, loc, 2, d, "}");
       return;
     }
     case DUP: {
       // a DUP node is left only where -C did not go (under a ↑ inside the
       // term): its DP0/DP1 name it, as without -C
-      dup_name(loc, EXT(t));
-      push_t(at(loc + 1), d);
+      dup_name(p, loc, EXT(t));
+      push_t(p, at(loc + 1), d);
       return;
     }
     case ALO: {   // a book term not yet copied: HVM4's @{term}
       out_s("@{", f);
-      push_s("}");
-      push_t(RT->heap.at[(u32)RT->heap.at[loc]], d);
+      push_s(p, "}");
+      push_t(p, RT->heap.at[(u32)RT->heap.at[loc]], d);
       return;
     }
     case REF: {
@@ -411,66 +400,66 @@ static void print_one(FILE *f, Term t, u32 d) {
       else   nick_print(f, EXT(t));
       return;
     }
-    case NAM: nick_print(f, loc ? nam_fresh(loc) : EXT(t)); return;
+    case NAM: nick_print(f, loc ? nam_fresh(p, loc) : EXT(t)); return;
     case ERA: out_s("&{}", f); return;
     case ANY: out_c('*', f); return;
     case NUM: out_u(loc, f); return;
     case MAT: case SWI: {
       out_s("λ{", f);
-      push_s("}");
-      print_cases(f, t, d);
+      push_s(p, "}");
+      print_cases(p, f, t, d);
       return;
     }
     case USE: {
       out_s("λ{", f);
-      push_s("}");
-      push_t(at(loc), d);
+      push_s(p, "}");
+      push_t(p, at(loc), d);
       return;
     }
     case OP2: {
       u32 op = EXT(t);
       if (op >= OP_COUNT) { fprintf(f, "(?%u)", op); return; }
       out_c('(', f);
-      push_s(")");
-      push_t(at(loc + 1), d);
-      push_s(" ");
-      push_s(op_name(op));
-      push_s(" ");
-      push_t(at(loc), d);
+      push_s(p, ")");
+      push_t(p, at(loc + 1), d);
+      push_s(p, " ");
+      push_s(p, op_name(op));
+      push_s(p, " ");
+      push_t(p, at(loc), d);
       return;
     }
     case EQL: case AND: case OR: {
       out_c('(', f);
-      push_s(")");
-      push_t(at(loc + 1), d);
-      push_s(tg == EQL ? " === " : tg == AND ? " .&. " : " .|. ");
-      push_t(at(loc), d);
+      push_s(p, ")");
+      push_t(p, at(loc + 1), d);
+      push_s(p, tg == EQL ? " === " : tg == AND ? " .&. " : " .|. ");
+      push_t(p, at(loc), d);
       return;
     }
     case RED: {
-      push_t(at(loc + 1), d);
-      push_s(" ~> ");
-      push_t(at(loc), d);
+      push_t(p, at(loc + 1), d);
+      push_s(p, " ~> ");
+      push_t(p, at(loc), d);
       return;
     }
-    case INC: out_s("↑", f); push_t(at(loc), d); return;
+    case INC: out_s("↑", f); push_t(p, at(loc), d); return;
     case DSU: {
       out_s("&(", f);
-      push_s("}");
-      push_t(at(loc + 2), d);
-      push_s(",");
-      push_t(at(loc + 1), d);
-      push_s("){");
-      push_t(at(loc), d);
+      push_s(p, "}");
+      push_t(p, at(loc + 2), d);
+      push_s(p, ",");
+      push_t(p, at(loc + 1), d);
+      push_s(p, "){");
+      push_t(p, at(loc), d);
       return;
     }
     case DDU: {
       out_s("!(", f);
-      push_t(at(loc + 2), d);
-      push_s(";");
-      push_t(at(loc + 1), d);
-      push_s(")=");
-      push_t(at(loc), d);
+      push_t(p, at(loc + 2), d);
+      push_s(p, ";");
+      push_t(p, at(loc + 1), d);
+      push_s(p, ")=");
+      push_t(p, at(loc), d);
       return;
     }
     case UNS: {
@@ -478,16 +467,16 @@ static void print_one(FILE *f, Term t, u32 d) {
       Term lv = TAG(lf) == LAM ? at(VAL(lf)) : 0;
       if (TAG(lf) != LAM || TAG(lv) != LAM) {
         out_s("!${", f);
-        push_s("}");
-        push_t(lf, d);
+        push_s(p, "}");
+        push_t(p, lf, d);
         return;
       }
       out_s("! ", f);
-      print_alpha(f, lam_name(VAL(lf)), 'a');
+      print_alpha(f, lam_name(p, VAL(lf)), 'a');
       out_s(" = λ ", f);
-      print_alpha(f, lam_name(VAL(lv)), 'a');
+      print_alpha(f, lam_name(p, VAL(lv)), 'a');
       out_s(" ; ", f);
-      push_t(at(VAL(lv)), d + 2);
+      push_t(p, at(VAL(lv)), d + 2);
       return;
     }
     case PRI: {
@@ -497,33 +486,33 @@ static void print_one(FILE *f, Term t, u32 d) {
       else   fprintf(f, "?%u", EXT(t));
       if (EXT(t) >= PRIM_COUNT) return;
       out_c('(', f);
-      push_args(loc, PRIM_ARITY(EXT(t)), d, ")");
+      push_args(p, loc, PRIM_ARITY(EXT(t)), d, ")");
       return;
     }
     default: fprintf(f, "?%u", tg); return;
   }
 }
 
-static void drain(FILE *f) {
-  while (STK_LEN > 0 && !FAILED) {
-    Item it = STK[--STK_LEN];
+static void drain(Printer *p, FILE *f) {
+  while (p->stk_len > 0 && !p->failed) {
+    Item it = p->stk[--p->stk_len];
     switch (it.kind) {
-      case I_TERM: print_one(f, it.t, it.depth); break;
+      case I_TERM: print_one(p, f, it.t, it.depth); break;
       case I_STR:  out_s(it.s, f); break;
       case I_ELEMS: case I_ELEMS1: {
         if (!is_ctr(it.t, 2, NICK_CON)) break;
         if (it.kind == I_ELEMS1) out_c(',', f);
-        push(I_ELEMS1, at(VAL(it.t) + 1), it.depth, NULL);
-        push_t(at(VAL(it.t)), it.depth);
+        push(p, I_ELEMS1, at(VAL(it.t) + 1), it.depth, NULL);
+        push_t(p, at(VAL(it.t)), it.depth);
         break;
       }
-      case I_CASES: print_cases(f, it.t, it.depth); break;
+      case I_CASES: print_cases(p, f, it.t, it.depth); break;
       case I_CONS: {
         Term tl = at(VAL(it.t) + 1);
-        if (is_ctr(tl, 2, NICK_CON)) push(I_CONS, tl, it.depth, NULL);
-        else                         push_t(tl, it.depth);
-        push_s("<>");
-        push_t(at(VAL(it.t)), it.depth);
+        if (is_ctr(tl, 2, NICK_CON)) push(p, I_CONS, tl, it.depth, NULL);
+        else                         push_t(p, tl, it.depth);
+        push_s(p, "<>");
+        push_t(p, at(VAL(it.t)), it.depth);
         break;
       }
     }
@@ -531,26 +520,27 @@ static void drain(FILE *f) {
 }
 
 static void run(FILE *f, Term t, int quoted) {
-  STK_LEN = 0;
-  LAMS_LEN = NAMS_LEN = DUPM_LEN = DUPS_LEN = 0;
-  if (LAMS) memset(LAMS, 0, (size_t)LAMS_CAP * 2 * sizeof(u32));
-  if (NAMS) memset(NAMS, 0, (size_t)NAMS_CAP * 2 * sizeof(u32));
-  if (DUPM) memset(DUPM, 0, (size_t)DUPM_CAP * 2 * sizeof(u32));
-  QUOTED = quoted;
-  FAILED = 0;
+  Printer *p = &RT->lang->print;
+  p->stk_len = 0;
+  p->lams_len = p->nams_len = p->dupm_len = p->dups_len = 0;
+  if (p->lams) memset(p->lams, 0, (size_t)p->lams_cap * 2 * sizeof(u32));
+  if (p->nams) memset(p->nams, 0, (size_t)p->nams_cap * 2 * sizeof(u32));
+  if (p->dupm) memset(p->dupm, 0, (size_t)p->dupm_cap * 2 * sizeof(u32));
+  p->quoted = quoted;
+  p->failed = 0;
   flockfile(f);
-  push_t(t, 0);
-  drain(f);
+  push_t(p, t, 0);
+  drain(p, f);
   // Dup definitions float after the term; printing one may find more.
-  for (u32 i = 0; i < DUPS_LEN && !FAILED; i++) {
+  for (u32 i = 0; i < p->dups_len && !p->failed; i++) {
     if (i == 0) out_c(';', f);
-    Dup dp = DUPS[i];
+    Dup dp = p->dups[i];
     dup_open(f, dp.name, dp.lab);
-    push_t(at(dp.loc), 0);
-    drain(f);
+    push_t(p, at(dp.loc), 0);
+    drain(p, f);
     out_c(';', f);
   }
-  if (FAILED) out_s("<out of memory>", f);
+  if (p->failed) out_s("<out of memory>", f);
   funlockfile(f);
 }
 
@@ -614,3 +604,13 @@ int print_infinite(Term t) {
   return cyc;
 }
 void print_quoted(FILE *f, Term t) { run(f, t, 1); }
+
+void print_free(void) {
+  Printer *p = &RT->lang->print;
+  free(p->stk);
+  free(p->lams);
+  free(p->nams);
+  free(p->dupm);
+  free(p->dups);
+  *p = (Printer){0};
+}

@@ -13,6 +13,24 @@
 #include <stdio.h>
 #include "core/term.h"
 
+// The printer's state, RT's (RT->lang->print, lang/lang_rt.h): its work
+// stack and name maps, kept from one term to the next (a collapse prints
+// many) and freed by print_free. A zeroed one is ready.
+typedef struct {
+  struct PrintItem *stk;    // work items (print.c)
+  u32               stk_len, stk_cap;
+  u32              *lams;   // open addressing: (loc + 1, name) pairs
+  u32               lams_cap, lams_len;
+  u32              *nams;   // fresh names: (val + 1, number) pairs
+  u32               nams_cap, nams_len;
+  u32              *dupm;   // loc + 1 -> index + 1 into dups
+  u32               dupm_cap, dupm_len;
+  struct PrintDup  *dups;   // dup nodes named, in order
+  u32               dups_len, dups_cap;
+  int               quoted; // print_quoted: lambdas named by depth
+  int               failed; // out of memory: print what we can, then stop
+} Printer;
+
 void print_term(FILE *f, Term t);
 void print_quoted(FILE *f, Term t);
 // Whether print_term(t) would never end: t's graph has a cycle that no
@@ -22,5 +40,8 @@ int  print_infinite(Term t);
 // Code point c as UTF-8 in b: the byte count (1..4). A value past U+10FFFF
 // keeps the four-byte pattern, each byte cut to 8 bits.
 u32 utf8_encode(u32 c, char b[4]);
+
+// Frees RT's printer state (lang_rt_close).
+void print_free(void);
 
 #endif

@@ -2,9 +2,9 @@
 // when it is nearly full. Threads ask for arenas (heap_take: a large
 // `want`, else just n) while the top runs into the end, as -T workers do
 // when the heap fills; every range handed out must lie in the heap and
-// overlap no other. (Undoing a failed add with a subtract let the top
-// fall under words another thread had just been given: two workers then
-// built nodes in the same words.)
+// overlap no other. (A failed add undone with a subtract can let the top
+// fall under words another thread was just given: two workers would then
+// build nodes in the same words.)
 
 #include <pthread.h>
 #include <stdatomic.h>

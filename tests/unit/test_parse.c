@@ -5,8 +5,9 @@
 //                        HVM4_TESTS=dir also parse every dir/*.hvm4: those
 //                        with a `//PARSE_ERROR` line must fail, others pass.
 //
-// Build: cc -O2 -g -Isrc -o /tmp/tp tests/unit/test_parse.c src/names.c
-//        src/parse.c src/print.c src/heap.c -lpthread
+// Build: make NVCC= BUILD=build-unit build-unit/libhvm4g.a, then
+//        cc -std=gnu11 -O1 -g -Isrc -Iinclude -Itests/unit -o /tmp/tp
+//        tests/unit/test_parse.c build-unit/libhvm4g.a -lpthread -lm -ldl
 // Everything runs on a thread with a 1 GiB stack, as main.c does.
 
 #define _GNU_SOURCE
@@ -28,9 +29,11 @@ __attribute__((constructor)) static void test_context(void) {
   api_options_default(&o);
   TEST_RT = RT = api_context(&o);
 }
+#include <malloc.h>
 #include "lang/names.h"
 #include "lang/parse.h"
 #include "lang/print.h"
+#include "lang/lang_rt.h"
 #include "heap/rt.h"
 
 static int    ARGC;
@@ -479,6 +482,104 @@ static void check_deep(void) {
   pthread_join(th, NULL);
 }
 
+// Contexts
+// ========
+// A runtime's lang part holds all of the layer's state: runtimes opened and
+// closed one after another leave no memory behind, and two of them parse
+// and print on two threads at once without touching each other's.
+
+static const char *CTX_PROG =
+  "@id = λx.x\n"
+  "@main = λ{#A: λ&x. &L{x, [x, 3n]}; λv. !d&L = v; @id(d₀, \"hi\", d₁)}\n";
+
+// (a fresh context's first automatic label is the first, F___)
+static const char *CTX_WANT =
+  "λ{#A:λa.&L{A₀,[A₁,3n]};λb.@id(B₀,\"hi\",B₁)};!A&F___=a;!B&L=b;";
+
+// A context of its own (lang part and heap), made current.
+typedef struct {
+  Rt     rt;
+  LangRt lang;
+} Ctx;
+
+static Ctx *ctx_open(void) {
+  Ctx *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->rt.lang = &c->lang;
+  RT = &c->rt;
+  if (heap_init(1u << 16) != 0 || lang_rt_open() != 0) {
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+static void ctx_close(Ctx *c) {
+  lang_rt_close();
+  heap_free();
+  free(c);
+  RT = NULL;
+}
+
+// Parses CTX_PROG (and a program with an error) in the current context and
+// prints @main; 1 when all went as expected.
+static int ctx_work(void) {
+  char  *msg = NULL;
+  size_t len = 0;
+  FILE  *errs = open_memstream(&msg, &len);
+  parse_set_errors(errs);
+  int bad = parse_text("bad.hvm4", "@x = λa.&L{a, a}");
+  int ok  = bad != 0 && parse_text("ctx.hvm4", CTX_PROG) == 0;
+  parse_set_errors(NULL);
+  fclose(errs);
+  ok = ok && strstr(msg, "used 2 times") != NULL;
+  free(msg);
+  Term t = main_term();
+  if (!ok || !t) return 0;
+  char *got = show_term(t, 0);
+  ok = strcmp(got, CTX_WANT) == 0;
+  free(got);
+  return ok;
+}
+
+static void check_contexts_serial(void) {
+  Rt    *was = RT;
+  int    ok  = 1;
+  size_t warm = 0, after = 0;
+  for (int i = 0; i < 1000 && ok; i++) {
+    Ctx *c = ctx_open();
+    ok = c && ctx_work();
+    if (c) ctx_close(c);
+    if (i == 9) warm = mallinfo2().uordblks;
+  }
+  after = mallinfo2().uordblks;
+  RT = was;
+  check(ok, "1000 contexts parse and print", NULL, NULL);
+  char got[64];
+  snprintf(got, sizeof got, "%zu bytes more", after > warm ? after - warm : 0);
+  check(after <= warm, "1000 contexts leave memory flat", got, "0 bytes more");
+}
+
+static void *ctx_thread(void *arg) {
+  int *ok = arg;
+  for (int i = 0; i < 200 && *ok; i++) {
+    Ctx *c = ctx_open();
+    *ok = c && ctx_work();
+    if (c) ctx_close(c);
+  }
+  return NULL;
+}
+
+static void check_contexts_parallel(void) {
+  pthread_t th[2];
+  int       ok[2] = {1, 1};
+  for (int i = 0; i < 2; i++) {
+    if (pthread_create(&th[i], NULL, ctx_thread, &ok[i]) != 0) ok[i] = 0;
+  }
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  check(ok[0] && ok[1], "two contexts at once, on two threads", NULL, NULL);
+}
+
 // Parser memory is bounded by the heap (issue 11): on a heap of 64K words a
 // nat literal or a string far larger than it fails at once with a message,
 // within an address-space limit of 256 MiB above what is mapped now (left
@@ -572,6 +673,8 @@ static void *run(void *arg) {
   check_deep();
   const char *dir = getenv("HVM4_TESTS");
   if (dir && *dir) check_dir(dir);
+  check_contexts_serial();
+  check_contexts_parallel();
   check_bounded();
   printf("%u passed, %u failed\n", PASS, FAIL);
   RC = FAIL != 0;
