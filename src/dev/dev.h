@@ -3,8 +3,8 @@
 // gpu.c chooses the backend and keeps the statistics; pass.c runs the pass
 // loop; each backend (sim.c, cuda.cu) implements GpuBackend.
 
-#ifndef HVM4G_GPU_DEV_H
-#define HVM4G_GPU_DEV_H
+#ifndef HVM4G_DEV_H
+#define HVM4G_DEV_H
 
 #include <stdio.h>
 #include "core/term.h"

@@ -13,8 +13,8 @@
 // 64 of them (runs are found by skipping empty summary words), and an
 // explicit stack of terms: no recursion.
 
-#ifndef HVM4G_GPU_REACH_H
-#define HVM4G_GPU_REACH_H
+#ifndef HVM4G_REACH_H
+#define HVM4G_REACH_H
 
 #include "core/term.h"
 

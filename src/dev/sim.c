@@ -266,7 +266,7 @@ static void poison_restore(void) {
   if (POISON_READS || wrote) {
     fprintf(stderr, "hvm4g: sim poison: the run read %llu and wrote %llu "
             "words below the top that the copy in's walk skipped (a bug: "
-            "src/gpu/reach.c)\n", (unsigned long long)POISON_READS,
+            "src/dev/reach.c)\n", (unsigned long long)POISON_READS,
             (unsigned long long)wrote);
     exit(70);
   }

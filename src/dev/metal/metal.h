@@ -6,8 +6,8 @@
 // metal_kern.metal compiled as C++ (`make metal-check`). Buffers and
 // kernels are numbered as in metal_abi.h.
 
-#ifndef HVM4G_GPU_METAL_H
-#define HVM4G_GPU_METAL_H
+#ifndef HVM4G_METAL_H
+#define HVM4G_METAL_H
 
 #include "dev/metal/metal_abi.h"
 

@@ -2,8 +2,8 @@
 // (portable dialect): buffer and kernel numbers, the heap buffer's header,
 // the per-pass scalars and the counters read back after a pass.
 
-#ifndef HVM4G_GPU_METAL_ABI_H
-#define HVM4G_GPU_METAL_ABI_H
+#ifndef HVM4G_METAL_ABI_H
+#define HVM4G_METAL_ABI_H
 
 #include "core/kern.h"
 
