@@ -19,6 +19,7 @@
 #include "dev/metal/metal_kern.metal"
 #include "dev/metal/metal.h"
 
+// The buffers, once for the process as on a device (metal_dev.m's).
 static struct {
   void *p[MB_COUNT];
   u64   cap[MB_COUNT];   // bytes
