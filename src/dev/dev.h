@@ -1,7 +1,13 @@
 // dev.h: the host side of the device normal form (host code only).
 //
 // gpu.c chooses the backend and keeps the statistics; pass.c runs the pass
-// loop; each backend (sim.c, cuda.cu) implements GpuBackend.
+// loop; each backend (sim.c, cuda.cu, metal.c) implements GpuBackend.
+//
+// The device is one per process: a run on CUDA or Metal holds a
+// process-wide lock (gpu.c) from the backend's choice to the run's end, so
+// a second runtime's device run waits for the first to finish, and so
+// does the making of the context ahead (gpu_context_start). The
+// simulator's runs, on the host heap of their own runtime, do not wait.
 
 #ifndef HVM4G_DEV_H
 #define HVM4G_DEV_H
@@ -72,7 +78,7 @@ typedef struct {
 void      gpu_conf_default(GpuConf *c);
 GpuConf  *gpu_conf(void);
 
-// Statistics over every device run of this process.
+// Statistics over every device run of a runtime.
 typedef struct {
   u64    runs;       // gpu_snf_at calls that used the device
   u64    passes;
@@ -203,6 +209,9 @@ typedef struct {
   // run's, a valid term graph, and the run ends there.
   long long (*reclaim_roots)(u32 n, char *err, unsigned errlen);
   int  (*squeeze)(u32 n, GpuReclaim *r, char *err, unsigned errlen);
+  // Optional (NULL): frees RT's part of the backend, made at its first
+  // run (dev_rt_close); nothing when it made none.
+  void (*release)(void);
 } GpuBackend;
 
 extern const GpuBackend GPU_SIM;
@@ -280,6 +289,10 @@ u64  gpu_heap_start(void);
 // -DLANE_BALANCE's line on stderr: the lanes' interactions (sum) against
 // 32 times each warp's busiest lane's (top), over the run; none if top is 0.
 void gpu_balance_print(u64 sum, u64 top);
+// RT's part of the CUDA backend (RT->dev->cuda; cuda.cu defines it and
+// makes it at its first run): the C++ file reaches it through this.
+struct CuRt;
+struct CuRt **gpu_cuda_part(void);
 Term *gpu_heap(void);                // RT->heap.at
 u64  gpu_heap_words(void);           // RT->heap.cap
 u32 *gpu_book(void);                 // RT->heap.book

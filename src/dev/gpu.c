@@ -42,8 +42,9 @@ void gpu_conf_default(GpuConf *c) {
   };
 }
 
-GpuConf  *gpu_conf(void)  { return &RT->dev->conf; }
-GpuStats *gpu_stats(void) { return &RT->dev->stats; }
+GpuConf      *gpu_conf(void)      { return &RT->dev->conf; }
+GpuStats     *gpu_stats(void)     { return &RT->dev->stats; }
+struct CuRt **gpu_cuda_part(void) { return &RT->dev->cuda; }
 
 double gpu_now(void) {
   struct timespec ts;
@@ -95,47 +96,77 @@ int gpu_cuda_likely(void) {
 #endif
 }
 
-// The context made ahead. A context still being made when the process
-// ends must be waited for: the driver's teardown must not race its setup.
-static pthread_t   ctx_th;
-static int         ctx_started = 0;   // a thread was started (not joined)
-static _Atomic int ctx_done    = 0;   // that thread has finished
-#ifdef HVM4G_CUDA
-static void      (*ctx_ready)(void);
+// The device is one per process (dev.h), and so is what is made for it:
+// the context, made ahead on a thread of its own for the runtime that asks
+// first, and the buffers a backend keeps on the device between runs. A run
+// on it, and the context's making, hold `run` (a second runtime's run
+// waits); `join` guards the thread's start and join. A context still being
+// made when the process ends is waited for (ctx_exit): the driver's
+// teardown must not race its setup.
+static struct {
+  pthread_mutex_t run;
+  pthread_mutex_t join;
+  pthread_t       th;
+  _Atomic int     started;   // a thread was started (not joined)
+  _Atomic int     done;      // that thread has finished
+  int             hooked;    // ctx_exit is registered
+  Rt             *owner;     // the runtime the thread works for
+  void          (*ready)(void);
+} DEVICE = { .run = PTHREAD_MUTEX_INITIALIZER, .join = PTHREAD_MUTEX_INITIALIZER };
 
+static void device_lock(void)   { pthread_mutex_lock(&DEVICE.run); }
+static void device_unlock(void) { pthread_mutex_unlock(&DEVICE.run); }
+
+#ifdef HVM4G_CUDA
 static void *ctx_main(void *p) {
   RT = p;   // its time counts in the runtime that asked for it
   const GpuBackend *b = &GPU_CUDA;
+  device_lock();   // another runtime's run ends first
   double t0 = gpu_now();
   int    ok = b->avail();
   RT->dev->stats.ctx_s += gpu_now() - t0;
   if (ok && b->warm) b->warm();
-  atomic_store(&ctx_done, 1);
-  if (ctx_ready) ctx_ready();
+  device_unlock();
+  atomic_store(&DEVICE.done, 1);
+  if (DEVICE.ready) DEVICE.ready();
   return NULL;
 }
 #endif
 
-static void ctx_join(void) {
-  if (!ctx_started) return;
-  double t0 = gpu_now();
-  pthread_join(ctx_th, NULL);
-  ctx_started = 0;
-  if (RT) RT->dev->stats.wait_s += gpu_now() - t0;   // none at the process's exit
+// Waits for the context's thread: any thread's (owner NULL), or only the
+// one working for `owner`. The wait counts in RT's statistics, but for
+// none at the process's exit, where RT may be a runtime already closed.
+static void ctx_join(const Rt *owner, int count) {
+  if (!atomic_load(&DEVICE.started)) return;
+  pthread_mutex_lock(&DEVICE.join);
+  if (atomic_load(&DEVICE.started) && (!owner || DEVICE.owner == owner)) {
+    double t0 = gpu_now();
+    pthread_join(DEVICE.th, NULL);
+    atomic_store(&DEVICE.started, 0);
+    DEVICE.owner = NULL;
+    if (count) RT->dev->stats.wait_s += gpu_now() - t0;
+  }
+  pthread_mutex_unlock(&DEVICE.join);
 }
 
 static void ctx_exit(void) {
-  ctx_join();
+  ctx_join(NULL, 0);
 }
 
 int gpu_context_start(void (*ready)(void)) {
 #ifdef HVM4G_CUDA
-  if (ctx_started || atomic_load(&ctx_done)) return 0;
-  ctx_ready   = ready;
-  ctx_started = pthread_create(&ctx_th, NULL, ctx_main, RT) == 0;
-  static int hooked = 0;
-  if (ctx_started && !hooked) hooked = atexit(ctx_exit) == 0;
-  return ctx_started;
+  int started = 0;
+  pthread_mutex_lock(&DEVICE.join);
+  if (!atomic_load(&DEVICE.started) && !atomic_load(&DEVICE.done)) {
+    DEVICE.ready = ready;
+    DEVICE.owner = RT;
+    started      = pthread_create(&DEVICE.th, NULL, ctx_main, RT) == 0;
+    atomic_store(&DEVICE.started, started);
+    if (!started) DEVICE.owner = NULL;
+    if (started && !DEVICE.hooked) DEVICE.hooked = atexit(ctx_exit) == 0;
+  }
+  pthread_mutex_unlock(&DEVICE.join);
+  return started;
 #else
   (void)ready;
   return 0;
@@ -143,15 +174,12 @@ int gpu_context_start(void (*ready)(void)) {
 }
 
 int gpu_context_making(void) {
-  return ctx_started && !atomic_load(&ctx_done);
+  return atomic_load(&DEVICE.started) && !atomic_load(&DEVICE.done);
 }
 
 int gpu_context_live(void) {
-  return ctx_started || atomic_load(&ctx_done) || RT->dev->stats.runs > 0;
+  return atomic_load(&DEVICE.started) || atomic_load(&DEVICE.done) || RT->dev->stats.runs > 0;
 }
-
-// Why the last choice found no device (gpu_why_not).
-static const char *WHY_NOT = NULL;
 
 static const char *why(const GpuBackend *b) {
   const char *w = b->why ? b->why() : NULL;
@@ -161,20 +189,19 @@ static const char *why(const GpuBackend *b) {
 // A backend asked for by name that cannot run: none, and why (the
 // scheduler ends the run with the device's status; nothing falls back).
 static const GpuBackend *required(const GpuBackend *b) {
-  WHY_NOT = gpu_absent();   // the plainer reason, found without a probe
-  if (!WHY_NOT && b->avail()) return b;
-  if (!WHY_NOT) WHY_NOT = why(b);
+  DevChoice *c = &RT->dev->choice;
+  c->why_not = gpu_absent();   // the plainer reason, found without a probe
+  if (!c->why_not && b->avail()) return b;
+  if (!c->why_not) c->why_not = why(b);
   return NULL;
 }
 
-// The backend of this run: the one asked for, else CUDA or Metal where a
-// usable GPU is present and the backend was compiled in, else none (the
-// CPU normalizes; the simulator runs only when asked for). The context
-// made ahead is waited for before the backend is asked anything.
-static const GpuBackend *backend(void) {
-  ctx_join();
+// A device (not the simulator): CUDA or Metal where a usable GPU is
+// present and the backend was compiled in, or the one asked for; else
+// none (the CPU normalizes). Probes under the device's lock.
+static const GpuBackend *device(void) {
+  DevChoice *c = &RT->dev->choice;
   switch (RT->dev->conf.device) {
-    case DEV_SIM: return &GPU_SIM;
 #ifdef HVM4G_CUDA
     case DEV_CUDA: return required(&GPU_CUDA);
 #endif
@@ -183,16 +210,27 @@ static const GpuBackend *backend(void) {
 #endif
     default: break;
   }
-  WHY_NOT = gpu_absent();
+  c->why_not = gpu_absent();
 #ifdef HVM4G_CUDA
   if (GPU_CUDA.avail()) return &GPU_CUDA;
-  WHY_NOT = why(&GPU_CUDA);
+  c->why_not = why(&GPU_CUDA);
 #endif
 #if defined(HVM4G_METAL) && defined(__APPLE__)
   if (GPU_METAL.avail()) return &GPU_METAL;
-  WHY_NOT = why(&GPU_METAL);
+  c->why_not = why(&GPU_METAL);
 #endif
   return NULL;
+}
+
+// The backend of this run: the simulator only when asked for. The context
+// made ahead is waited for before a device is asked anything.
+static const GpuBackend *backend(void) {
+  if (RT->dev->conf.device == DEV_SIM) return &GPU_SIM;
+  ctx_join(NULL, 1);
+  device_lock();
+  const GpuBackend *b = device();
+  device_unlock();
+  return b;
 }
 
 int gpu_usable(void) {
@@ -200,13 +238,9 @@ int gpu_usable(void) {
 }
 
 const char *gpu_why_not(void) {
-  return WHY_NOT ? WHY_NOT : "no usable device";
+  const char *w = RT->dev->choice.why_not;
+  return w ? w : "no usable device";
 }
-
-// Nested %gnf on the device is flattened by the core (on_device); a %gnf
-// met on the CPU while a device run is in progress cannot happen (the CPU
-// waits), but guard anyway: the caller then normalizes on the CPU.
-static int in_run = 0;
 
 u32 gpu_snf_at(u32 loc) {
   return gpu_snf_roots(&loc, 1);
@@ -215,17 +249,23 @@ u32 gpu_snf_at(u32 loc) {
 // Reruns after a full device heap (below); value chosen by tests.
 #define RERUNS 8
 
+// Nested %gnf on the device is flattened by the core (on_device); a %gnf
+// met on the CPU while a device run is in progress cannot happen (the CPU
+// waits), but guard anyway: the caller then normalizes on the CPU.
 u32 gpu_snf_roots(const u32 *roots, u32 n) {
-  if (in_run) {
+  DevRt *d = RT->dev;
+  if (d->choice.in_run) {
     return STOP_SPACE;
   }
   if (parse_unscoped()) {   // the CPU's order binds it (snf.c)
-    RT->dev->stats.stop = STOP_UNSCOPED;
+    d->stats.stop = STOP_UNSCOPED;
     return STOP_UNSCOPED;
   }
   const GpuBackend *b = backend();
   if (!b) return STOP_NODEV;
-  in_run = 1;
+  int one = b != &GPU_SIM;   // the process's device: one run at a time
+  if (one) device_lock();
+  d->choice.in_run = 1;
   u32 stop = gpu_run(b, roots, n);
   // A full device heap whose live words a reclaim could not fit (pass.c):
   // the run packed what it did; a larger heap goes on from there, while
@@ -233,14 +273,15 @@ u32 gpu_snf_roots(const u32 *roots, u32 n) {
   // was the host's whole heap (the simulator's) leaves no side room.
   int grown = -1;
   for (u32 k = 0; stop == WNF_OOM && b->grow && k < RERUNS && (grown = b->grow()) == 0; k++) {
-    RT->dev->stats.stops--;
+    d->stats.stops--;
     stop = gpu_run(b, roots, n);
   }
   if (stop == WNF_OOM && grown == GROW_NONE) {
-    stop           = STOP_HEAP;
-    RT->dev->stats.stop = STOP_HEAP;
+    stop          = STOP_HEAP;
+    d->stats.stop = STOP_HEAP;
   }
-  in_run = 0;
+  d->choice.in_run = 0;
+  if (one) device_unlock();
   return stop;
 }
 
@@ -356,9 +397,25 @@ void gpu_print_stats(FILE *out) {
   fprintf(out, "; the CPU went on from there\n");
 }
 
+// Nothing to make: a zeroed part is a valid one (dev_rt.h).
 int dev_rt_open(void) {
   return 0;
 }
 
+// The backends compiled in, whose parts a runtime's close frees.
+static const GpuBackend *const BACKENDS[] = {
+  &GPU_SIM,
+#ifdef HVM4G_CUDA
+  &GPU_CUDA,
+#endif
+#ifdef HVM4G_METAL
+  &GPU_METAL,
+#endif
+};
+
 void dev_rt_close(void) {
+  ctx_join(RT, 1);   // a thread working for this runtime ends first
+  for (u32 i = 0; i < sizeof BACKENDS / sizeof BACKENDS[0]; i++) {
+    if (BACKENDS[i]->release) BACKENDS[i]->release();
+  }
 }

@@ -177,35 +177,37 @@ void gpu_top_raise(u64 top) {
 // the packing, and per CPU phase of a hybrid normal form (gpu_trace_cpu).
 // `run` numbers the normal forms (gpu_trace_run: @main's, each %gnf's), so
 // the rows of two runs, and the sides that took turns on one, stay apart;
-// `start_us` is the row's start since the first normal form began.
-static u64    TRACE_RUN = 0;
-static double TRACE_T0  = -1;
-
-// The first write that failed stops the trace; gpu_finish reports it.
-static int TRACE_ERRNO = 0;
-
+// `start_us` is the row's start since the first normal form began. The
+// first write that failed stops the trace; gpu_finish reports it.
 static void trace_fail(void) {
-  if (!TRACE_ERRNO) TRACE_ERRNO = errno ? errno : EIO;
+  DevTrace *t = &RT->dev->trace;
+  if (!t->err) t->err = errno ? errno : EIO;
 }
 
 int gpu_trace_errno(void) {
-  return TRACE_ERRNO;
+  return RT->dev->trace.err;
+}
+
+static void trace_timed(DevTrace *t) {
+  if (t->timed) return;
+  t->t0    = gpu_now();
+  t->timed = 1;
 }
 
 static FILE *trace_open(void) {
-  static int started = 0;
-  if (!RT->dev->conf.trace || TRACE_ERRNO) return NULL;
-  FILE *f = fopen(RT->dev->conf.trace, started ? "a" : "w");
+  DevTrace *t = &RT->dev->trace;
+  if (!RT->dev->conf.trace || t->err) return NULL;
+  FILE *f = fopen(RT->dev->conf.trace, t->started ? "a" : "w");
   if (!f) {
     trace_fail();
     return NULL;
   }
-  if (!started) {
+  if (!t->started) {
     fprintf(f, "pass,entries,interactions,deferrals,pushes,time_us,phase,run,side,start_us\n");
-    started = 1;
+    t->started = 1;
   }
-  if (TRACE_T0 < 0) TRACE_T0 = gpu_now();
-  if (TRACE_RUN == 0) TRACE_RUN = 1;   // a device run outside any normal form
+  trace_timed(t);
+  if (t->run == 0) t->run = 1;   // a device run outside any normal form
   return f;
 }
 
@@ -215,14 +217,15 @@ static void trace_close(FILE *tr) {
 
 // The columns after `phase`, for a row that started at time t0.
 static void trace_tail(FILE *tr, const char *side, double t0) {
-  fprintf(tr, ",%llu,%s,%.0f\n", (unsigned long long)TRACE_RUN, side,
-          (t0 - TRACE_T0) * 1e6);
+  const DevTrace *t = &RT->dev->trace;
+  fprintf(tr, ",%llu,%s,%.0f\n", (unsigned long long)t->run, side,
+          (t0 - t->t0) * 1e6);
 }
 
 void gpu_trace_run(void) {
   if (!RT->dev->conf.trace) return;
-  if (TRACE_T0 < 0) TRACE_T0 = gpu_now();
-  TRACE_RUN++;
+  trace_timed(&RT->dev->trace);
+  RT->dev->trace.run++;
 }
 
 void gpu_trace_cpu(u32 threads, u64 itrs, double t0, double t1) {

@@ -1,8 +1,9 @@
 // mtl_cpu.cpp: the Metal device layer (metal.h) on CPU threads, for `make
 // metal-check` on machines without Apple GPUs. It compiles the Metal
-// kernel source itself (src/gpu/metal_kern.metal) as C++ against the MSL
-// shim (tests/metal/metal_stdlib) and runs its kernels as metal_dev.m
-// dispatches them: buffers at fixed indices, the calls of a pass in order.
+// kernel source itself (src/dev/metal/metal_kern.metal) as C++ against
+// the MSL shim (tests/metal/metal_stdlib) and runs its kernels as
+// metal_dev.m dispatches them: buffers at fixed indices, the calls of a
+// pass in order.
 //
 // The step kernel's grid is spread over HVM4G_MTL_THREADS threads (default
 // 4; lanes t, t+T, ...), so lanes race on DUP slots as GPU threads do; the
@@ -18,6 +19,7 @@
 #include "dev/metal/metal_kern.metal"
 #include "dev/metal/metal.h"
 
+// The buffers, once for the process as on a device (metal_dev.m's).
 static struct {
   void *p[MB_COUNT];
   u64   cap[MB_COUNT];   // bytes

@@ -1,4 +1,4 @@
-// test_compact.c: packing a device run's live result (src/gpu/compact.h)
+// test_compact.c: packing a device run's live result (src/core/compact.h)
 // through the simulated device's roots, mark and close.
 //
 // Each case builds a host heap [1, top0), opens a sim run (which takes the

@@ -1,4 +1,4 @@
-// test_reach.c: the copy in's walk (src/gpu/reach.c): which heap words a
+// test_reach.c: the copy in's walk (src/dev/reach.c): which heap words a
 // device run rooted at a slot may read, the runs it packs them into, and
 // its budget.
 //

@@ -1,4 +1,4 @@
-// test_take32.c: the 32-bit DUP take (src/gpu/take32.h), which the Metal
+// test_take32.c: the 32-bit DUP take (src/core/take32.h), which the Metal
 // backend runs and the simulator runs with --take=32.
 //
 // 1. The protocol alone: many threads take, update and release one slot,

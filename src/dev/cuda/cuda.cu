@@ -347,13 +347,12 @@ static void clock_begin(void) {
   unsigned long long z[7] = { ~0ull, 0, 0, 0, 0, 0, 0 };
   cudaMemcpyToSymbol(D_CLK, z, sizeof z);
 }
-static void clock_print(u32 n) {
-  static unsigned pass = 0;
+static void clock_print(u32 n, unsigned *pass) {
   unsigned long long c[7];
   if (cudaMemcpyFromSymbol(c, D_CLK, sizeof c) != cudaSuccess || !c[6]) return;
   fprintf(stderr, "- Lane clock: pass %u, %u entries, %llu lanes with work, "
           "%llu itrs, span %.0f us, starts over %.0f us, longest %.0f us, "
-          "mean %.0f us, %.0f lane-ns/itr\n", ++pass, n, c[6], c[5],
+          "mean %.0f us, %.0f lane-ns/itr\n", ++*pass, n, c[6], c[5],
           (c[2] - c[0]) / 1e3, (c[1] - c[0]) / 1e3, c[3] / 1e3,
           c[4] / 1e3 / c[6], c[5] ? (double)c[4] / c[5] : 0.0);
 }
@@ -563,10 +562,55 @@ __global__ void k_gather(const u64 *outs, u32 cap, const u32 *cnt,
 // Host side
 // =========
 
+// Pin ahead (pin_start): the chunks of the host heap above the run's top
+// pinned so far, for its copy out.
+typedef struct {
+  char *lo;      // first page (it may hold host words below the top)
+  u64   want;    // bytes to pin
+  u32   n;       // chunks pinned: [lo, lo + n * PIN_CHUNK)
+  int   done;    // no more (reached want, or pinning failed)
+} PinAhead;
+
+// RT's part of the backend (RT->dev->cuda, reached through gpu_cuda_part):
+// its run, and the pages of its host heap pinned for the copy out, which
+// stay pinned until its next run or its close (cu_release). Made at its
+// first run or context (cu_part).
+struct CuRt {
+  u64         want;   // heap words the next run asks for (after a full one)
+  u64         top0;   // host top when the run began
+  u64         dcap;   // allocation limit of this run (the shadow above)
+  PassArgs    a;
+  u32         wait;   // D_WAIT as last set (~0: not yet this run)
+  CompactArgs c;
+  u64         nroots; // packing: changed words found
+  Reach       reach;  // copy in: the words the run may read
+  PinAhead    pin;
+  char       *tail;   // the result's tail past the chunks, pinned behind
+                      // the packing (tail_pin)
+  unsigned    clock_pass;  // LANE_CLOCK: passes printed
+};
+
+static CuRt *cu_rt(void) {
+  return *gpu_cuda_part();
+}
+
+// RT's part, made if it has none: NULL when out of memory.
+static CuRt *cu_part(void) {
+  CuRt **p = gpu_cuda_part();
+  if (!*p) *p = (CuRt *)calloc(1, sizeof(CuRt));
+  return *p;
+}
+
+// The device's buffers and what the probe found: one set for the process,
+// since the device is (dev.h); a run, the probe and the context's making
+// use them under the device's lock (gpu.c), one at a time. The sizes the
+// buffers were made for (lanes, stacks, heap) and the bitmap words the last
+// run may have set (seen_used, live_used) go with them.
 static struct {
   int        probed;
   int        ok;
-  int        warm;      // buffers made (cu_warm)
+  char       why[192];  // why the device is not usable (cu_why), once
+                        // cu_avail has said so
   int        sms;       // multiprocessors
   u32        dflt_lanes; // lanes when --lanes is not given (0: not sized)
   Term      *heap;      // device heap
@@ -589,7 +633,6 @@ static struct {
   u64        live_used;
   u32       *roots;     // packing: changed words
   u64        roots_cap;
-  u64        nroots;
   u64       *lv[2];     // packing: the mark levels' two frontiers
   u32       *sums;      // packing: per rank chunk
   u64        sums_cap;
@@ -615,12 +658,6 @@ static struct {
   u32        lanes;
   u32        req_lanes; // lanes asked for (lanes: what fit)
   u32        stack_cap;
-  u64        want;      // heap words the next run asks for (after a full one)
-  u64        top0;      // host top when the run began
-  u64        dcap;      // allocation limit of this run (the shadow above)
-  PassArgs   a;
-  u32        wait;      // D_WAIT as last set (~0: not yet this run)
-  CompactArgs c;
 } C;
 
 #define CK(call, what)                                                   \
@@ -633,46 +670,43 @@ static struct {
     }                                                                    \
   } while (0)
 
-// Why the device is not usable (cu_why), once cu_avail has said so.
-static char WHY[192];
-
 // The first device, if this binary can run on it: compute capability 7.5
 // or later, and code for it (SASS, or PTX the driver compiles) in the
-// binary. Any other outcome leaves the reason in WHY.
+// binary. Any other outcome leaves the reason in C.why.
 static int cu_probe(void) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) {
-    snprintf(WHY, sizeof WHY, "no CUDA device");
+    snprintf(C.why, sizeof C.why, "no CUDA device");
     return 0;
   }
   if (e == cudaErrorInsufficientDriver) {
-    snprintf(WHY, sizeof WHY, "the NVIDIA driver is older than this build's CUDA %d.%d",
+    snprintf(C.why, sizeof C.why, "the NVIDIA driver is older than this build's CUDA %d.%d",
              CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
     return 0;
   }
   if (e != cudaSuccess) {
-    snprintf(WHY, sizeof WHY, "no usable NVIDIA driver (%s)", cudaGetErrorString(e));
+    snprintf(C.why, sizeof C.why, "no usable NVIDIA driver (%s)", cudaGetErrorString(e));
     return 0;
   }
   cudaDeviceProp p;
   if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess) {
-    snprintf(WHY, sizeof WHY, "cannot read the GPU's properties (%s)", cudaGetErrorString(e));
+    snprintf(C.why, sizeof C.why, "cannot read the GPU's properties (%s)", cudaGetErrorString(e));
     return 0;
   }
   if (p.major * 10 + p.minor < 75) {
-    snprintf(WHY, sizeof WHY, "%s has compute capability %d.%d; hvm4g needs 7.5 or later",
+    snprintf(C.why, sizeof C.why, "%s has compute capability %d.%d; hvm4g needs 7.5 or later",
              p.name, p.major, p.minor);
     return 0;
   }
   if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(0)) != cudaSuccess) {
-    snprintf(WHY, sizeof WHY, "cannot make a CUDA context on %s (%s)", p.name,
+    snprintf(C.why, sizeof C.why, "cannot make a CUDA context on %s (%s)", p.name,
              cudaGetErrorString(e));
     return 0;
   }
   cudaFuncAttributes fa;
   if ((e = cudaFuncGetAttributes(&fa, t64::k_step)) != cudaSuccess) {
-    snprintf(WHY, sizeof WHY, "this binary has no code for %s (compute capability "
+    snprintf(C.why, sizeof C.why, "this binary has no code for %s (compute capability "
              "%d.%d; rebuild with make CUDA_ARCHS=native)", p.name, p.major, p.minor);
     return 0;
   }
@@ -690,7 +724,7 @@ static int cu_avail(void) {
 }
 
 static const char *cu_why(void) {
-  return WHY;
+  return C.why;
 }
 
 static u32 cu_lanes(void) {
@@ -787,8 +821,9 @@ static int lane_buffers(char *err, unsigned errlen) {
 // times slower; parallel runs (scripts/cuda_check.sh) pass a --dev-heap
 // of their own instead.
 static int heap_buffers(u64 min, char *err, unsigned errlen) {
+  CuRt *rt = cu_rt();
   u64 words = gpu_heap_words();
-  if (C.want > min) min = C.want;
+  if (rt->want > min) min = rt->want;
   if (C.heap && C.cap >= min) return 0;
   if (C.heap) {
     cudaFree(C.heap); cudaFree(C.seen); cudaFree(C.live); cudaFree(C.rank);
@@ -800,7 +835,7 @@ static int heap_buffers(u64 min, char *err, unsigned errlen) {
   // A small first heap that still grows (HVM4G_DEV_HEAP_START), so that
   // scripts/cuda_check.sh runs the growth on a small program (a grown
   // run's copy in is a path of its own).
-  u64 start = gpu_conf()->dev_heap || C.want ? 0 : gpu_heap_start();
+  u64 start = gpu_conf()->dev_heap || rt->want ? 0 : gpu_heap_start();
   if (start) cap = start;
   u64 fit = (u64)(fr * 0.6) / (sizeof(Term) + 3 * sizeof(u32) / 32.0 + 1);
   if (cap > words) cap = words;
@@ -856,16 +891,14 @@ static int cu_setup(u64 min, char *err, unsigned errlen) {
     C.stage_cap = PIN_MIN;
   }
   gpu_stats()->buf_s += gpu_now() - t0;
-  C.warm = 1;
   return 0;
 }
 
 // Ahead of the first run (a background thread): context and buffers.
 static void cu_warm(void) {
   char err[256];
-  if (cu_setup(1u << 20, err, sizeof err) != 0) {
-    C.warm = 0;   // the run tries again and reports
-  }
+  if (!cu_part()) return;   // the run reports it
+  (void)cu_setup(1u << 20, err, sizeof err);   // the run tries again and reports
 }
 
 // Copies n bytes from the device to host memory `to`. Large copies pin
@@ -968,53 +1001,46 @@ static int stage_out(void *to, const void *from, u64 n, char *err,
 #define PIN_CHUNK  (4ull << 20)   // bytes per pass
 #define PIN_CHUNKS 1024u
 
-static struct {
-  char *lo;      // first page (it may hold host words below the top)
-  u64   want;    // bytes to pin
-  u32   n;       // chunks pinned: [lo, lo + n * PIN_CHUNK)
-  int   done;    // no more (reached want, or pinning failed)
-} P;
-
-// The result's tail past the chunks, pinned behind the packing (tail_pin).
-static char *TAIL;
-
 // The chunks stay pinned after the copy out (the process usually ends
 // soon after, and unpinning would add to every run's copy out);
 // the next run unpins them first, as its own range overlaps them. So does
 // the tail.
 static void pin_release(void) {
-  for (u32 i = 0; i < P.n; i++) cudaHostUnregister(P.lo + (u64)i * PIN_CHUNK);
-  P.n    = 0;
-  P.done = 1;
-  if (TAIL) cudaHostUnregister(TAIL);
-  TAIL = NULL;
+  CuRt *rt = cu_rt();
+  for (u32 i = 0; i < rt->pin.n; i++) cudaHostUnregister(rt->pin.lo + (u64)i * PIN_CHUNK);
+  rt->pin.n    = 0;
+  rt->pin.done = 1;
+  if (rt->tail) cudaHostUnregister(rt->tail);
+  rt->tail = NULL;
 }
 
 // After pin_release (cu_open, before its copy in).
 static void pin_start(void) {
+  CuRt *rt = cu_rt();
   Term *host = gpu_heap();
-  char *lo   = (char *)((u64)(host + C.top0) & ~4095ull);
+  char *lo   = (char *)((u64)(host + rt->top0) & ~4095ull);
   char *end  = (char *)(host + gpu_heap_words());
   u64   want = gpu_conf()->pin_ahead * sizeof(Term);
   if (lo + want > end) want = (u64)(end - lo);
-  P.lo   = lo;
-  P.want = want;
-  P.n    = 0;
-  P.done = want < PIN_CHUNK;
+  rt->pin.lo   = lo;
+  rt->pin.want = want;
+  rt->pin.n    = 0;
+  rt->pin.done = want < PIN_CHUNK;
 }
 
 // One chunk more, while the device runs a pass (registering faults the
 // pages in).
 static void pin_step(void) {
-  if (P.done) return;
-  char *a = P.lo + (u64)P.n * PIN_CHUNK;
+  CuRt *rt = cu_rt();
+  if (rt->pin.done) return;
+  char *a = rt->pin.lo + (u64)rt->pin.n * PIN_CHUNK;
   if (cudaHostRegister(a, PIN_CHUNK, cudaHostRegisterDefault) != cudaSuccess) {
     cudaGetLastError();
-    P.done = 1;
+    rt->pin.done = 1;
     return;
   }
-  P.n++;
-  P.done = P.n >= PIN_CHUNKS || (u64)(P.n + 1) * PIN_CHUNK > P.want;
+  rt->pin.n++;
+  rt->pin.done = rt->pin.n >= PIN_CHUNKS || (u64)(rt->pin.n + 1) * PIN_CHUNK > rt->pin.want;
 }
 
 // The tail of a result larger than the pages pinned ahead: faulted in and
@@ -1047,10 +1073,11 @@ static void tail_start(TailPin *t, char *to, u64 n) {
 // Waits for the tail's pinning; 1 when it is pinned (and then kept pinned
 // until pin_release, as the chunks are).
 static int tail_wait(TailPin *t) {
+  CuRt *rt = cu_rt();
   if (!t->up) return 0;
   pthread_join(t->th, NULL);
   t->up = 0;
-  TAIL  = t->lo;
+  rt->tail = t->lo;
   return t->lo != NULL;
 }
 
@@ -1061,9 +1088,10 @@ static int tail_wait(TailPin *t) {
 // speed. *e keeps the first error.
 static u64 pin_queue(char *to, const char *from, u64 n, cudaStream_t s,
                      cudaError_t *e) {
+  CuRt *rt = cu_rt();
   u64 done = 0;
-  for (u32 i = 0; i < P.n && done < n && *e == cudaSuccess; i++) {
-    char *b = P.lo + (u64)(i + 1) * PIN_CHUNK;
+  for (u32 i = 0; i < rt->pin.n && done < n && *e == cudaSuccess; i++) {
+    char *b = rt->pin.lo + (u64)(i + 1) * PIN_CHUNK;
     if (b <= to + done) continue;
     u64 k = (u64)(b - (to + done));
     if (k > n - done) k = n - done;
@@ -1103,8 +1131,6 @@ __global__ void k_scatter(Term *heap, const InRun *runs, u32 nruns,
   }
 }
 
-static Reach R;
-
 // One chunk: its words, then its runs, to the scratch; then the scatter.
 static int scatter(Term *scr, u64 wcap, u32 nw, u32 nr, char *err,
                    unsigned errlen) {
@@ -1124,9 +1150,10 @@ static int scatter(Term *scr, u64 wcap, u32 nw, u32 nr, char *err,
 // all of them (pageable memory).
 static int copy_in(const u32 *roots, u32 nroot, u64 top, char *err,
                    unsigned errlen) {
+  CuRt *rt = cu_rt();
   Term *host  = gpu_heap();
   u64   base  = (top + 31) & ~31ull;
-  u64   room  = C.dcap > base ? C.dcap - base : 0;       // scratch words
+  u64   room  = rt->dcap > base ? rt->dcap - base : 0;   // scratch words
   u64   words = C.stage_cap / sizeof(Term);              // a chunk's
   if (words > room) words = room;
   u64   wcap  = words / 4 * 3;                           // its words,
@@ -1134,21 +1161,21 @@ static int copy_in(const u32 *roots, u32 nroot, u64 top, char *err,
   u64   bud   = reach_budget(top);
   gpu_stats()->in_top += top;
   if (bud == 0 || rcap < 64 || !C.stage ||
-      reach_walk(&R, host, top, roots, nroot, gpu_book(), gpu_book_len(),
+      reach_walk(&rt->reach, host, top, roots, nroot, gpu_book(), gpu_book_len(),
                  gpu_book_cnt(), bud, reach_limit_s(top)) != 1) {
-    reach_free(&R);
+    reach_free(&rt->reach);
     gpu_stats()->in_words += top;
     CK(cudaMemcpy(C.heap, host, top * sizeof(Term), cudaMemcpyHostToDevice),
        "heap copy in");
     return 0;
   }
-  gpu_stats()->in_words += R.words;
+  gpu_stats()->in_words += rt->reach.words;
   Term  *scr  = C.heap + base;
   InRun *runs = (InRun *)(C.stage + wcap);
   u32    nw   = 0, nr = 0;
   u64    at   = 0, lo, n;
   int    rc   = 0;
-  while (rc == 0 && reach_run(&R, &at, &lo, &n)) {
+  while (rc == 0 && reach_run(&rt->reach, &at, &lo, &n)) {
     while (n > 0) {
       if (nw == wcap || nr == rcap) {
         if ((rc = scatter(scr, wcap, nw, nr, err, errlen)) != 0) break;
@@ -1163,11 +1190,16 @@ static int copy_in(const u32 *roots, u32 nroot, u64 top, char *err,
     }
   }
   if (rc == 0) rc = scatter(scr, wcap, nw, nr, err, errlen);
-  reach_free(&R);
+  reach_free(&rt->reach);
   return rc;
 }
 
 static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
+  CuRt *rt   = cu_part();
+  if (!rt) {
+    snprintf(err, errlen, "out of host memory for the run's state");
+    return -1;
+  }
   u64   top  = gpu_top();
   // Room for the run's own allocations, and the shadow of [0, top).
   u64   min  = 2 * top + (1ull << 20);
@@ -1202,27 +1234,27 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   // run after a full heap copies the whole range in over the first run's
   // chunks; cuda_check's grown_heap check).
   pin_release();
-  C.dcap = C.cap - top;
+  rt->dcap = C.cap - top;
   if (copy_in(roots, nroot, top, err, errlen) != 0) return -1;
-  CK(cudaMemcpy(C.heap + C.dcap, C.heap, top * sizeof(Term),
+  CK(cudaMemcpy(C.heap + rt->dcap, C.heap, top * sizeof(Term),
                 cudaMemcpyDeviceToDevice), "heap shadow");
   // Owner mode: each lane's arena is a whole region; unless the region
   // size was given, it shrinks until the lanes' arenas take at most a
   // quarter of the heap.
   u32 shift = gpu_conf()->region_shift;
   while (gpu_conf()->dup_mode == DUP_OWNER && !gpu_conf()->shift_set && shift > 8 &&
-         ((u64)C.lanes << shift) > C.dcap / 4) {
+         ((u64)C.lanes << shift) > rt->dcap / 4) {
     shift--;
   }
   gpu_stats()->shift = shift;
   unsigned long long align = gpu_conf()->dup_mode == DUP_OWNER ? (1ull << shift) : 0;
   unsigned long long dtop  = align ? (top + align - 1) & ~(align - 1) : top;
-  unsigned long long dcap  = C.dcap;
+  unsigned long long dcap  = rt->dcap;
   // Atomic mode: each lane holds an arena across passes; with many lanes
   // they would hold much of the heap, so unless --arena was given they
   // shrink until they take at most a sixteenth of it.
   unsigned int arena = gpu_conf()->arena;
-  while (!gpu_conf()->arena_set && arena > 256 && (u64)C.lanes * arena * 16 > C.dcap) {
+  while (!gpu_conf()->arena_set && arena > 256 && (u64)C.lanes * arena * 16 > rt->dcap) {
     arena /= 2;
   }
   CK(cudaMemcpyToSymbol(D_TOP, &dtop, sizeof dtop), "top");
@@ -1241,20 +1273,20 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
                               cudaMemcpyHostToDevice);
   free(ent);
   CK(fe, "frontier");
-  C.top0           = top;
-  C.a.heap         = C.heap;
+  rt->top0           = top;
+  rt->a.heap         = C.heap;
   CK(cudaMemcpyToSymbol(D_HEAP, &C.heap, sizeof C.heap), "heap base");
-  C.a.book         = C.book;
-  C.a.book_len     = C.book_len;
-  C.a.book_cnt     = bc;
-  C.a.dup_mode     = gpu_conf()->dup_mode;
-  C.a.region_shift = shift;
-  C.a.budget       = gpu_conf()->budget;
-  C.a.stack_cap    = C.stack_cap;
-  C.a.cap          = 0;
-  C.a.shallow_inc  = (u32)gpu_conf()->collapse;
-  C.a.spark_gap    = gpu_conf()->spark_gap;
-  C.wait           = ~0u;   // D_WAIT is set by the run's first pass
+  rt->a.book         = C.book;
+  rt->a.book_len     = C.book_len;
+  rt->a.book_cnt     = bc;
+  rt->a.dup_mode     = gpu_conf()->dup_mode;
+  rt->a.region_shift = shift;
+  rt->a.budget       = gpu_conf()->budget;
+  rt->a.stack_cap    = C.stack_cap;
+  rt->a.cap          = 0;
+  rt->a.shallow_inc  = (u32)gpu_conf()->collapse;
+  rt->a.spark_gap    = gpu_conf()->spark_gap;
+  rt->wait           = ~0u;   // D_WAIT is set by the run's first pass
   pin_start();
   return 0;
 }
@@ -1354,26 +1386,27 @@ static int cu_segments(u32 lanes, u32 cap, u32 n, char *err,
 }
 
 static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+  CuRt *rt = cu_rt();
   u32 lanes = n < C.lanes ? n : C.lanes;   // active lanes this pass
-  u32 wait  = gpu_pass_shape(&C.a, n, C.lanes, DUP_WAIT_DEVICE);
-  if (wait != C.wait) {
-    C.wait = wait;
-    CK(cudaMemcpyToSymbolAsync(D_WAIT, &C.wait, sizeof C.wait), "dup wait");
+  u32 wait  = gpu_pass_shape(&rt->a, n, C.lanes, DUP_WAIT_DEVICE);
+  if (wait != rt->wait) {
+    rt->wait = wait;
+    CK(cudaMemcpyToSymbolAsync(D_WAIT, &rt->wait, sizeof rt->wait), "dup wait");
   }
-  if (cu_segments(lanes, C.a.cap, n, err, errlen)) return -1;
+  if (cu_segments(lanes, rt->a.cap, n, err, errlen)) return -1;
   u32 tpb = LANE_TPB;
   // the kernel of the run's DUP take (--take=32: Apple's, as a cross-check)
   auto step = gpu_conf()->take == 32 ? t32::k_step : t64::k_step;
 #if LANE_CLOCK
   clock_begin();
 #endif
-  step<<<(lanes + tpb - 1) / tpb, tpb>>>(C.a, C.in, n, lanes, C.outs,
+  step<<<(lanes + tpb - 1) / tpb, tpb>>>(rt->a, C.in, n, lanes, C.outs,
       C.out_n, C.arena, C.stacks, C.seen, &C.res->ctl);
   CK(cudaGetLastError(), "step kernel launch");
   pin_step();
-  long long next = cu_next(lanes, C.a.cap, ctl, NULL, err, errlen);
+  long long next = cu_next(lanes, rt->a.cap, ctl, NULL, err, errlen);
 #if LANE_CLOCK
-  clock_print(n);
+  clock_print(n, &rt->clock_pass);
 #endif
   return next;
 }
@@ -1382,29 +1415,30 @@ static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
 // =======
 
 static long long cu_roots(char *err, unsigned errlen) {
+  CuRt *rt = cu_rt();
   unsigned long long dtop = 0;
   CK(cudaMemcpyFromSymbol(&dtop, D_TOP, sizeof dtop), "device top");
-  if (dtop > C.dcap) dtop = C.dcap;   // a refill past the end: not used
+  if (dtop > rt->dcap) dtop = rt->dcap;   // a refill past the end: not used
   C.seen_used = dtop / 32 + 1;
-  C.c.heap    = C.heap;
-  C.c.shadow  = C.heap + C.dcap;
-  C.c.top0    = C.top0;
-  C.c.dtop    = dtop;
-  C.c.live    = C.live;
-  C.c.rank    = C.rank;
-  C.c.nroots  = &C.res->nroots;
-  C.c.bad     = &C.res->bad;
-  C.c.cut     = &C.res->cut;
-  C.live_used = (dtop - C.top0) / 32 + 1;
+  rt->c.heap   = C.heap;
+  rt->c.shadow = C.heap + rt->dcap;
+  rt->c.top0   = rt->top0;
+  rt->c.dtop   = dtop;
+  rt->c.live   = C.live;
+  rt->c.rank   = C.rank;
+  rt->c.nroots = &C.res->nroots;
+  rt->c.bad    = &C.res->bad;
+  rt->c.cut    = &C.res->cut;
+  C.live_used  = (dtop - rt->top0) / 32 + 1;
   if (cu_grow((void **)&C.roots, &C.roots_cap, 4096, sizeof(u32))) {
     snprintf(err, errlen, "out of device memory for the changed words");
     return -1;
   }
   for (;;) {
-    C.c.roots     = C.roots;
-    C.c.roots_cap = C.roots_cap > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)C.roots_cap;
+    rt->c.roots     = C.roots;
+    rt->c.roots_cap = C.roots_cap > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)C.roots_cap;
     CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
-    k_diff<<<grid_of(C.top0), 256>>>(C.c);
+    k_diff<<<grid_of(rt->top0), 256>>>(rt->c);
     CK(cudaGetLastError(), "diff kernel launch");
     u32 n = 0;
     CK(cudaMemcpy(&n, &C.res->nroots, sizeof n, cudaMemcpyDeviceToHost),
@@ -1423,7 +1457,7 @@ static long long cu_roots(char *err, unsigned errlen) {
     if (n) k_roots<<<grid_of(n), 256>>>(C.heap, C.roots, n, C.in);
     CK(cudaGetLastError(), "roots kernel launch");
     gpu_stats()->changed += n;
-    C.nroots = n;
+    rt->nroots = n;
     return n;
   }
 }
@@ -1432,6 +1466,7 @@ static long long cu_roots(char *err, unsigned errlen) {
 // buffer and the one left back to the frontier. *cut: its size, as
 // sim_mark_levels.
 static long long cu_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
+  CuRt *rt = cu_rt();
   u64 words = (u64)MARK_BLOCK_MAX * MARK_SPAN;
   for (int i = 0; i < 2; i++) {
     if (!C.lv[i]) CK(cudaMalloc(&C.lv[i], words * sizeof(u64)), "mark levels");
@@ -1439,7 +1474,7 @@ static long long cu_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
   CK(cudaMemcpy(C.lv[0], C.in, (u64)n * sizeof(u64), cudaMemcpyDeviceToDevice),
      "mark levels");
   CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
-  k_mark_levels<<<1, MARK_BLOCK_TPB>>>(C.c, C.lv[0], C.lv[1], n, C.res);
+  k_mark_levels<<<1, MARK_BLOCK_TPB>>>(rt->c, C.lv[0], C.lv[1], n, C.res);
   CK(cudaGetLastError(), "mark levels kernel launch");
   PassRes r;
   CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "mark levels");
@@ -1458,16 +1493,17 @@ static long long cu_mark_levels(u32 n, u32 *cut, char *err, unsigned errlen) {
 
 static long long cu_mark(u32 n, u32 budget, u32 *cut, char *err,
                          unsigned errlen) {
+  CuRt *rt = cu_rt();
   if (gpu_conf()->mark_levels && MARK_BLOCK(n)) return cu_mark_levels(n, cut, err, errlen);
   u32 lanes = n < C.lanes ? n : C.lanes;
-  C.c.budget = budget;
-  C.c.cap    = gpu_mark_cap(n, C.lanes, budget);
-  if (cu_segments(lanes, C.c.cap, n, err, errlen)) return -1;
+  rt->c.budget = budget;
+  rt->c.cap    = gpu_mark_cap(n, C.lanes, budget);
+  if (cu_segments(lanes, rt->c.cap, n, err, errlen)) return -1;
   u32 tpb = 128;
-  k_mark<<<(lanes + tpb - 1) / tpb, tpb>>>(C.c, C.in, n, lanes, C.outs,
+  k_mark<<<(lanes + tpb - 1) / tpb, tpb>>>(rt->c, C.in, n, lanes, C.outs,
                                            C.out_n);
   CK(cudaGetLastError(), "mark kernel launch");
-  return cu_next(lanes, C.c.cap, NULL, cut, err, errlen);
+  return cu_next(lanes, rt->c.cap, NULL, cut, err, errlen);
 }
 
 // Clears what this run set in the bitmaps, for the next run.
@@ -1489,13 +1525,14 @@ static void cu_abandon(void) {
 // host heap is then still the one the run began with (a valid term
 // graph), and the CPU normalizes from there.
 static int cu_close(char *err, unsigned errlen) {
+  CuRt *rt = cu_rt();
 #if LANE_BALANCE
   balance_report();
 #endif
   double t0     = gpu_now();
   u64    words  = C.live_used;
   u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
-  u32    nroots = (u32)C.nroots;
+  u32    nroots = (u32)rt->nroots;
   if (cu_grow((void **)&C.sums, &C.sums_cap, 2 * (chunks + 1) + PIECES + 1,
               sizeof(u32))) {
     snprintf(err, errlen, "out of device memory for packing");
@@ -1504,9 +1541,9 @@ static int cu_close(char *err, unsigned errlen) {
   u32 *base = C.sums + chunks + 1;
   u32 *at   = base + chunks + 1;   // the pieces' first ranks, and the total
   CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
-  k_count<<<grid_of(chunks * 32), 256>>>(C.c, chunks, words, C.sums);
+  k_count<<<grid_of(chunks * 32), 256>>>(rt->c, chunks, words, C.sums);
   if (cu_scan(C.sums, base, chunks, err, errlen)) return -1;
-  k_rank<<<grid_of(chunks * 32), 256>>>(C.c, chunks, words, base);
+  k_rank<<<grid_of(chunks * 32), 256>>>(rt->c, chunks, words, base);
   k_pieces<<<1, 1>>>(base, chunks, C.res, at);
   CK(cudaGetLastError(), "rank kernels");
   u32 piece[PIECES + 1];
@@ -1514,7 +1551,7 @@ static int cu_close(char *err, unsigned errlen) {
      "live words");
   u32 live = piece[PIECES];
   gpu_stats()->rank_s += gpu_now() - t0;
-  if (C.top0 + live > gpu_heap_words()) {
+  if (rt->top0 + live > gpu_heap_words()) {
     snprintf(err, errlen, "the result (%u words) does not fit the host heap",
              live);
     cu_abandon();
@@ -1522,8 +1559,8 @@ static int cu_close(char *err, unsigned errlen) {
   }
   // The packed words: above the run's top in the device heap when they
   // fit there, else in a buffer of their own; the roots' values after.
-  Term *dst = C.heap + C.c.dtop;
-  if (C.c.dtop + live + nroots > C.dcap) {
+  Term *dst = C.heap + rt->c.dtop;
+  if (rt->c.dtop + live + nroots > rt->dcap) {
     if (cu_grow((void **)&C.dst, &C.dst_cap, (u64)live + nroots + 1,
                 sizeof(Term))) {
       snprintf(err, errlen, "out of device memory for %u live words", live);
@@ -1536,7 +1573,7 @@ static int cu_close(char *err, unsigned errlen) {
   // on the copy stream once its kernel is done, while the next piece is
   // packed. What the pinned chunks do not cover follows, in one go.
   Term       *host = gpu_heap();
-  char       *to   = (char *)(host + C.top0);
+  char       *to   = (char *)(host + rt->top0);
   u64         bytes = (u64)live * sizeof(Term);
   u64         pinned = 0;   // bytes queued: a prefix of the result
   int         more   = 1;   // the pinned chunks cover all queued so far
@@ -1546,7 +1583,7 @@ static int cu_close(char *err, unsigned errlen) {
                            PIECE_MIN / sizeof(Term), pc);
   for (u32 i = 0; i < np; i++) {
     if (pc[i].w1 > pc[i].w0) {
-      k_copy<<<grid_of(pc[i].w1 - pc[i].w0), 256>>>(C.c, pc[i].w0, pc[i].w1, dst);
+      k_copy<<<grid_of(pc[i].w1 - pc[i].w0), 256>>>(rt->c, pc[i].w0, pc[i].w1, dst);
     }
     u64 lo = (u64)pc[i].r0 * sizeof(Term);
     u64 n  = (u64)(pc[i].r1 - pc[i].r0) * sizeof(Term);
@@ -1558,7 +1595,7 @@ static int cu_close(char *err, unsigned errlen) {
     pinned += k;
     more    = k == n;
   }
-  if (nroots) k_root_vals<<<grid_of(nroots), 256>>>(C.c, nroots, dst + live);
+  if (nroots) k_root_vals<<<grid_of(nroots), 256>>>(rt->c, nroots, dst + live);
   TailPin tail;
   tail_start(&tail, to + pinned, bytes - pinned);
   cudaError_t ek = cudaGetLastError();
@@ -1599,7 +1636,7 @@ static int cu_close(char *err, unsigned errlen) {
   if (!vals || !locs) snprintf(err, errlen, "out of host memory for packing");
   if (ok) {
     for (u32 i = 0; i < nroots; i++) host[locs[i]] = vals[i];
-    gpu_top_raise(C.top0 + live);
+    gpu_top_raise(rt->top0 + live);
     gpu_stats()->live += live;
   }
   free(vals);
@@ -1659,25 +1696,26 @@ static long long cu_reclaim_roots(u32 n, char *err, unsigned errlen) {
 // down at top0 and the roots' values in place. Until the write nothing of
 // the heap changed: a failure leaves the run's heap as it was.
 static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
+  CuRt *rt = cu_rt();
   u64    words  = C.live_used;
   u64    chunks = (words + RANK_CHUNK - 1) / RANK_CHUNK;
-  u32    nroots = (u32)C.nroots;
-  u64    dtop   = C.c.dtop;
+  u32    nroots = (u32)rt->nroots;
+  u64    dtop   = rt->c.dtop;
   if (cu_grow((void **)&C.sums, &C.sums_cap, 2 * (chunks + 1), sizeof(u32))) {
     snprintf(err, errlen, "out of device memory for packing");
     return -1;
   }
   u32 *base = C.sums + chunks + 1;
   CK(cudaMemset(C.res, 0, sizeof(PassRes)), "counters");
-  k_count<<<grid_of(chunks * 32), 256>>>(C.c, chunks, words, C.sums);
+  k_count<<<grid_of(chunks * 32), 256>>>(rt->c, chunks, words, C.sums);
   if (cu_scan(C.sums, base, chunks, err, errlen)) return -1;
-  k_rank<<<grid_of(chunks * 32), 256>>>(C.c, chunks, words, base);
+  k_rank<<<grid_of(chunks * 32), 256>>>(rt->c, chunks, words, base);
   CK(cudaGetLastError(), "rank kernels");
   PassRes pr;
   CK(cudaMemcpy(&pr, C.res, sizeof pr, cudaMemcpyDeviceToHost), "live words");
   u64 live = chunks ? pr.total : 0;
   Term *dst = C.heap + dtop;
-  if (dtop + live + nroots > C.dcap) {
+  if (dtop + live + nroots > rt->dcap) {
     if (cu_grow((void **)&C.dst, &C.dst_cap, live + nroots + 1, sizeof(Term))) {
       snprintf(err, errlen, "out of device memory for %llu live words",
                (unsigned long long)live);
@@ -1685,15 +1723,15 @@ static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
     }
     dst = C.dst;
   }
-  u64 w0 = C.top0 >> 5;   // the claims' bitmap words from top0 on
+  u64 w0 = rt->top0 >> 5;   // the claims' bitmap words from top0 on
   u64 nw = (dtop >> 5) + 1 - w0;
   if (cu_grow((void **)&C.claims, &C.claims_cap, nw, sizeof(u32))) {
     snprintf(err, errlen, "out of device memory for packing");
     return -1;
   }
-  if (words) k_copy<<<grid_of(words), 256>>>(C.c, 0, words, dst);
-  if (nroots) k_root_vals<<<grid_of(nroots), 256>>>(C.c, nroots, dst + live);
-  if (n) k_entries<<<grid_of(n), 256>>>(C.c, C.keep, n, C.a.region_shift, C.in);
+  if (words) k_copy<<<grid_of(words), 256>>>(rt->c, 0, words, dst);
+  if (nroots) k_root_vals<<<grid_of(nroots), 256>>>(rt->c, nroots, dst + live);
+  if (n) k_entries<<<grid_of(n), 256>>>(rt->c, C.keep, n, rt->a.region_shift, C.in);
   CK(cudaGetLastError(), "packing kernels");
   CK(cudaMemcpy(&pr, C.res, sizeof pr, cudaMemcpyDeviceToHost), "packing");
   if (pr.bad) {
@@ -1707,14 +1745,14 @@ static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
                 cudaMemcpyDeviceToDevice), "claims");
   CK(cudaMemcpy(&first, C.seen + w0, sizeof first, cudaMemcpyDeviceToHost),
      "claims");
-  first &= (1u << (C.top0 & 31u)) - 1u;
+  first &= (1u << (rt->top0 & 31u)) - 1u;
   CK(cudaMemcpy(C.seen + w0, &first, sizeof first, cudaMemcpyHostToDevice),
      "claims");
   if (nw > 1) CK(cudaMemset(C.seen + w0 + 1, 0, (nw - 1) * sizeof(u32)), "claims");
-  if (words) k_claims<<<grid_of(words), 256>>>(C.c, C.claims, w0, C.seen, words);
+  if (words) k_claims<<<grid_of(words), 256>>>(rt->c, C.claims, w0, C.seen, words);
   CK(cudaGetLastError(), "claims kernel launch");
   if (live) {
-    CK(cudaMemcpy(C.heap + C.top0, dst, live * sizeof(Term),
+    CK(cudaMemcpy(C.heap + rt->top0, dst, live * sizeof(Term),
                   cudaMemcpyDeviceToDevice), "packed words");
   }
   if (nroots) k_put_roots<<<grid_of(nroots), 256>>>(C.heap, C.roots, nroots, dst + live);
@@ -1722,15 +1760,15 @@ static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
   CK(cudaMemset(C.live, 0, C.live_used * sizeof(u32)), "live");
   C.live_used = 0;
   // Owner mode: the top stays on a region's start (cu_refill).
-  unsigned long long align = gpu_conf()->dup_mode == DUP_OWNER ? (1ull << C.a.region_shift) : 0;
-  unsigned long long top   = C.top0 + live;
+  unsigned long long align = gpu_conf()->dup_mode == DUP_OWNER ? (1ull << rt->a.region_shift) : 0;
+  unsigned long long top   = rt->top0 + live;
   if (align) top = (top + align - 1) & ~(align - 1);
   CK(cudaMemcpyToSymbol(D_TOP, &top, sizeof top), "top");
   CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
   CK(cudaDeviceSynchronize(), "reclaim");
   r->live  = live;
-  r->room  = C.dcap - C.top0;
-  r->freed = dtop - C.top0 - live;
+  r->room  = rt->dcap - rt->top0;
+  r->freed = dtop - rt->top0 - live;
   return 0;
 }
 
@@ -1740,6 +1778,7 @@ static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
 // packed. -1 when they do not (or --dev-heap fixed the size): the CPU
 // finishes, in the host's heap.
 static int cu_grow_heap(void) {
+  CuRt *rt = cu_rt();
   u64 words = gpu_heap_words();
   if (gpu_conf()->dev_heap || C.cap >= words) return -1;
   size_t fr = 0, tot = 0;
@@ -1750,12 +1789,22 @@ static int cu_grow_heap(void) {
   u64 want = 2 * C.cap < words ? 2 * C.cap : words;
   // The old heap is freed first: what is free then counts it too.
   if ((double)want * 8.4 > (double)fr * 0.6 + (double)C.cap * 8.4) return -1;
-  C.want = want;
+  rt->want = want;
   return 0;
+}
+
+// At the runtime's close: the pages of its heap still pinned, and the part.
+static void cu_release(void) {
+  CuRt *rt = cu_rt();
+  if (!rt) return;
+  pin_release();
+  reach_free(&rt->reach);
+  free(rt);
+  *gpu_cuda_part() = NULL;
 }
 
 extern "C" const GpuBackend GPU_CUDA = {
   "cuda", cu_avail, cu_warm, cu_open, cu_pass, cu_roots, cu_mark, cu_close,
   cu_abandon, cu_grow_heap, cu_lanes, NARROW_RATE_DEVICE, cu_why,
-  cu_reclaim_roots, cu_squeeze,
+  cu_reclaim_roots, cu_squeeze, cu_release,
 };

@@ -21,9 +21,9 @@
 #include "dev/metal/metal.h"
 #include "dev/dev_rt.h"
 
-static struct {
-  int     probed;
-  int     ok;
+// RT's part of the backend (RT->dev->metal): its run, made at the first
+// (mt_part) and freed at the runtime's close (mt_release).
+typedef struct MtRt {
   int     fault;     // a pass failed: the device heap is not trusted
   u32     lanes;
   u32     stack;
@@ -32,19 +32,32 @@ static struct {
   u64     top0;      // the host's top when the run began
   u64    *front;     // the frontier on the host, while a reclaim packs
   MtlArgs m;
-} M;
+} MtRt;
+
+static MtRt *mt_part(void) {
+  DevRt *d = RT->dev;
+  if (!d->metal) d->metal = calloc(1, sizeof *d->metal);
+  return d->metal;
+}
+
+// The device, opened once for the process (md_init; probed under the
+// device's lock, gpu.c): whether it can run.
+static struct {
+  int probed;
+  int ok;
+} MTL_DEVICE;
 
 static int mt_avail(void) {
-  if (!M.probed) {
+  if (!MTL_DEVICE.probed) {
     char err[256];
-    M.probed = 1;
-    M.ok     = md_init(err, sizeof err) == 0;
+    MTL_DEVICE.probed = 1;
+    MTL_DEVICE.ok     = md_init(err, sizeof err) == 0;
   }
-  return M.ok;
+  return MTL_DEVICE.ok;
 }
 
 static u32 mt_lanes(void) {
-  return M.lanes;
+  return RT->dev->metal->lanes;
 }
 
 #define MT(call, what)                                                    \
@@ -68,9 +81,10 @@ static u64 mt_heap_max(void) {
 // HVM4G_DEV_HEAP_START's (tests: a small heap that still grows), else the
 // largest; half as much when that fails, down to what the run needs.
 static int mt_heap(u64 top, char *err, unsigned errlen) {
+  MtRt *M = RT->dev->metal;
   u64 words = gpu_heap_words();
   u64 start = gpu_heap_start();
-  u64 cap   = RT->dev->conf.dev_heap ? RT->dev->conf.dev_heap : M.want ? M.want
+  u64 cap   = RT->dev->conf.dev_heap ? RT->dev->conf.dev_heap : M->want ? M->want
             : start ? start : words;
   u64 min   = top + (1ull << 20) < words ? top + (1ull << 20) : words;
   if (cap > mt_heap_max()) cap = mt_heap_max();
@@ -80,31 +94,36 @@ static int mt_heap(u64 top, char *err, unsigned errlen) {
          md_need(MB_SEEN, (cap / 32 + 1) * sizeof(u32)) != 0) {
     if ((cap = gpu_cap_halve(cap, min, err, errlen)) == 0) return -1;
   }
-  M.cap = cap;
+  M->cap = cap;
   return 0;
 }
 
 static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
+  MtRt *M = mt_part();
+  if (!M) {
+    snprintf(err, errlen, "out of host memory for the device's state");
+    return -1;
+  }
   u64 top   = gpu_top();
   u32 bc    = gpu_book_cnt();
   RT->dev->conf.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
   RT->dev->stats.backend = md_name();
-  M.fault   = 0;
-  M.top0    = top;
-  M.lanes   = RT->dev->conf.lanes ? RT->dev->conf.lanes : md_lanes();
-  M.stack   = RT->dev->conf.stack ? RT->dev->conf.stack : 4096;
+  M->fault   = 0;
+  M->top0    = top;
+  M->lanes   = RT->dev->conf.lanes ? RT->dev->conf.lanes : md_lanes();
+  M->stack   = RT->dev->conf.stack ? RT->dev->conf.stack : 4096;
   if (mt_heap(top, err, errlen) != 0) return -1;
   if (sim_pack_open(err, errlen) != 0) return -1;
   RT->dev->stats.shift = RT->dev->conf.region_shift;
-  if (top + 1024 > M.cap) {
+  if (top + 1024 > M->cap) {
     snprintf(err, errlen, "heap in use (%llu words) does not fit the device "
              "heap (%llu words)", (unsigned long long)top,
-             (unsigned long long)M.cap);
+             (unsigned long long)M->cap);
     return -1;
   }
   u32 g[2 * MTL_HDR] = {0};
   g[MTL_G_TOP]   = (u32)top;
-  g[MTL_G_CAP]   = (u32)M.cap;
+  g[MTL_G_CAP]   = (u32)M->cap;
   g[MTL_G_ARENA] = RT->dev->conf.arena;
   g[MTL_G_ALIGN] = RT->dev->conf.dup_mode == DUP_OWNER ? 1u << RT->dev->conf.region_shift : 0;
   MT(md_put(MB_HEAP, 0, g, sizeof g), "heap header");
@@ -114,19 +133,19 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
      "heap copy in");
   RT->dev->stats.in_top   += top;
   RT->dev->stats.in_words += top;
-  MT(md_zero(MB_SEEN, 0, (M.cap / 32 + 1) * sizeof(u32)), "seen bitmap");
+  MT(md_zero(MB_SEEN, 0, (M->cap / 32 + 1) * sizeof(u32)), "seen bitmap");
   MT(md_need(MB_BOOK, (bc + 1) * sizeof(u32)), "book");
   MT(md_need(MB_BOOK_LEN, (bc + 1) * sizeof(u32)), "book");
   if (bc) {
     MT(md_put(MB_BOOK, 0, gpu_book(), bc * sizeof(u32)), "book");
     MT(md_put(MB_BOOK_LEN, 0, gpu_book_len(), bc * sizeof(u32)), "book");
   }
-  MT(md_need(MB_STACKS, (u64)M.lanes * M.stack * sizeof(Term)),
+  MT(md_need(MB_STACKS, (u64)M->lanes * M->stack * sizeof(Term)),
      "lane stacks (lower --lanes or --stack)");
-  MT(md_need(MB_ARENA, 2 * (u64)M.lanes * sizeof(u32)), "lane arenas");
-  MT(md_zero(MB_ARENA, 0, 2 * (u64)M.lanes * sizeof(u32)), "lane arenas");
-  MT(md_need(MB_OUT_N, (u64)M.lanes * sizeof(u32)), "lane counts");
-  MT(md_need(MB_OFF, (u64)M.lanes * sizeof(u32)), "lane offsets");
+  MT(md_need(MB_ARENA, 2 * (u64)M->lanes * sizeof(u32)), "lane arenas");
+  MT(md_zero(MB_ARENA, 0, 2 * (u64)M->lanes * sizeof(u32)), "lane arenas");
+  MT(md_need(MB_OUT_N, (u64)M->lanes * sizeof(u32)), "lane counts");
+  MT(md_need(MB_OFF, (u64)M->lanes * sizeof(u32)), "lane offsets");
   MT(md_need(MB_PART, MTL_SCAN_T * sizeof(u32)), "scan");
   MT(md_need(MB_RES, sizeof(MtlRes)), "counters");
   MT(md_need(MB_ARGS, sizeof(MtlArgs)), "arguments");
@@ -137,30 +156,31 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
            md_put(MB_IN, 0, ent, (u64)nroot * sizeof(u64));
   free(ent);
   MT(fe, "frontier");
-  M.m.book_cnt     = bc;
-  M.m.dup_mode     = RT->dev->conf.dup_mode;
-  M.m.region_shift = RT->dev->conf.region_shift;
-  M.m.shallow_inc  = (u32)RT->dev->conf.collapse;
-  M.m.spark_gap    = RT->dev->conf.spark_gap;
-  M.m.stack_cap    = M.stack;
+  M->m.book_cnt     = bc;
+  M->m.dup_mode     = RT->dev->conf.dup_mode;
+  M->m.region_shift = RT->dev->conf.region_shift;
+  M->m.shallow_inc  = (u32)RT->dev->conf.collapse;
+  M->m.spark_gap    = RT->dev->conf.spark_gap;
+  M->m.stack_cap    = M->stack;
   return 0;
 }
 
 static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+  MtRt *M = RT->dev->metal;
   PassArgs a;
-  u32 act = n < M.lanes ? n : M.lanes;   // lanes with entries this pass
-  (void)gpu_pass_shape(&a, n, M.lanes, 0);   // no HEAP_WAIT_POLLS in MSL
-  M.m.n         = n;
-  M.m.lanes     = act;
-  M.m.cap       = a.cap;
-  M.m.budget    = a.budget;
-  M.m.spark_gap = a.spark_gap;
+  u32 act = n < M->lanes ? n : M->lanes;   // lanes with entries this pass
+  (void)gpu_pass_shape(&a, n, M->lanes, 0);   // no HEAP_WAIT_POLLS in MSL
+  M->m.n         = n;
+  M->m.lanes     = act;
+  M->m.cap       = a.cap;
+  M->m.budget    = a.budget;
+  M->m.spark_gap = a.spark_gap;
   u64 segs   = (u64)act * a.cap * sizeof(u64);
   if (md_need(MB_OUTS, segs) != 0 || md_need(MB_NEXT, segs) != 0) {
     snprintf(err, errlen, "out of device memory for a frontier of %u", n);
     return -1;
   }
-  MT(md_put(MB_ARGS, 0, &M.m, sizeof M.m), "arguments");
+  MT(md_put(MB_ARGS, 0, &M->m, sizeof M->m), "arguments");
   MT(md_zero(MB_RES, 0, sizeof(MtlRes)), "counters");
   MtlCall calls[MK_COUNT] = {
     { MK_STEP,   act        },
@@ -170,7 +190,7 @@ static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
     { MK_GATHER, act        },
   };
   if (md_run(calls, MK_COUNT, err, errlen) != 0) {
-    M.fault = 1;
+    M->fault = 1;
     return -1;
   }
   MtlRes r;
@@ -186,12 +206,13 @@ static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
 // The device heap's [0, top) copied whole over the host's, whose top is
 // raised to it. 0, or -1 (message in `err`) with nothing copied.
 static int mt_heap_back(char *err, unsigned errlen) {
+  MtRt *M = RT->dev->metal;
   u32 g[2 * MTL_HDR];
   if (md_get(MB_HEAP, 0, g, sizeof g) != 0) {
     snprintf(err, errlen, "heap header copy out failed");
     return -1;
   }
-  u64 top = g[MTL_G_TOP] < M.cap ? g[MTL_G_TOP] : M.cap;
+  u64 top = g[MTL_G_TOP] < M->cap ? g[MTL_G_TOP] : M->cap;
   if (md_get(MB_HEAP, MTL_HDR * sizeof(Term), gpu_heap(),
              top * sizeof(Term)) != 0) {
     // Part of the host heap may be the device's: neither graph is whole.
@@ -208,7 +229,8 @@ static int mt_heap_back(char *err, unsigned errlen) {
 // either way), and the CPU normalizes from there. Otherwise the heap comes
 // back whole; the packing's roots follow.
 static long long mt_roots(char *err, unsigned errlen) {
-  if (M.fault) {
+  MtRt *M = RT->dev->metal;
+  if (M->fault) {
     snprintf(err, errlen, "a pass failed; the device's work is dropped");
     return -1;
   }
@@ -223,8 +245,9 @@ static long long mt_mark(u32 n, u32 budget, u32 *cut, char *err,
 
 // A reclaim whose marking failed left its copy of the frontier.
 static void mt_front_free(void) {
-  free(M.front);
-  M.front = NULL;
+  MtRt *M = RT->dev->metal;
+  free(M->front);
+  M->front = NULL;
 }
 
 static int mt_close(char *err, unsigned errlen) {
@@ -235,6 +258,14 @@ static int mt_close(char *err, unsigned errlen) {
 static void mt_abandon(void) {
   mt_front_free();
   GPU_SIM.abandon();
+}
+
+// At the runtime's close: the part (a run's end leaves only it).
+static void mt_release(void) {
+  if (!RT->dev->metal) return;
+  mt_front_free();
+  free(RT->dev->metal);
+  RT->dev->metal = NULL;
 }
 
 // Reclaiming in place (pass.c)
@@ -248,23 +279,25 @@ static void mt_abandon(void) {
 // lanes' arenas are emptied so that refills take the freed words.
 
 static long long mt_reclaim_roots(u32 n, char *err, unsigned errlen) {
+  MtRt *M = RT->dev->metal;
   if (mt_heap_back(err, errlen) != 0) return -1;
   mt_front_free();
-  M.front = malloc((n ? n : 1) * sizeof(u64));
-  if (!M.front || md_get(MB_IN, 0, M.front, (u64)n * sizeof(u64)) != 0) {
-    snprintf(err, errlen, "%s", M.front ? "frontier copy out failed"
+  M->front = malloc((n ? n : 1) * sizeof(u64));
+  if (!M->front || md_get(MB_IN, 0, M->front, (u64)n * sizeof(u64)) != 0) {
+    snprintf(err, errlen, "%s", M->front ? "frontier copy out failed"
              : "out of host memory for the frontier");
     return -1;
   }
-  return sim_reclaim_frontier(M.front, n, err, errlen);
+  return sim_reclaim_frontier(M->front, n, err, errlen);
 }
 
 // Once the device's buffers are being written, a failure leaves them
-// neither graph: the run is dropped (M.fault) and the CPU goes on from the
+// neither graph: the run is dropped (M->fault) and the CPU goes on from the
 // host heap, which holds the packed graph.
 static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
+  MtRt *M = RT->dev->metal;
   u64  dtop = gpu_top();
-  u64  w0   = M.top0 >> 5;        // the claims' bitmap words moved
+  u64  w0   = M->top0 >> 5;        // the claims' bitmap words moved
   u64  nw   = (dtop >> 5) + 1 - w0;
   u64  low  = 0;
   // Whole-heap indices as sim_squeeze_host wants them; the words below w0
@@ -277,7 +310,7 @@ static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
     free(seen);
     return -1;
   }
-  if (sim_squeeze_host(n, seen, M.cap, M.m.region_shift, M.front, &low, r,
+  if (sim_squeeze_host(n, seen, M->cap, M->m.region_shift, M->front, &low, r,
                        err, errlen) != 0) {
     free(seen);
     return -1;
@@ -287,13 +320,13 @@ static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
   int fail  = md_put(MB_HEAP, (MTL_HDR + low) * sizeof(Term), gpu_heap() + low,
                      (top - low) * sizeof(Term)) ||
               md_put(MB_SEEN, w0 * sizeof(u32), seen + w0, nw * sizeof(u32)) ||
-              md_put(MB_IN, 0, M.front, (u64)n * sizeof(u64)) ||
-              md_zero(MB_ARENA, 0, 2 * (u64)M.lanes * sizeof(u32)) ||
+              md_put(MB_IN, 0, M->front, (u64)n * sizeof(u64)) ||
+              md_zero(MB_ARENA, 0, 2 * (u64)M->lanes * sizeof(u32)) ||
               md_put(MB_HEAP, MTL_G_TOP * sizeof(u32), &top32, sizeof top32);
   free(seen);
   mt_front_free();
   if (fail) {
-    M.fault = 1;
+    M->fault = 1;
     snprintf(err, errlen, "copying the packed heap in failed");
     return -1;
   }
@@ -305,9 +338,10 @@ static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
 // largest heap. -1 when it is that already, or --dev-heap fixed the size:
 // the CPU finishes, in the host's heap (as CUDA's).
 static int mt_grow(void) {
+  MtRt *M = RT->dev->metal;
   u64 max = mt_heap_max();
-  if (RT->dev->conf.dev_heap || M.cap >= max) return -1;
-  M.want = 2 * M.cap < max ? 2 * M.cap : max;
+  if (RT->dev->conf.dev_heap || M->cap >= max) return -1;
+  M->want = 2 * M->cap < max ? 2 * M->cap : max;
   return 0;
 }
 
@@ -335,6 +369,7 @@ const GpuBackend GPU_METAL = {
   .why         = NULL,
   .reclaim_roots = mt_reclaim_roots,
   .squeeze     = mt_squeeze,
+  .release     = mt_release,
 };
 
 #endif

@@ -29,6 +29,9 @@ static const char *KNAME[MK_COUNT] = {
 
 #define STAGE_BYTES (64ull << 20)
 
+// The device and what is made on it, once for the process (the device is
+// one per process, dev.h): the queue, the kernels and the buffers kept
+// between runs, which one run at a time uses (the device's lock, gpu.c).
 static id<MTLDevice>               g_dev;
 static id<MTLCommandQueue>         g_queue;
 static id<MTLComputePipelineState> g_pipe[MK_COUNT];
