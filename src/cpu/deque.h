@@ -21,7 +21,7 @@ typedef struct Ring {
   _Atomic u64  buf[];
 } Ring;
 
-typedef struct {
+typedef struct Deque {
   _Alignas(64) _Atomic int64_t top;
   _Alignas(64) _Atomic int64_t bottom;
   _Atomic(Ring *)              ring;

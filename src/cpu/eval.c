@@ -1,5 +1,6 @@
 // eval.c: the CPU driver around the WNF core: one Wnf per CPU thread, host
-// services (primitives, deferral), errors, interaction counts.
+// services (primitives, deferral), errors, interaction counts; and the
+// cpu/ layer's part of a runtime (cpu_rt.h): its open and its close.
 
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "lang/names.h"
 #include "cpu/cpu.h"
 #include "cpu/reclaim.h"
+#include "cpu/snf.h"
 #include "heap/rt.h"
 #include "cpu/cpu_rt.h"
 
@@ -21,14 +23,13 @@ void eval_conf_default(EvalConf *c) {
   *c = (EvalConf){ .threads = 1, .sparks = 4, .spark_gap = 1024 };
 }
 
-static EvalHost HOST = NULL;  // eval_set_host
-
-void eval_set_host(EvalHost host) {
-  HOST = host;
+static Eval *me(void) {
+  return &RT->cpu->eval;
 }
 
-static PoolWorker *WORKERS = NULL;   // one per CPU thread
-static u32         NWORKERS = 0;
+void eval_set_host(EvalHost host) {
+  me()->host = host;
+}
 
 // WNF stack entries per thread (reserved, committed when touched).
 #define STACK_WORDS (1u << 27)
@@ -48,26 +49,29 @@ Wnf *eval_self(void) {
 }
 
 Wnf *eval_worker(u32 tid) {
-  return tid < NWORKERS ? &WORKERS[tid].w : NULL;
+  Eval *e = me();
+  return tid < e->nworkers ? &e->workers[tid].w : NULL;
 }
 
 PoolWorker *eval_workers(void) {
-  return WORKERS;
+  return me()->workers;
 }
 
 u64 eval_itrs(void) {
-  u64 n = 0;
+  Eval *e = me();
+  u64   n = 0;
   // the watcher thread (a progress line, an interrupt) may ask while
   // eval_init runs: the workers are counted once they are made
-  u32 nw = __atomic_load_n(&NWORKERS, __ATOMIC_ACQUIRE);
-  for (u32 i = 0; i < nw; i++) n += __atomic_load_n(&WORKERS[i].w.itrs, __ATOMIC_RELAXED);
+  u32 nw = __atomic_load_n(&e->nworkers, __ATOMIC_ACQUIRE);
+  for (u32 i = 0; i < nw; i++) n += __atomic_load_n(&e->workers[i].w.itrs, __ATOMIC_RELAXED);
   return n;
 }
 
 u64 eval_rewind(void) {
-  u64 n = 0;
-  for (u32 i = 0; i < NWORKERS; i++) {
-    Wnf *w = &WORKERS[i].w;
+  Eval *e = me();
+  u64   n = 0;
+  for (u32 i = 0; i < e->nworkers; i++) {
+    Wnf *w = &e->workers[i].w;
     n += w->itrs;
     w->itrs = 0;
     w->next = 0;
@@ -79,6 +83,9 @@ u64 eval_rewind(void) {
 // Errors
 // ======
 
+// A thread's place in the evaluator: the catch frames on its stack, its
+// nesting in pool tasks, the host slots it holds, the effects it holds.
+// Per thread, as a C stack is: each describes frames of this thread's.
 static _Thread_local EvalCatch *CATCH = NULL;
 static _Thread_local u32        NEST  = 0;
 // Host primitives' slots held BUSY while the host runs them (eval_loop),
@@ -93,6 +100,8 @@ typedef struct HostHold {
 static _Thread_local HostHold *HOLDS = NULL;
 static _Thread_local int       HOSTS = 0;   // host primitives running here
 static _Thread_local u32       HOLD_EFFECTS = 0;   // > 0: effects and errors stop
+// Per thread: this thread's reductions are work ahead (eval_ahead).
+static _Thread_local int       AHEAD = 0;
 
 EvalCatch *eval_catch_push(EvalCatch *c) {
   EvalCatch *up = CATCH;
@@ -100,7 +109,7 @@ EvalCatch *eval_catch_push(EvalCatch *c) {
   c->holds    = HOLDS;
   c->stuck_ep = SNF_STUCK_EP;
   c->job      = SNF_JOB;
-  c->roots    = reclaim_top(pool_tid());
+  c->roots    = reclaim_top(&RT->cpu->reclaim, pool_tid());
   c->hosts    = HOSTS;
   c->hold     = HOLD_EFFECTS;
   CATCH       = c;
@@ -119,14 +128,19 @@ int eval_holding(void) {
   return HOLDS != NULL;
 }
 
+// Puts back the host primitives this thread holds BUSY above `to`.
+static void holds_put_back(HostHold *to) {
+  for (HostHold *h = HOLDS; h != to; h = h->up) {
+    atomic_store_explicit((_Atomic Term *)&RT->heap.at[h->at], h->pri, memory_order_release);
+  }
+  HOLDS = to;
+}
+
 static void die_with(const char *msg, int plain) {
   if (CATCH && CATCH->nest == NEST) {
     EvalCatch *c = CATCH;
-    for (HostHold *h = HOLDS; h != c->holds; h = h->up) {
-      atomic_store_explicit((_Atomic Term *)&RT->heap.at[h->at], h->pri, memory_order_release);
-    }
-    HOLDS        = c->holds;
-    reclaim_unwind(pool_tid(), c->roots);
+    holds_put_back(c->holds);
+    reclaim_unwind(&RT->cpu->reclaim, pool_tid(), c->roots);
     reclaim_host(c->hosts - HOSTS);
     HOSTS        = c->hosts;
     HOLD_EFFECTS = c->hold;
@@ -141,17 +155,16 @@ static void die_with(const char *msg, int plain) {
   eval_fatal(plain ? "hvm4g: " : "RUNTIME_ERROR: ", msg);
 }
 
-static EvalFatal FATAL = NULL;   // eval_set_fatal
-
 void eval_set_fatal(EvalFatal hook) {
-  FATAL = hook;
+  me()->fatal = hook;
 }
 
 void eval_fatal(const char *kind, const char *msg) {
-  if (FATAL) FATAL(kind, msg);   // returns only when it did not take it
+  EvalFatal hook = RT && RT->cpu ? me()->fatal : NULL;
+  if (hook) hook(kind, msg);   // returns only when it did not take it
   // Under -T several threads can fail at once: the first one reports and
   // exits; the others park, so that the error is printed once, as on one
-  // thread.
+  // thread. Per process: it is the process that ends.
   static atomic_int dying = 0;
   if (atomic_exchange(&dying, 1)) {
     for (;;) pause();
@@ -173,7 +186,8 @@ void eval_panic(const char *msg) {
 
 void eval_out_check(void) {
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    if (FATAL) FATAL("hvm4g: ", "cannot write the output");
+    EvalFatal hook = RT && RT->cpu ? me()->fatal : NULL;
+    if (hook) hook("hvm4g: ", "cannot write the output");
     fprintf(stderr, "hvm4g: cannot write the output\n");
     _exit(1);   // exit() would flush stdout again
   }
@@ -195,10 +209,7 @@ void eval_rethrow(const EvalCatch *c) {
 #define AHEAD_SLICE     (1ull << 20)
 #define AHEAD_SLICE_MAX (1ull << 26)
 
-static _Thread_local int AHEAD      = 0;
-static _Atomic int       STOP_AHEAD = 0;
-
-_Thread_local int EVAL_HELD_STOP = 0;   // the last reduction stopped so
+_Thread_local int EVAL_HELD_STOP = 0;
 
 void eval_hold_effects(int on) {
   if (on) HOLD_EFFECTS++;
@@ -219,21 +230,22 @@ void eval_ahead(int on) {
 }
 
 void eval_stop_ahead(int on) {
-  atomic_store_explicit(&STOP_AHEAD, on, memory_order_relaxed);
+  atomic_store_explicit(&me()->stop_ahead, on, memory_order_relaxed);
 }
 
 // Ends work ahead once stopped, when this thread's catch frame takes it.
 static void ahead_check(void) {
-  if (atomic_load_explicit(&STOP_AHEAD, memory_order_relaxed) &&
+  if (atomic_load_explicit(&me()->stop_ahead, memory_order_relaxed) &&
       CATCH && CATCH->nest == NEST) {
     die_with("stopped", 1);
   }
 }
 
-// A fresh arena: a chunk a collection freed, else max(n, RECLAIM_ARENA)
+// A fresh arena: a chunk a collection freed, else max(n, Reclaim.arena)
 // words from the top (just n when the heap is short).
 static u32 cpu_take(Wnf *w, u32 n) {
-  u32 want = n > RECLAIM_ARENA ? n : RECLAIM_ARENA;
+  u32 arena = RT->cpu->reclaim.arena;
+  u32 want  = n > arena ? n : arena;
   u32 got  = 0;
   u32 at   = heap_take(n, want, &got);
   if (at == 0) {
@@ -245,8 +257,9 @@ static u32 cpu_take(Wnf *w, u32 n) {
 }
 
 u32 cpu_refill(Wnf *w, u32 n) {
-  if (reclaim_due() || !cpu_take(w, n)) return 0;
-  if (heap_given() >= RECLAIM_PROBE) reclaim_probe(w->next, w->end - w->next);
+  Reclaim *r = &RT->cpu->reclaim;
+  if (reclaim_due(r) || !cpu_take(w, n)) return 0;
+  if (heap_given() >= r->probe) reclaim_probe(w->next, w->end - w->next);
   return 1;
 }
 
@@ -276,19 +289,35 @@ u32 eval_alloc(Wnf *w, u32 n) {
 }
 
 void eval_init(void) {
-  u32 n = RT->cpu->conf.threads ? RT->cpu->conf.threads : 1;
-  WORKERS = aligned_alloc(_Alignof(PoolWorker), n * sizeof(PoolWorker));
-  if (!WORKERS) die_plain("out of memory");
-  memset(WORKERS, 0, n * sizeof(PoolWorker));
+  // a context made without the library's open (api_context: the unit
+  // tests) is opened here, so that its defaults and locks are set
+  if (!RT->cpu->opened) cpu_rt_open();
+  Eval *e = me();
+  u32   n = RT->cpu->conf.threads ? RT->cpu->conf.threads : 1;
+  PoolWorker *wk = aligned_alloc(_Alignof(PoolWorker), n * sizeof(PoolWorker));
+  if (!wk) die_plain("out of memory");
+  memset(wk, 0, n * sizeof(PoolWorker));
+  e->workers = wk;
   reclaim_init(n);
   for (u32 i = 0; i < n; i++) {
-    Wnf *w = &WORKERS[i].w;
+    Wnf *w = &wk[i].w;
     cpu_wnf_init(w, eval_stack_words());
     w->book_cnt = table_count();
     w->dup_mode = n > 1 ? DUP_SHARED : DUP_SOLO;
     w->offer    = eval_offer_gap(w, 0);
+    wk[i].rt    = RT;
+    wk[i].tid   = i;
+    wk[i].lazy  = e->lazy;
   }
-  __atomic_store_n(&NWORKERS, n, __ATOMIC_RELEASE);
+  __atomic_store_n(&e->nworkers, n, __ATOMIC_RELEASE);
+}
+
+void eval_close(void) {
+  Eval *e = me();
+  for (u32 i = 0; e->workers && i < e->nworkers; i++) cpu_wnf_free(&e->workers[i].w);
+  free(e->workers);
+  e->workers  = NULL;
+  e->nworkers = 0;
 }
 
 static const char *err_msg(u32 err) {
@@ -330,11 +359,6 @@ static int eval_help(Wnf *w) {
   return ran;
 }
 
-// A DUP met again while it was reduced: the run starts over with the
-// lazy core (eval_lazy_book), which one thread then runs alone.
-static int        LAZY      = 0;
-static atomic_int MET_AGAIN = 0;   // the last error was that (eval_met_again)
-
 // The driver loop, instantiated twice: with the plain core and, for -D,
 // with the core that records each interaction's name (step.c), so that the
 // plain one compiles exactly as if -D did not exist.
@@ -344,22 +368,24 @@ typedef Term (*WnfRun)(Wnf *w, Term t);
 // came from (0: none) and goes back to: whenever the core has stopped
 // (rebuilt), a collection may run and must see both (reclaim.c).
 static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
-  u32 tid    = (u32)((PoolWorker *)w - WORKERS);   // w is its worker's first field
-  u32 spins  = 0;
+  CpuRt   *cpu   = RT->cpu;
+  Reclaim *rc    = &cpu->reclaim;
+  u32      tid   = (u32)((PoolWorker *)w - cpu->eval.workers);   // w is its worker's first field
+  u32      spins = 0;
   // Work ahead runs in budgeted slices (to be stopped); so does any run
-  // while RT->cpu->conf.live asks for the counts (a long WNF writes its count only
+  // while conf.live asks for the counts (a long WNF writes its count only
   // when it returns), unless the caller set a budget of its own.
-  int sliced = (AHEAD || (RT->cpu->conf.live && w->budget == ~0ull)) && !RT->cpu->conf.debug;
+  int sliced = (AHEAD || (cpu->conf.live && w->budget == ~0ull)) && !cpu->conf.debug;
   u64 slice  = AHEAD_SLICE;
   u64 oom_at = ~0ull;                  // interactions at the last full heap
   RootFrame rf = { &t, slot, NULL };
-  reclaim_hold(tid, &rf);
+  reclaim_hold(rc, tid, &rf);
   // A slice's budget is this loop's own: a run nested on this worker (a
   // host primitive's, a pool task eval_help runs) or the caller's next one
   // would take it for a budget of its caller's and return at it unfinished.
 #define EVAL_RETURN(x) do {                \
     if (sliced) w->budget = ~0ull;         \
-    reclaim_drop(tid, &rf);                \
+    reclaim_drop(rc, tid, &rf);            \
     return (x);                            \
   } while (0)
   for (;;) {
@@ -390,11 +416,12 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
         }
         HostHold hold = { at, pri, HOLDS };
         if (at && w->dup_mode != DUP_SOLO) HOLDS = &hold;
-        if (!HOST) eval_die("a primitive needs the host, and none is installed");
+        EvalHost host = cpu->eval.host;
+        if (!host) eval_die("a primitive needs the host, and none is installed");
         reclaim_host(1);
         HOSTS++;
         if (sliced) w->budget = ~0ull;
-        Term r = HOST(w, pri);
+        Term r = host(w, pri);
         HOSTS--;
         reclaim_host(-1);
         HOLDS = hold.up;
@@ -408,7 +435,7 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
       case WNF_DEFER: {
         // Another CPU thread holds a DUP slot or reduces an operand we
         // offered: help the pool meanwhile, then retry. A safe point.
-        if (RECLAIM_ROOTS && tid < NWORKERS) reclaim_poll(tid);
+        if (rc->roots && tid < cpu->eval.nworkers) reclaim_poll(rc, tid);
         w->defers++;
         if (sliced) w->budget = ~0ull;
         if (eval_help(w)) {
@@ -460,8 +487,8 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
         // Met in the whole-definition order, a DUP's own copy (held, or
         // its expression by now) is one symptom: the same message whatever
         // the order of -T or the device showed it by.
-        if (!LAZY && (w->err == ERR_DUP_AGAIN || w->err == ERR_DUP_SELF)) {
-          atomic_store(&MET_AGAIN, 1);
+        if (!cpu->eval.lazy && (w->err == ERR_DUP_AGAIN || w->err == ERR_DUP_SELF)) {
+          atomic_store(&cpu->eval.met_again, 1);
           eval_die(err_msg(ERR_DUP_AGAIN));
         }
         eval_die(err_msg(w->err));
@@ -495,8 +522,9 @@ void eval_spark(Wnf *w, u64 task) {
   Term keep   = 0;   // still on offer: a stop of the pool is under way
   u32  tries  = 0, idle = 0;
   u32  tid    = pool_tid();
+  Reclaim *rc = &RT->cpu->reclaim;
   RootFrame rf = { &t, 0, NULL };   // t, while a collection runs
-  reclaim_hold(tid, &rf);
+  reclaim_hold(rc, tid, &rf);
   for (;;) {
     w->budget = w->itrs + SPARK_SLICE;
     t = wnf_run(w, t);
@@ -511,17 +539,17 @@ void eval_spark(Wnf *w, u64 task) {
     // worker's to report)
     if (w->status == WNF_OOM && ++tries < SPARK_TRIES && reclaim_oom(tid) == 2) continue;
     if (w->status != WNF_DEFER || eval_holding() || ++tries >= SPARK_TRIES ||
-        atomic_load_explicit(&RECLAIM_STOP, memory_order_relaxed)) break;
+        atomic_load_explicit(&rc->stop, memory_order_relaxed)) break;
     w->defers++;
     pool_idle_wait(&idle);
   }
-  reclaim_drop(tid, &rf);
+  reclaim_drop(rc, tid, &rf);
   w->budget = budget;
   atomic_store_explicit(at, t | keep, memory_order_release);
 }
 
 Term eval_wnf_slot(Wnf *w, Term t, u32 slot) {
-  if (LAZY) return eval_loop(w, t, slot, eval_wnf_run_lazy);
+  if (((PoolWorker *)w)->lazy) return eval_loop(w, t, slot, eval_wnf_run_lazy);
   return eval_loop(w, t, slot, wnf_run);
 }
 
@@ -530,27 +558,70 @@ Term eval_wnf(Wnf *w, Term t) {
 }
 
 void eval_lazy_book(int on) {
-  LAZY = on;
-  for (u32 i = 0; i < NWORKERS; i++) {
-    WORKERS[i].w.dup_mode = on || NWORKERS == 1 ? DUP_SOLO : DUP_SHARED;
+  Eval *e = me();
+  e->lazy = on;
+  for (u32 i = 0; i < e->nworkers; i++) {
+    e->workers[i].w.dup_mode = on || e->nworkers == 1 ? DUP_SOLO : DUP_SHARED;
+    e->workers[i].lazy       = on;
   }
 }
 
 int eval_lazy(void) {
-  return LAZY;
+  return me()->lazy;
 }
 
 int eval_met_again(void) {
-  return atomic_exchange(&MET_AGAIN, 0);
+  return atomic_exchange(&me()->met_again, 0);
 }
 
 Term eval_wnf_named(Wnf *w, Term t) {
   return eval_loop(w, t, 0, eval_wnf_run_rules);
 }
 
+// The part
+// ========
+
 int cpu_rt_open(void) {
+  CpuRt *cpu = RT->cpu;
+  cpu->pool.threads   = 1;
+  cpu->reclaim.next   = ~0ull;
+  cpu->reclaim.probe  = ~0ull;
+  cpu->reclaim.arena  = CPU_ARENA;
+  cpu->reclaim.sparse = 1;
+  cpu->reclaim.worked = 1;
+  cpu->reclaim.cost   = 1;
+  cpu->reclaim.fresh  = 1;
+  pthread_mutex_init(&cpu->reclaim.share_lock, NULL);
+  pthread_mutex_init(&cpu->pool.idle_lock, NULL);
+  pthread_cond_init(&cpu->pool.idle_cond, NULL);
+  pthread_mutex_init(&cpu->snf.epoch_lock, NULL);
+  pthread_mutex_init(&cpu->snf.job_lock, NULL);
+  cpu->opened = 1;
   return 0;
 }
 
+void cpu_rt_stop(void) {
+  if (!RT || !RT->cpu) return;
+  eval_stop_ahead(1);   // work ahead on the pool ends at its next check
+  pool_close();
+}
+
 void cpu_rt_close(void) {
+  CpuRt *cpu = RT->cpu;
+  cpu_rt_stop();
+  snf_close();
+  reclaim_close();
+  eval_close();
+  if (cpu->opened) {
+    pthread_mutex_destroy(&cpu->reclaim.share_lock);
+    pthread_mutex_destroy(&cpu->pool.idle_lock);
+    pthread_cond_destroy(&cpu->pool.idle_cond);
+    pthread_mutex_destroy(&cpu->snf.epoch_lock);
+    pthread_mutex_destroy(&cpu->snf.job_lock);
+  }
+  // as the runtime's calloc left it, but for the settings: a second close
+  // finds nothing to free
+  EvalConf conf = cpu->conf;
+  memset(cpu, 0, sizeof *cpu);
+  cpu->conf = conf;
 }

@@ -4,6 +4,7 @@
 #define HVM4G_EVAL_H
 
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include "core/core.h"
 #include "cpu/pool.h"
@@ -60,6 +61,7 @@ void eval_fatal(const char *kind, const char *msg);
 typedef void (*EvalFatal)(const char *kind, const char *msg);
 void eval_set_fatal(EvalFatal hook);
 
+
 // Flushes stdout; if it failed (a full disk, a closed pipe), says so and
 // exits non-zero.
 void eval_out_check(void);
@@ -107,6 +109,7 @@ void eval_stop_ahead(int on);
 // stops, leaving its term rebuilt (valid, equal to the input), and
 // eval_held_stop() then returns 1 once (and clears it).
 void eval_hold_effects(int on);
+// Per thread: the last reduction on this thread stopped so.
 extern _Thread_local int EVAL_HELD_STOP;
 static inline int eval_held_stop(void) {   // inline: cnf asks at every step
   if (!EVAL_HELD_STOP) return 0;
@@ -124,6 +127,22 @@ static inline int eval_held_stop(void) {   // inline: cnf asks at every step
 int  eval_met_again(void);
 void eval_lazy_book(int on);
 int  eval_lazy(void);
+
+// The evaluator's state, a runtime's (RT->cpu->eval; eval.c)
+// ==========================================================
+
+typedef struct {
+  EvalHost     host;        // eval_set_host
+  EvalFatal    fatal;       // eval_set_fatal
+  PoolWorker  *workers;     // one per CPU thread
+  u32          nworkers;    // set last (the watcher thread may count)
+  _Atomic int  stop_ahead;  // eval_stop_ahead
+  int          lazy;        // eval_lazy_book
+  atomic_int   met_again;   // the last error was a DUP met again
+} Eval;
+
+// cpu_rt_close: the workers' stacks unmapped and the workers freed.
+void eval_close(void);
 
 // Inside the CPU evaluator (eval.c, snf.c, collapse.c, prim.c)
 // ==========================================================

@@ -5,6 +5,8 @@
 // Chase-Lev (deque.h: lock-free; the owner pushes and takes at the bottom,
 // thieves steal at the top). What a task means is its kind's: jobs are
 // the strong normal form's (snf.c), sparks the evaluator's (eval.c).
+// Its state is the runtime's (RT->cpu->pool); the threads end, joined, at
+// the runtime's close (pool_close).
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,49 +18,52 @@
 #include "cpu/deque.h"
 #include "cpu/eval.h"
 #include "cpu/reclaim.h"
+#include "cpu/cpu_rt.h"
 
 _Thread_local u32 POOL_TID = 0;
-static u32               NTHREADS = 1;
 
-static PoolWorker     *WORKERS = NULL;  // thread i reduces with WORKERS[i].w
-static u32             OFFERS  = 0;     // sparks a thread keeps queued
-static PoolRun         RUN_JOB, RUN_SPARK;
-static Deque          *DQ      = NULL;
-static pthread_t      *THREADS = NULL;
-static _Atomic u32     ACTIVE  = 0;     // jobs in progress (and holds)
-static pthread_mutex_t IDLE_LOCK = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t  IDLE_COND = PTHREAD_COND_INITIALIZER;
+static Pool *me(void) {
+  return &RT->cpu->pool;
+}
 
 u32 pool_size(void) {
-  return NTHREADS;
+  return me()->threads;
 }
 
 // Tasks
 // =====
 
 void pool_push(u64 task) {
-  if (!dq_push(&DQ[POOL_TID], task)) {
+  if (!dq_push(&me()->dq[POOL_TID], task)) {
     eval_fatal("RUNTIME_ERROR: ", "out of memory in the normalizer");
   }
 }
 
-int pool_find(u32 only, u64 *x) {
-  if (dq_take(&DQ[POOL_TID], x)) {
+static int find(Pool *p, u32 only, u64 *x) {
+  Deque *dq = p->dq;
+  u32    n  = p->threads;
+  if (dq_take(&dq[POOL_TID], x)) {
     if (only == POOL_ANY || POOL_KIND(*x) == only) return 1;
-    dq_push(&DQ[POOL_TID], *x);   // back where it was: no growth, cannot fail
+    dq_push(&dq[POOL_TID], *x);   // back where it was: no growth, cannot fail
   }
-  for (u32 k = 1; k < NTHREADS; k++) {
-    if (dq_steal_if(&DQ[(POOL_TID + k) % NTHREADS], only, x)) return 1;
+  for (u32 k = 1; k < n; k++) {
+    if (dq_steal_if(&dq[(POOL_TID + k) % n], only, x)) return 1;
   }
   return 0;
 }
 
+int pool_find(u32 only, u64 *x) {
+  return find(me(), only, x);
+}
+
 int pool_find_for(u32 job, u64 *x) {
-  return pool_find(job, x) || (job < POOL_SPARK && pool_find(POOL_SPARK, x));
+  Pool *p = me();
+  return find(p, job, x) || (job < POOL_SPARK && find(p, POOL_SPARK, x));
 }
 
 void pool_run(Wnf *w, u64 task) {
-  (POOL_KIND(task) == POOL_SPARK ? RUN_SPARK : RUN_JOB)(w, task);
+  Pool *p = me();
+  (POOL_KIND(task) == POOL_SPARK ? p->run_spark : p->run_job)(w, task);
 }
 
 void pool_idle_wait(u32 *idle) {
@@ -71,17 +76,19 @@ void pool_idle_wait(u32 *idle) {
 
 // Sparks
 // ======
-// A thread keeps at most OFFERS (--sparks) offers in its deque: the oldest (the
-// largest operands, offered nearest the root) are what thieves take; more
-// would only be taken back. An offer its thread took back is dropped from
-// the deque's bottom, where it usually still is; one that is not there is
-// dropped by whoever meets it (eval_spark finds its slot unmarked).
+// A thread keeps at most `offers` (--sparks) offers in its deque: the
+// oldest (the largest operands, offered nearest the root) are what thieves
+// take; more would only be taken back. An offer its thread took back is
+// dropped from the deque's bottom, where it usually still is; one that is
+// not there is dropped by whoever meets it (eval_spark finds its slot
+// unmarked).
 
 void pool_offer(Wnf *w, u32 slot, Term b) {
-  Deque  *q = &DQ[POOL_TID];
+  Pool   *p = me();
+  Deque  *q = &p->dq[POOL_TID];
   int64_t n = atomic_load_explicit(&q->bottom, memory_order_relaxed) -
               atomic_load_explicit(&q->top, memory_order_relaxed);
-  if (n >= (int64_t)OFFERS || atomic_load_explicit(&ACTIVE, memory_order_relaxed) == 0) {
+  if (n >= (int64_t)p->offers || atomic_load_explicit(&p->active, memory_order_relaxed) == 0) {
     return;
   }
   __atomic_store_n(&w->heap[slot], AS_SUB(b), __ATOMIC_RELAXED);
@@ -92,47 +99,48 @@ void pool_offer(Wnf *w, u32 slot, Term b) {
 
 void pool_took_back(Wnf *w, u32 slot) {
   (void)w;
-  u64 x;
-  if (DQ && dq_take(&DQ[POOL_TID], &x) && x != POOL_TASK(POOL_SPARK, slot)) {
-    dq_push(&DQ[POOL_TID], x);
+  Pool *p = me();
+  u64   x;
+  if (p->dq && dq_take(&p->dq[POOL_TID], &x) && x != POOL_TASK(POOL_SPARK, slot)) {
+    dq_push(&p->dq[POOL_TID], x);
   }
 }
 
 // Halting
 // =======
-// Stopping the pool (snf_at_until): HALT keeps threads from starting tasks;
-// IN_TASK says which thread may be running one. A thread sets its flag and
-// then reads HALT; the stopping thread sets HALT and then reads the flags
-// (both sequentially consistent), so one of them sees the other.
-typedef struct {
+// Stopping the pool (snf_at_until): halt keeps threads from starting
+// tasks; in_task says which thread may be running one. A thread sets its
+// flag and then reads halt; the stopping thread sets halt and then reads
+// the flags (both sequentially consistent), so one of them sees the other.
+typedef struct PoolFlag {
   _Alignas(64) _Atomic u32 on;
 } InTask;
 
-static InTask     *IN_TASK = NULL;
-static _Atomic int HALT    = 0;
-
 int pool_halting(void) {
-  return atomic_load_explicit(&HALT, memory_order_relaxed);
+  return atomic_load_explicit(&me()->halt, memory_order_relaxed);
 }
 
-// Sets HALT and waits until no other thread runs a task (sparks end their
+// Sets halt and waits until no other thread runs a task (sparks end their
 // slice early, eval_spark); pool_resume clears it.
 void pool_halt(void) {
-  atomic_store(&HALT, 1);
-  for (u32 i = 1; i < NTHREADS; i++) {
+  Pool *p = me();
+  atomic_store(&p->halt, 1);
+  for (u32 i = 1; i < p->threads; i++) {
     u32 idle = 0;
-    while (atomic_load(&IN_TASK[i].on)) pool_idle_wait(&idle);
+    while (atomic_load(&p->in_task[i].on)) pool_idle_wait(&idle);
   }
 }
 
 void pool_resume(void) {
-  atomic_store(&HALT, 0);
+  atomic_store(&me()->halt, 0);
 }
 
-void pool_roots(void (*root)(u32 loc)) {
-  if (!DQ) return;   // before pool_init: no queue yet
-  for (u32 i = 0; i < NTHREADS; i++) {
-    Deque  *q   = &DQ[i];
+// For a collection (reclaim.c, every thread parked): the location of each
+// queued task and spark to `root` (registered by pool_init).
+static void pool_roots(ReclaimRoot root) {
+  Pool *p = me();
+  for (u32 i = 0; p->dq && i < p->threads; i++) {
+    Deque  *q   = &p->dq[i];
     Ring   *r   = atomic_load(&q->ring);
     int64_t top = atomic_load(&q->top), bot = atomic_load(&q->bottom);
     for (int64_t k = top; k < bot; k++) root((u32)atomic_load(RING_AT(r, k)));
@@ -140,76 +148,78 @@ void pool_roots(void (*root)(u32 loc)) {
 }
 
 void pool_drop(void) {
-  u64 x;
-  for (u32 i = 0; i < NTHREADS; i++) {
-    while (dq_steal(&DQ[i], &x)) {}
+  Pool *p = me();
+  u64   x;
+  for (u32 i = 0; p->dq && i < p->threads; i++) {
+    while (dq_steal(&p->dq[i], &x)) {}
   }
 }
 
 // Threads
 // =======
 
-// The holder's work for threads with no task (pool_hold); NULL: none.
-static int (*_Atomic IDLE_WORK)(Wnf *w);
-
-static int idle_work(Wnf *w) {
-  int (*f)(Wnf *) = atomic_load_explicit(&IDLE_WORK, memory_order_acquire);
-  return f && f(w);
-}
-
 // Runs one task (or the holder's idle work) if there is one to find.
-static void work_once(Wnf *w, u32 *idle) {
+static void work_once(Pool *p, Reclaim *r, Wnf *w, u32 *idle) {
   u64 t;
-  reclaim_poll(POOL_TID);   // between tasks: a safe point
-  atomic_store(&IN_TASK[POOL_TID].on, 1);
-  if (atomic_load(&HALT)) {
-    atomic_store_explicit(&IN_TASK[POOL_TID].on, 0, memory_order_release);
+  reclaim_poll(r, POOL_TID);   // between tasks: a safe point
+  atomic_store(&p->in_task[POOL_TID].on, 1);
+  if (atomic_load(&p->halt)) {
+    atomic_store_explicit(&p->in_task[POOL_TID].on, 0, memory_order_release);
     pool_idle_wait(idle);
     return;
   }
-  int got = pool_find(POOL_ANY, &t);
+  int got = find(p, POOL_ANY, &t);
   if (got) pool_run(w, t);
-  atomic_store_explicit(&IN_TASK[POOL_TID].on, 0, memory_order_release);
+  atomic_store_explicit(&p->in_task[POOL_TID].on, 0, memory_order_release);
+  int (*f)(Wnf *) = got ? NULL : atomic_load_explicit(&p->idle_work, memory_order_acquire);
   if (got) {
     *idle = 0;
-  } else if (idle_work(w)) {
+  } else if (f && f(w)) {   // the holder's work for threads with no task
     *idle = 0;
   } else {
     pool_idle_wait(idle);
   }
 }
 
-// Parking (pool_park): the last thread sleeps between tasks while PARK is
+// Parking (pool_park): the last thread sleeps between tasks while park is
 // set, so that a thread outside the pool gets a core.
-static _Atomic int PARK = 0;
-
-static int parked(void) {
-  return NTHREADS > 2 && POOL_TID == NTHREADS - 1 && atomic_load_explicit(&PARK, memory_order_relaxed);
+static int parked(Pool *p) {
+  return p->threads > 2 && POOL_TID == p->threads - 1 &&
+         atomic_load_explicit(&p->park, memory_order_relaxed);
 }
 
 void pool_park(int on) {
-  pthread_mutex_lock(&IDLE_LOCK);
-  atomic_store(&PARK, on);
-  pthread_cond_broadcast(&IDLE_COND);
-  pthread_mutex_unlock(&IDLE_LOCK);
+  Pool *p = me();
+  pthread_mutex_lock(&p->idle_lock);
+  atomic_store(&p->park, on);
+  pthread_cond_broadcast(&p->idle_cond);
+  pthread_mutex_unlock(&p->idle_lock);
 }
 
+// HELPING's depth (pool_help), per thread: a thread's own nesting.
+#define HELP_DEPTH 8
+static _Thread_local u32 HELPING = 0;
+
 static void *pool_main(void *arg) {
-  PoolWorker *me = arg;
-  RT       = me->rt;
-  POOL_TID = me->tid;
-  Wnf *w = &WORKERS[POOL_TID].w;
+  PoolWorker *self = arg;
+  RT       = self->rt;
+  POOL_TID = self->tid;
+  Pool    *p = &RT->cpu->pool;
+  Reclaim *r = &RT->cpu->reclaim;
+  Wnf     *w = &self->w;
   for (;;) {
     reclaim_away(POOL_TID, 1);   // asleep: no collection waits for it
-    pthread_mutex_lock(&IDLE_LOCK);
-    while (atomic_load(&ACTIVE) == 0 || parked()) {
-      pthread_cond_wait(&IDLE_COND, &IDLE_LOCK);
+    pthread_mutex_lock(&p->idle_lock);
+    while (!atomic_load(&p->quit) && (atomic_load(&p->active) == 0 || parked(p))) {
+      pthread_cond_wait(&p->idle_cond, &p->idle_lock);
     }
-    pthread_mutex_unlock(&IDLE_LOCK);
+    pthread_mutex_unlock(&p->idle_lock);
+    if (atomic_load(&p->quit)) break;
     reclaim_away(POOL_TID, 0);
     u32 idle = 0;
-    while (atomic_load_explicit(&ACTIVE, memory_order_relaxed) > 0 && !parked()) {
-      work_once(w, &idle);
+    while (atomic_load_explicit(&p->active, memory_order_relaxed) > 0 && !parked(p) &&
+           !atomic_load_explicit(&p->quit, memory_order_relaxed)) {
+      work_once(p, r, w, &idle);
     }
   }
   return NULL;
@@ -217,32 +227,29 @@ static void *pool_main(void *arg) {
 
 // Wakes the pool for a job already queued (one more job in progress).
 void pool_wake(void) {
-  // Threads sleep only while ACTIVE is 0 (or parked): with a job already in
-  // progress they are awake, and a nested job (%nf) needs no broadcast.
-  if (atomic_fetch_add(&ACTIVE, 1) > 0) return;
-  pthread_mutex_lock(&IDLE_LOCK);
-  pthread_cond_broadcast(&IDLE_COND);
-  pthread_mutex_unlock(&IDLE_LOCK);
+  Pool *p = me();
+  // Threads sleep only while active is 0 (or parked): with a job already
+  // in progress they are awake, and a nested job (%nf) needs no broadcast.
+  if (atomic_fetch_add(&p->active, 1) > 0) return;
+  pthread_mutex_lock(&p->idle_lock);
+  pthread_cond_broadcast(&p->idle_cond);
+  pthread_mutex_unlock(&p->idle_lock);
 }
 
 void pool_rest(void) {
-  atomic_fetch_sub(&ACTIVE, 1);
+  atomic_fetch_sub(&me()->active, 1);
 }
 
 // Helping while waiting (eval.c: an offered operand or a DUP slot being
 // reduced elsewhere): one task, of the kind `only` says (eval_help: a
 // spark for a thread that holds a slot BUSY or works ahead, a task of its
 // own job inside one, any outside). HELP_DEPTH bounds the nesting.
-#define HELP_DEPTH 8
-
-static _Thread_local u32 HELPING = 0;
-
 int pool_help(Wnf *w, u32 only) {
-  u64 t;
-  if (NTHREADS <= 1 || HELPING >= HELP_DEPTH ||
-      !pool_find_for(only, &t)) {
-    return 0;
-  }
+  Pool *p = me();
+  u64   t;
+  if (p->threads <= 1) return 0;
+  if (HELPING >= HELP_DEPTH) return 0;
+  if (!find(p, only, &t) && !(only < POOL_SPARK && find(p, POOL_SPARK, &t))) return 0;
   HELPING++;
   pool_run(w, t);
   HELPING--;
@@ -250,50 +257,79 @@ int pool_help(Wnf *w, u32 only) {
 }
 
 void pool_hold(int (*idle)(Wnf *w)) {
-  if (NTHREADS <= 1) return;
-  atomic_store_explicit(&IDLE_WORK, idle, memory_order_release);
+  Pool *p = me();
+  if (p->threads <= 1) return;
+  atomic_store_explicit(&p->idle_work, idle, memory_order_release);
   if (idle) {
     pool_wake();
   } else {
-    atomic_fetch_sub(&ACTIVE, 1);
+    atomic_fetch_sub(&p->active, 1);
   }
 }
 
 int pool_busy(void) {
-  return atomic_load(&ACTIVE) > 0;
+  return atomic_load(&me()->active) > 0;
 }
 
 void pool_init(u32 threads, PoolWorker *workers, u32 offers, PoolRun job, PoolRun spark) {
-  NTHREADS  = threads > 1 ? threads : 1;
-  reclaim_init(NTHREADS);
-  WORKERS   = workers;
-  for (u32 i = 0; i < NTHREADS; i++) {
+  if (!RT->cpu->opened) cpu_rt_open();   // as eval_init
+  Pool *p    = me();
+  u32   n    = threads > 1 ? threads : 1;
+  p->threads = n;
+  reclaim_init(n);
+  reclaim_add_roots(pool_roots);
+  p->workers = workers;
+  for (u32 i = 0; i < n; i++) {
     workers[i].rt  = RT;
     workers[i].tid = i;
   }
-  OFFERS    = offers;
-  RUN_JOB   = job;
-  RUN_SPARK = spark;
-  DQ       = aligned_alloc(64, NTHREADS * sizeof(Deque));
-  IN_TASK  = aligned_alloc(64, NTHREADS * sizeof(InTask));
-  THREADS  = calloc(NTHREADS, sizeof(pthread_t));
-  if (!DQ || !IN_TASK || !THREADS) {
+  p->offers    = offers;
+  p->run_job   = job;
+  p->run_spark = spark;
+  p->dq        = aligned_alloc(64, n * sizeof(Deque));
+  p->in_task   = aligned_alloc(64, n * sizeof(InTask));
+  p->ids       = calloc(n, sizeof(pthread_t));
+  if (!p->dq || !p->in_task || !p->ids) {
     eval_fatal("hvm4g: ", "out of memory");
   }
-  for (u32 i = 0; i < NTHREADS; i++) {
-    atomic_init(&IN_TASK[i].on, 0);
-    if (!dq_init(&DQ[i], 1 << 12)) {
+  for (u32 i = 0; i < n; i++) {
+    atomic_init(&p->in_task[i].on, 0);
+    atomic_init(&p->dq[i].ring, NULL);
+  }
+  for (u32 i = 0; i < n; i++) {
+    if (!dq_init(&p->dq[i], 1 << 12)) {
       eval_fatal("hvm4g: ", "out of memory");
     }
   }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, (size_t)64 << 20);
-  for (u32 i = 1; i < NTHREADS; i++) {
-    if (pthread_create(&THREADS[i], &attr, pool_main, &workers[i])) {
+  for (u32 i = 1; i < n; i++) {
+    if (pthread_create(&p->ids[i], &attr, pool_main, &workers[i])) {
+      pthread_attr_destroy(&attr);
       eval_fatal("hvm4g: ", "cannot start a thread");
     }
-    pthread_detach(THREADS[i]);
+    p->started = i;
   }
   pthread_attr_destroy(&attr);
+}
+
+void pool_close(void) {
+  Pool *p = me();
+  if (p->started) {
+    pthread_mutex_lock(&p->idle_lock);
+    atomic_store(&p->quit, 1);
+    pthread_cond_broadcast(&p->idle_cond);
+    pthread_mutex_unlock(&p->idle_lock);
+    for (u32 i = 1; i <= p->started; i++) pthread_join(p->ids[i], NULL);
+    p->started = 0;
+  }
+  for (u32 i = 0; p->dq && i < p->threads; i++) dq_free(&p->dq[i]);
+  free(p->dq);
+  free(p->in_task);
+  free(p->ids);
+  p->dq      = NULL;
+  p->in_task = NULL;
+  p->ids     = NULL;
+  p->threads = 1;
 }

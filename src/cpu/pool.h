@@ -6,6 +6,7 @@
 #ifndef HVM4G_POOL_H
 #define HVM4G_POOL_H
 
+#include <pthread.h>
 #include "core/core.h"
 
 // A task is a word: its kind (a job slot, or POOL_SPARK), then a location.
@@ -25,14 +26,41 @@ typedef struct {
   _Alignas(64) Wnf w;
   struct Rt   *rt;    // the runtime it works for (its thread's RT)
   u32          tid;   // its thread's index (POOL_TID)
+  int          lazy;  // it copies the book lazily (eval_lazy_book): read
+                      // at every eval_wnf, from the worker at hand
 } PoolWorker;
+
+// The pool's state, a runtime's (RT->cpu->pool; pool.c).
+typedef struct {
+  u32              threads;     // threads in the pool (1 until pool_init)
+  PoolWorker      *workers;     // thread i reduces with workers[i].w
+  u32              offers;      // sparks a thread keeps queued
+  PoolRun          run_job;     // what a job's task means (snf_task)
+  PoolRun          run_spark;   // what a spark means (eval_spark)
+  struct Deque    *dq;          // one per thread
+  struct PoolFlag *in_task;     // per thread: it may be running a task
+  pthread_t       *ids;         // the threads started, joined at the close
+  u32              started;     // how many of them (threads - 1 once up)
+  _Atomic u32      active;      // jobs in progress (and holds)
+  pthread_mutex_t  idle_lock;   // the sleeping threads' (pool_main)
+  pthread_cond_t   idle_cond;
+  _Atomic int      halt;        // pool_halt: no task starts
+  _Atomic int      park;        // pool_park: the last thread sleeps
+  _Atomic int      quit;        // the close: the threads end
+  int (*_Atomic    idle_work)(Wnf *w);   // pool_hold's
+} Pool;
 
 // Starts threads-1 threads; thread i reduces with workers[i].w. A thread
 // keeps at most `offers` sparks in its deque (pool_offer).
 void pool_init(u32 threads, PoolWorker *workers, u32 offers, PoolRun job, PoolRun spark);
+// cpu_rt_close (cpu_rt_stop): the threads end (each joined, after the
+// task it is in) and what the pool holds is freed; a second call finds
+// nothing to do.
+void pool_close(void);
 u32  pool_size(void);               // threads in the pool
 // This thread's index (0: the program's). Inline: each slot the normal
-// form visits reads it.
+// form visits reads it. Per thread: each thread reduces with its own
+// worker (the thread that enters the runtime is 0 in each runtime).
 extern _Thread_local u32 POOL_TID;
 static inline u32 pool_tid(void) { return POOL_TID; }
 
@@ -76,9 +104,6 @@ void pool_park(int on);
 // While halted: drops every queued task (the sparks a stopped job left,
 // whose slots a heap put back to an earlier state no longer holds).
 void pool_drop(void);
-// For a collection (reclaim.c, every thread parked): the location of each
-// queued task and spark to `root`.
-void pool_roots(void (*root)(u32 loc));
 
 #if defined(__x86_64__)
 #define cpu_relax() __asm__ __volatile__("pause")

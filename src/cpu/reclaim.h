@@ -8,6 +8,7 @@
 #ifndef HVM4G_RECLAIM_H
 #define HVM4G_RECLAIM_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include "core/core.h"
 #include "heap/heap.h"
@@ -26,41 +27,129 @@ typedef struct {
   _Alignas(64) RootFrame *head;
 } RootList;
 
-extern RootList    *RECLAIM_ROOTS;
-extern u32          RECLAIM_THREADS;
-extern _Atomic int  RECLAIM_STOP;   // a collection is under way: park
-extern u64          RECLAIM_NEXT;   // heap_given() at which one is due
-extern u32          RECLAIM_ARENA;  // words of an arena (cpu.h's CPU_ARENA,
-                                    // or less: --reclaim-gap, a small heap)
-extern _Atomic int  RECLAIM_HOSTS;  // host primitives in flight (none: a
-                                    // collection may run)
-extern int          RECLAIM_HELP;   // the threads parked for a collection
-                                    // mark and sweep with the collector
-                                    // (reclaim_init: with several threads;
-                                    // a unit test compares without)
+// What a collection measures, for -s and the exhausted heap's message.
+typedef struct {
+  u64    runs;      // collections
+  u64    freed;     // words found no longer live, summed
+  u64    live;      // live words after the last one (0: none ran)
+  double secs;      // time spent collecting
+  u64    helped;    // phases of a collection a parked thread took part in
+  double fresh_ns;  // a fresh word's cost as measured (0: not measured)
+} ReclaimStats;
+
+// A module that holds heap slots outside the root frames (snf.c's slot
+// stacks, pool.c's queued tasks) names each to `root` when asked.
+typedef void (*ReclaimRoot)(u32 loc);
+typedef void (*ReclaimEach)(ReclaimRoot root);
+#define RECLAIM_SOURCES 4   // modules that register their roots (snf, pool)
+
+// A counter on a cache line of its own (the padding keeps its neighbours
+// off its line however the part is aligned): read by every marking thread
+// at every node, it must not share a line that others write.
+typedef struct {
+  char        before[64];
+  _Atomic u64 n;
+  char        after[56];
+} ReclaimLine;
+
+// The collector's state, a runtime's (RT->cpu->reclaim). The first fields
+// are read by the inline functions below; the rest is reclaim.c's.
+typedef struct {
+  RootList    *roots;       // per thread: its root frames
+  u32          threads;     // threads with a list
+  _Atomic int  stop;        // a collection is under way: park
+  u64          next;        // heap_given() at which one is due
+  u32          arena;       // words of an arena (cpu.h's CPU_ARENA, or
+                            // less: --reclaim-gap, a small heap)
+  _Atomic int  hosts;       // host primitives in flight (none: a
+                            // collection may run)
+  int          help;        // the threads parked for a collection mark and
+                            // sweep with the collector (reclaim_init: with
+                            // several threads; a unit test compares without)
+  u64          probe;       // heap_given() at which to measure a fresh word
+  // what else holds slots (reclaim_add_roots), and what forgets freed words
+  ReclaimEach  each[RECLAIM_SOURCES];
+  u32          neach;
+  void       (*forget)(u32 lo, u64 hi);
+  // stopping the threads
+  struct ReclaimAway *away; // per thread: parked or asleep
+  // pacing (reclaim.c's gap_after)
+  int          armed;
+  u64          base;        // words below stay
+  int          low;         // the last collection left little room
+  ReclaimStats stats;
+  u64          used_live;   // live words above base, last counted
+  u64          used_given;  // heap_given() then
+  u64         *itrs_then;   // per thread: its interactions then
+  u64          sparse;      // the gap's factor from sparse garbage
+  u64          worked;      // threads that worked between the last two
+  u64          cost;        // the gap's factor from the walks' cost
+  double       ran_from;    // when the last collection ended (or arming)
+  u64          fresh;       // the gap's factor from the fresh words' cost
+  double       fresh_ns;    // a fresh word's cost, ns (0: not measured)
+  u64          high;        // the highest top a collection began at
+  u64          armed_at;    // heap_given() at arming
+  _Atomic u32  probe_taken;
+  _Atomic u32  probe_done;
+  _Atomic u64  probe_ns;
+  _Atomic u64  probe_words;
+  // marking
+  u64         *live;        // one bit per heap word, reserved lazily
+  u64          live_words;  // its size in words (reserved)
+  u64          top;         // the heap's top when the collection began
+  struct ReclaimWork *work; // per thread: its stack and swept chunks
+  _Atomic u64  helped;      // phases a parked thread took part in
+  pthread_mutex_t share_lock;
+  u64         *shared;      // the shared pool of terms to trace
+  u64          shared_cap;
+  _Atomic u64  shared_n;
+  _Atomic u32  marking;     // marking threads holding terms
+  ReclaimLine  hungry;      // marking threads waiting for terms
+  // clearing and sweeping
+  ReclaimLine  cursor;      // the next unit of the clear or the sweep
+  struct SweptRange *ranges;
+  u64          range_n;
+  u64          range_cap;
+  u64          range_words;
+  u64         *chunks;      // the ranges' chunks, in address order
+  u64          chunk_n;
+  u64          chunk_cap;
+  _Atomic u64  phase;       // phases opened, times 4, + the kind
+  _Atomic u32  joined;      // parked threads inside the phase
+} Reclaim;
 
 // Thread tid's list as it stands, and set back to one it stood at (an
 // error's catch frame unwinds to it). NULL for a thread with no list.
-static inline RootFrame *reclaim_top(u32 tid) {
-  return RECLAIM_ROOTS && tid < RECLAIM_THREADS ? RECLAIM_ROOTS[tid].head : NULL;
+// The collector is the caller's runtime's (&RT->cpu->reclaim), passed in:
+// a caller that loops reads it once.
+static inline RootFrame *reclaim_top(Reclaim *r, u32 tid) {
+  return r->roots && tid < r->threads ? r->roots[tid].head : NULL;
 }
 
-static inline void reclaim_unwind(u32 tid, RootFrame *top) {
-  if (RECLAIM_ROOTS && tid < RECLAIM_THREADS) RECLAIM_ROOTS[tid].head = top;
+static inline void reclaim_unwind(Reclaim *r, u32 tid, RootFrame *top) {
+  if (r->roots && tid < r->threads) r->roots[tid].head = top;
 }
 
 // Thread tid holds f (its term or slot) until reclaim_drop: f goes on top
 // of its list. No list (a unit test's bare pool): nothing to hold.
-static inline void reclaim_hold(u32 tid, RootFrame *f) {
-  f->up = reclaim_top(tid);
-  reclaim_unwind(tid, f);
+static inline void reclaim_hold(Reclaim *r, u32 tid, RootFrame *f) {
+  f->up = reclaim_top(r, tid);
+  reclaim_unwind(r, tid, f);
 }
 
-static inline void reclaim_drop(u32 tid, RootFrame *f) {
-  reclaim_unwind(tid, f->up);
+static inline void reclaim_drop(Reclaim *r, u32 tid, RootFrame *f) {
+  reclaim_unwind(r, tid, f->up);
 }
 
 void reclaim_init(u32 threads);   // eval_init or pool_init, the first
+// cpu_rt_close: frees what the collector holds.
+void reclaim_close(void);
+// A module that holds slots outside the root frames registers how to name
+// them (snf_init, pool_init), and one that keeps marks of heap words how
+// to forget freed ones (snf_forget): a collection calls them, so that
+// this file depends on no module above it.
+void reclaim_add_roots(ReclaimEach each);
+void reclaim_add_forget(void (*forget)(u32 lo, u64 hi));
 // From now on collections may run: the words below the top stay (the
 // book, the program's root), the rest is reclaimed when unreachable.
 // sched.c arms it for a CPU normal form and the CPU phases of a hybrid
@@ -75,23 +164,14 @@ int  reclaim_oom(u32 tid);
 // A safe point (nothing of this thread's outside the heap or its root
 // frames): parks while a collection is under way.
 void reclaim_park(u32 tid);
-static inline void reclaim_poll(u32 tid) {
-  if (atomic_load_explicit(&RECLAIM_STOP, memory_order_relaxed)) reclaim_park(tid);
+static inline void reclaim_poll(Reclaim *r, u32 tid) {
+  if (atomic_load_explicit(&r->stop, memory_order_relaxed)) reclaim_park(tid);
 }
 // Thread tid sleeps outside every task (1) or wakes (0) (pool.c).
 void reclaim_away(u32 tid, int away);
 // A host primitive starts (+1) or ends (-1): no collection meanwhile, its
 // C code holds locations no root frame names.
 void reclaim_host(int d);
-// For -s and the exhausted heap's message.
-typedef struct {
-  u64    runs;      // collections
-  u64    freed;     // words found no longer live, summed
-  u64    live;      // live words after the last one (0: none ran)
-  double secs;      // time spent collecting
-  u64    helped;    // phases of a collection a parked thread took part in
-  double fresh_ns;  // a fresh word's cost as measured (0: not measured)
-} ReclaimStats;
 ReclaimStats reclaim_stats(void);
 // The gap's factor after a collection whose walk took `walk` seconds,
 // `since` seconds after the last one ended (reclaim.c's COST_SHARE).
@@ -99,18 +179,17 @@ u64 reclaim_cost_factor(u64 factor, double walk, double since);
 // The gap's factor where a fresh word costs `fresh_ns` (reclaim.c's FRESH).
 u64 reclaim_fresh_factor(double fresh_ns);
 // A refill took the arena [at, at + n): measures a fresh word's cost on it
-// once heap_given() passes RECLAIM_PROBE (cpu_refill).
-extern u64 RECLAIM_PROBE;
+// once heap_given() passes the collector's probe (cpu_refill).
 void reclaim_probe(u32 at, u32 n);
 
 // Whether a refill must stop its run for a collection (cpu.h). Not while
 // a host primitive is in flight: no collection can run then, and each stop
 // costs the run a rebuild of its WNF stack, so a deep stack stopped every
 // gap for nothing would make the run quadratic.
-static inline int reclaim_due(void) {
-  return atomic_load_explicit(&RECLAIM_STOP, memory_order_relaxed) ||
-         (heap_given() >= RECLAIM_NEXT &&
-          atomic_load_explicit(&RECLAIM_HOSTS, memory_order_relaxed) == 0);
+static inline int reclaim_due(const Reclaim *r) {
+  return atomic_load_explicit(&r->stop, memory_order_relaxed) ||
+         (heap_given() >= r->next &&
+          atomic_load_explicit(&r->hosts, memory_order_relaxed) == 0);
 }
 
 #endif

@@ -4,7 +4,8 @@
 // WNF and stores the result back; then its first child is visited at once
 // and the others are queued, last child deepest. A stuck DP0/DP1 continues
 // into its DUP's expression slot. A slot is visited once per normalization
-// (SEEN, below): after a stuck DUP is copied, both copies share subterms.
+// (the seen set, below): after a stuck DUP is copied, both copies share
+// subterms.
 //
 // Under -T N (N > 1) every normalization is a job on the pool (pool.c),
 // unless the program has an unscoped binder (see "Stuck DUP chains"):
@@ -52,40 +53,40 @@
 
 #define FOUND 0x8000
 
-static _Atomic u16 *SEEN = NULL;
-static u32          EPOCH = 0;
-static pthread_mutex_t EPOCH_LOCK = PTHREAD_MUTEX_INITIALIZER;
+static Snf *me(void) {
+  return &RT->cpu->snf;
+}
 
-static u16 epoch_new(void) {
-  pthread_mutex_lock(&EPOCH_LOCK);
-  if (++EPOCH >= FOUND) {
-    madvise((void *)SEEN, RT->heap.cap * sizeof(u16), MADV_DONTNEED);
-    EPOCH = 1;
+static u16 epoch_new(Snf *s) {
+  pthread_mutex_lock(&s->epoch_lock);
+  if (++s->epoch >= FOUND) {
+    madvise((void *)s->seen, s->seen_words * sizeof(u16), MADV_DONTNEED);
+    s->epoch = 1;
   }
-  u16 e = (u16)EPOCH;
-  pthread_mutex_unlock(&EPOCH_LOCK);
+  u16 e = (u16)s->epoch;
+  pthread_mutex_unlock(&s->epoch_lock);
   return e;
 }
 
-// One byte per page of SEEN: whether a mark was set there since it was
-// last cleared, so that snf_forget clears only the pages the normal form
-// visited (a collection forgets every freed run; most were never seen).
+// One byte per page of the seen set (Snf.seen_dirty): whether a mark was
+// set there since it was last cleared, so that snf_forget clears only the
+// pages the normal form visited (a collection forgets every freed run;
+// most were never seen).
 #define SEEN_PAGE_WORDS (4096 / sizeof(u16))
-static u8 *SEEN_DIRTY = NULL;
 
-static void seen_dirty(u32 loc) {
-  u8 *dirty = &SEEN_DIRTY[loc / SEEN_PAGE_WORDS];
+static void seen_dirty(Snf *s, u32 loc) {
+  u8 *dirty = &s->seen_dirty[loc / SEEN_PAGE_WORDS];
   if (!__atomic_load_n(dirty, __ATOMIC_RELAXED)) __atomic_store_n(dirty, 1, __ATOMIC_RELAXED);
 }
 
-static int seen_add(Wnf *w, u32 loc, u16 ep) {
-  seen_dirty(loc);
+static int seen_add(Snf *s, Wnf *w, u32 loc, u16 ep) {
+  seen_dirty(s, loc);
   if (w->dup_mode == DUP_SOLO) {
-    if (atomic_load_explicit(&SEEN[loc], memory_order_relaxed) == ep) return 0;
-    atomic_store_explicit(&SEEN[loc], ep, memory_order_relaxed);
+    if (atomic_load_explicit(&s->seen[loc], memory_order_relaxed) == ep) return 0;
+    atomic_store_explicit(&s->seen[loc], ep, memory_order_relaxed);
     return 1;
   }
-  return atomic_exchange_explicit(&SEEN[loc], ep, memory_order_relaxed) != ep;
+  return atomic_exchange_explicit(&s->seen[loc], ep, memory_order_relaxed) != ep;
 }
 
 // Visiting a slot
@@ -118,30 +119,27 @@ static Term wnf_at(Wnf *w, u32 loc) {
 
 // Sequential normalization
 // ========================
-// A stack of slots per thread, re-entrant (a %nf inside works above the
-// caller's entries), so it is indexed, never pointed into.
+// A stack of slots per thread (per worker: the thread that reduces with
+// it), re-entrant (a %nf inside works above the caller's entries), so it
+// is indexed, never pointed into. Its chain scratch (chain_visit) too.
+// A cache line each: every thread moves its own stack's length.
 
-static _Thread_local u32 *SS     = NULL;
-static _Thread_local u32  SS_LEN = 0;
-static _Thread_local u32  SS_CAP = 0;
+typedef struct SnfWorker {
+  _Alignas(64) u32 *ss;   // the slot stack
+  u32  len;
+  u32  cap;
+  u32 *chain;             // chain_visit's links
+  u32  chain_cap;
+} SnfWorker;
 
-// Each thread's stack, for a collection's roots (snf_roots).
-typedef struct {
-  u32 **at;
-  u32  *len;
-} SlotStack;
-
-static SlotStack *STACKS = NULL;
-
-static void ss_push(u32 loc) {
-  if (SS_LEN == SS_CAP) {
-    u32  cap = SS_CAP ? SS_CAP * 2 : 4096;
-    u32 *ns  = realloc(SS, (size_t)cap * sizeof(u32));
+static void ss_push(SnfWorker *k, u32 loc) {
+  if (k->len == k->cap) {
+    u32  cap = k->cap ? k->cap * 2 : 4096;
+    u32 *ns  = realloc(k->ss, (size_t)cap * sizeof(u32));
     if (!ns) eval_die("out of memory in the normalizer");
-    SS = ns; SS_CAP = cap;
-    STACKS[pool_tid()] = (SlotStack){ &SS, &SS_LEN };
+    k->ss = ns; k->cap = cap;
   }
-  SS[SS_LEN++] = loc;
+  k->ss[k->len++] = loc;
 }
 
 // Stuck DUP chains
@@ -169,38 +167,38 @@ static void ss_push(u32 loc) {
 // again (a variable still free) and the normalization runs in that order,
 // on one thread (tests/golden/unscoped_late_bind.hvm4).
 
+// Per thread: the normalization this thread is inside (cpu.h).
 _Thread_local u16 SNF_STUCK_EP = 0;
 _Thread_local u32 SNF_JOB      = POOL_ANY;
-static int        UNSCOPED     = 0;   // parse_unscoped(): parsed before snf_init
 
 static Term load(u32 loc) {
   return __atomic_load_n(&RT->heap.at[loc], __ATOMIC_ACQUIRE);
 }
 
 // Whether slot d carries mark m, or m | FOUND.
-static int marked(u32 d, u16 m) {
-  u16 s = atomic_load_explicit(&SEEN[d], memory_order_relaxed);
-  return s == m || s == (m | FOUND);
+static int marked(Snf *s, u32 d, u16 m) {
+  u16 e = atomic_load_explicit(&s->seen[d], memory_order_relaxed);
+  return e == m || e == (m | FOUND);
 }
 
 // Whether DUP slot d, holding c (no SUB, not BUSY), is known stuck under
 // key m (an epoch, or an epoch | FOUND in a pool task): the normalization
 // reduced it (c is its WNF) and c is neutral (a variable still free, a
 // stuck DP0/DP1 or application).
-static int slot_stuck(u32 d, Term c, u16 m) {
-  if (!marked(d, m)) return 0;
+static int slot_stuck(Snf *s, u32 d, Term c, u16 m) {
+  if (!marked(s, d, m)) return 0;
   if (TAG(c) == VAR) {
     Term b = load(VAL(c));
     return !IS_SUB(b) && b != BUSY;
   }
-  return !UNSCOPED && !is_whnf(TAG(c));
+  return !s->unscoped && !is_whnf(TAG(c));
 }
 
 // Only links and stuck applications are worth a look: a variable is one
-// step away, and SEEN is not read for every DUP a program makes.
+// step away, and the seen set is not read for every DUP a program makes.
 int snf_stuck(u32 loc, Term c) {
   u32 tc = TAG(c);
-  return (tc == DP0 || tc == DP1 || tc == APP) && slot_stuck(loc, c, SNF_STUCK_EP);
+  return (tc == DP0 || tc == DP1 || tc == APP) && slot_stuck(me(), loc, c, SNF_STUCK_EP);
 }
 
 // The head of t's application spine.
@@ -212,7 +210,7 @@ static Term spine_head(Term t) {
 // Whether t is known to be stuck under key m without reducing it, looking
 // `hops` DUPs deep: its head is a free variable, or a DP0/DP1 of a DUP slot
 // this normalization already reduced to a neutral term (not a value).
-static int stuck_within(Term t, u16 m, u32 hops) {
+static int stuck_within(Snf *s, Term t, u16 m, u32 hops) {
   for (u32 h = 0; h < hops; h++) {
     t = spine_head(t);
     u32 tag = TAG(t);
@@ -223,14 +221,14 @@ static int stuck_within(Term t, u16 m, u32 hops) {
     if (tag != DP0 && tag != DP1) return 0;
     Term c = load(VAL(t));
     if (c == BUSY || IS_SUB(c)) return 0;
-    if (slot_stuck(VAL(t), c, m)) return 1;
+    if (slot_stuck(s, VAL(t), c, m)) return 1;
     t = c;
   }
   return 0;
 }
 
-static int known_stuck(Term t, u16 m) {
-  return stuck_within(t, m, 2);
+static int known_stuck(Snf *s, Term t, u16 m) {
+  return stuck_within(s, t, m, 2);
 }
 
 // Whether t's head is a DP0/DP1 whose DUP copies a free variable, or a
@@ -247,19 +245,16 @@ static int chain_link(Term t) {
   return 1;
 }
 
-static _Thread_local u32 *CHAIN     = NULL;
-static _Thread_local u32  CHAIN_CAP = 0;
-
 // Marks the unmarked DUP slots below t's head with m, bottom up, when they
 // form a chain of copies down to a free variable (each then stuck in O(1)),
 // and turns the memo on.
 // A DUP may come to hold one of its own copies (two copies given one label
 // by a self-applied λ&f): the walk keeps a checkpoint slot, moved at each
 // power of two (Brent), and a chain that comes back to it is a cycle, not
-// a chain down to a variable, so nothing is marked.
-static void chain_visit(Wnf *w, Term t, u16 m) {
+// a chain down to a variable, so nothing is marked. The walk, from t's
+// head, a DP0/DP1 (chain_visit).
+static __attribute__((noinline)) void chain_walk(Snf *s, SnfWorker *k, Wnf *w, Term t, u16 m) {
   u32 n = 0, mark = 0, next_mark = 1;
-  t = spine_head(t);
   while (TAG(t) == DP0 || TAG(t) == DP1) {
     u32  d  = VAL(t);
     if (n > 0 && d == mark) return;
@@ -267,14 +262,14 @@ static void chain_visit(Wnf *w, Term t, u16 m) {
     Term c  = load(d);
     u32  tc = TAG(c);
     // only links (a copy of a variable): their slots have nothing to visit
-    if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1) || marked(d, m)) break;
-    if (n == CHAIN_CAP) {
-      u32  cap = CHAIN_CAP ? CHAIN_CAP * 2 : 256;
-      u32 *nc  = realloc(CHAIN, (size_t)cap * sizeof(u32));
+    if (c == BUSY || IS_SUB(c) || (tc != VAR && tc != DP0 && tc != DP1) || marked(s, d, m)) break;
+    if (n == k->chain_cap) {
+      u32  cap = k->chain_cap ? k->chain_cap * 2 : 256;
+      u32 *nc  = realloc(k->chain, (size_t)cap * sizeof(u32));
       if (!nc) return;   // an optimization: not needed to go on
-      CHAIN = nc; CHAIN_CAP = cap;
+      k->chain = nc; k->chain_cap = cap;
     }
-    CHAIN[n++] = d;
+    k->chain[n++] = d;
     t = c;
   }
   // The last link must copy what leaves nothing to visit: a free variable,
@@ -283,31 +278,39 @@ static void chain_visit(Wnf *w, Term t, u16 m) {
   // are still to normalize: marking the links above it seen left them
   // unreduced (a redex printed, a runtime error missed:
   // tests/golden/dup_chain_stuck_app.hvm4).
-  if (n == 0 || !stuck_within(t, m, 1)) return;
+  if (n == 0 || !stuck_within(s, t, m, 1)) return;
   SNF_STUCK_EP = m;
   while (n > 0) {
-    u32 d = CHAIN[--n];
-    if (!known_stuck(load(d), m)) return;
-    seen_add(w, d, m);
+    u32 d = k->chain[--n];
+    if (!known_stuck(s, load(d), m)) return;
+    seen_add(s, w, d, m);
   }
+}
+
+// Inline: every visit asks, and few heads are a DP0/DP1.
+static inline void chain_visit(Snf *s, SnfWorker *k, Wnf *w, Term t, u16 m) {
+  t = spine_head(t);
+  if (TAG(t) == DP0 || TAG(t) == DP1) chain_walk(s, k, w, t, m);
 }
 
 // Returns 1 when, with effects held (eval_hold_effects), a slot's reduction
 // stopped at one: that slot is left as it is, its children unvisited.
 static int snf_seq(Wnf *w, u32 root, u16 ep) {
-  u16 up   = SNF_STUCK_EP;   // a %nf inside runs its own normalization
-  u32 base = SS_LEN;
-  int held = 0;
-  int memo = !eval_lazy();   // the lazy core reads a stuck DUP again, as
-                             // HVM4, whose copies may then differ
-  SNF_STUCK_EP = 0;          // on at the first stuck DUP met
-  ss_push(root);
-  while (SS_LEN > base) {
-    u32 loc = SS[--SS_LEN];
-    while (seen_add(w, loc, ep)) {
+  Snf       *s    = me();
+  SnfWorker *k    = &s->workers[pool_tid()];
+  u16        up   = SNF_STUCK_EP;   // a %nf inside runs its own normalization
+  u32        base = k->len;
+  int        held = 0;
+  int        memo = !eval_lazy();   // the lazy core reads a stuck DUP again,
+                                    // as HVM4, whose copies may then differ
+  SNF_STUCK_EP = 0;                 // on at the first stuck DUP met
+  ss_push(k, root);
+  while (k->len > base) {
+    u32 loc = k->ss[--k->len];
+    while (seen_add(s, w, loc, ep)) {
       Term t   = load(loc);
-      if (memo) chain_visit(w, t, ep);
-      if (!memo || !known_stuck(t, ep)) t = wnf_at(w, loc);
+      if (memo) chain_visit(s, k, w, t, ep);
+      if (!memo || !known_stuck(s, t, ep)) t = wnf_at(w, loc);
       if (eval_held_stop()) {
         held = 1;
         break;
@@ -320,7 +323,7 @@ static int snf_seq(Wnf *w, u32 root, u16 ep) {
       }
       u32 ari = term_arity(t);
       if (ari == 0) break;
-      for (u32 i = ari; i > 1; i--) ss_push(VAL(t) + i - 1);
+      for (u32 i = ari; i > 1; i--) ss_push(k, VAL(t) + i - 1);
       loc = VAL(t);
     }
   }
@@ -359,7 +362,7 @@ typedef struct {
   _Atomic u64              done;
 } Count;
 
-typedef struct {
+typedef struct Job {
   u16             ep;
   _Atomic int     stop;      // stopped early (snf_at_until): tasks end
   _Atomic int     found;     // a task marked a stuck DUP: the memo is on
@@ -372,23 +375,19 @@ typedef struct {
   u32             nleft, lcap;
 } Job;
 
-// Job slots: tasks name their job by slot. A thread that finds none free
-// normalizes alone (jobs nest only through %nf inside a normalization).
+// Job slots (Snf.jobs): tasks name their job by slot. A thread that finds
+// none free normalizes alone (jobs nest only through %nf inside a
+// normalization).
 #define MAX_JOBS 1024
 
-static Job            *JOBS     = NULL;
-static u32            *JOB_FREE = NULL;   // free slots, a stack
-static u32             JOB_NFREE = 0;
-static pthread_mutex_t JOB_LOCK = PTHREAD_MUTEX_INITIALIZER;
-
-static Job *job_new(u32 *slot) {
-  pthread_mutex_lock(&JOB_LOCK);
+static Job *job_new(Snf *s, u32 *slot) {
+  pthread_mutex_lock(&s->job_lock);
   Job *job = NULL;
-  if (JOB_NFREE > 0) {
-    *slot = JOB_FREE[--JOB_NFREE];
-    job   = &JOBS[*slot];
+  if (s->job_nfree > 0) {
+    *slot = s->job_free[--s->job_nfree];
+    job   = &s->jobs[*slot];
   }
-  pthread_mutex_unlock(&JOB_LOCK);
+  pthread_mutex_unlock(&s->job_lock);
   if (!job) return NULL;
   Count *cnt = job->cnt;
   for (u32 i = 0; i < pool_size(); i++) {
@@ -400,16 +399,16 @@ static Job *job_new(u32 *slot) {
   return job;
 }
 
-static void job_free(u32 slot) {
-  Job *job = &JOBS[slot];
+static void job_free(Snf *s, u32 slot) {
+  Job *job = &s->jobs[slot];
   free(job->dups);
   free(job->left);
   job->dups = NULL; job->ndup  = 0;   // no longer a collection's roots
   job->left = NULL; job->nleft = 0;
   pthread_mutex_destroy(&job->lock);
-  pthread_mutex_lock(&JOB_LOCK);
-  JOB_FREE[JOB_NFREE++] = slot;
-  pthread_mutex_unlock(&JOB_LOCK);
+  pthread_mutex_lock(&s->job_lock);
+  s->job_free[s->job_nfree++] = slot;
+  pthread_mutex_unlock(&s->job_lock);
 }
 
 // Appends d to a job's list (*v, *n, *cap) under its lock.
@@ -461,9 +460,10 @@ static void task_push(Job *job, u32 slot, u32 x) {
 // Runs a task: a slot's visit and its first descendants (the other
 // children are queued).
 void snf_task(Wnf *w, u64 task) {
+  Snf *s    = me();
   u32  slot = POOL_KIND(task);
   u32  loc  = (u32)task;
-  Job *job  = &JOBS[slot];
+  Job *job  = &s->jobs[slot];
   u16  ep   = job->ep;
   u16  m    = ep | FOUND;
   u16  up   = SNF_STUCK_EP;   // this thread may be inside another normalization
@@ -475,17 +475,17 @@ void snf_task(Wnf *w, u64 task) {
     if (atomic_load_explicit(&job->stop, memory_order_relaxed)) {
       // Stopped (the device takes over): this slot and what hangs from
       // it are the device's, unless another task visits it meanwhile.
-      if (atomic_load_explicit(&SEEN[loc], memory_order_relaxed) != ep) {
+      if (atomic_load_explicit(&s->seen[loc], memory_order_relaxed) != ep) {
         job_list_add(job, &job->left, &job->nleft, &job->lcap, loc);
       }
       break;
     }
-    if (!seen_add(w, loc, ep)) break;
+    if (!seen_add(s, w, loc, ep)) break;
     Term t = load(loc);
     if (chain_link(t)) {
       // marked bottom up, visited by the sequential phase (see above)
-      chain_visit(w, t, m);
-      atomic_store_explicit(&SEEN[loc], 0, memory_order_relaxed);
+      chain_visit(s, &s->workers[pool_tid()], w, t, m);
+      atomic_store_explicit(&s->seen[loc], 0, memory_order_relaxed);
       job_dup(job, loc);
       break;
     }
@@ -497,8 +497,8 @@ void snf_task(Wnf *w, u64 task) {
     }
     u32  tag = TAG(v);
     if (tag == DP0 || tag == DP1) {
-      seen_dirty(VAL(v));
-      atomic_store_explicit(&SEEN[VAL(v)], m, memory_order_relaxed);
+      seen_dirty(s, VAL(v));
+      atomic_store_explicit(&s->seen[VAL(v)], m, memory_order_relaxed);
       SNF_STUCK_EP = m;
       job_dup(job, VAL(v));
       break;
@@ -515,10 +515,9 @@ void snf_task(Wnf *w, u64 task) {
   count_add(&job->cnt[pool_tid()].done, 1);   // the last touch of job
 }
 
-static Job *POLLED;   // the job whose yield is being polled (snf_made)
-
 u64 snf_made(void) {
-  return POLLED ? job_made(POLLED) : 0;
+  Job *job = me()->polled;   // the job whose yield is being polled
+  return job ? job_made(job) : 0;
 }
 
 // Works on the pool until `job` (in slot `slot`) is done; then the job no
@@ -527,17 +526,19 @@ u64 snf_made(void) {
 // meanwhile: a task of an enclosing job may reach that slot and would wait
 // on it forever. With `yield`, it polls whether to stop the job early.
 static void job_finish(Wnf *w, Job *job, u32 slot, int (*yield)(void)) {
-  u32 idle = 0;
-  u32 only = eval_holding() ? slot : POOL_ANY;
-  u32 poll = 0;
+  Snf     *s    = me();
+  Reclaim *r    = &RT->cpu->reclaim;
+  u32      idle = 0;
+  u32      only = eval_holding() ? slot : POOL_ANY;
+  u32      poll = 0;
   eval_nest(1);
   for (;;) {
     u64 t;
-    reclaim_poll(pool_tid());   // between tasks: a safe point
+    reclaim_poll(r, pool_tid());   // between tasks: a safe point
     if (yield && (++poll & 7) == 0 && !atomic_load(&job->stop)) {
-      POLLED = job;
+      s->polled = job;
       if (yield()) atomic_store(&job->stop, 1);
-      POLLED = NULL;
+      s->polled = NULL;
     }
     if (pool_find_for(only, &t)) {
       pool_run(w, t);
@@ -567,24 +568,19 @@ static void job_wait(Wnf *w, Job *job, u32 slot, u32 root, int (*yield)(void)) {
   job_finish(w, job, slot, yield);
 }
 
-// What the last stopped job left (snf_left).
-static struct {
-  u32 *slots;
-  u32  n;
-  int  dups;
-} LEFT;
-
 const u32 *snf_left(u32 *n, int *dups) {
-  *n    = LEFT.n;
-  *dups = LEFT.dups;
-  return LEFT.slots;
+  Snf *s = me();
+  *n    = s->nleft;
+  *dups = s->left_dups;
+  return s->left;
 }
 
 // 1 when yield stopped it early (snf_at_until).
 static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
+  Snf *s   = me();
   u32  slot;
-  Job *job = job_new(&slot);
-  u16  ep  = epoch_new();
+  Job *job = job_new(s, &slot);
+  u16  ep  = epoch_new(s);
   if (!job) {
     snf_seq(w, root, ep);
     return 0;
@@ -596,12 +592,12 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
   if (atomic_load(&job->stop) && !atomic_load(&job->held)) {
     // the rest is the device's: no thread may touch the heap meanwhile
     pool_halt();
-    free(LEFT.slots);
-    LEFT.slots = job->left;
-    LEFT.n     = job->nleft;
-    LEFT.dups  = job->ndup > 0;
-    job->left  = NULL;
-    job_free(slot);
+    free(s->left);
+    s->left      = job->left;
+    s->nleft     = job->nleft;
+    s->left_dups = job->ndup > 0;
+    job->left    = NULL;
+    job_free(s, slot);
     return 1;
   }
   // stuck DUPs, alone (see the top of this file), in the order tasks
@@ -613,79 +609,111 @@ static int snf_par(Wnf *w, u32 root, int (*yield)(void)) {
     if (!IS_SUB(RT->heap.at[d])) held = snf_seq(w, d, ep);
   }
   eval_hold_effects(0);
-  job_free(slot);
+  job_free(s, slot);
   // the one-thread replay: what was done stays done, and the walk meets the
   // held effects and errors in one thread's order
-  if (held) snf_seq(w, root, epoch_new());
+  if (held) snf_seq(w, root, epoch_new(s));
   return 0;
 }
 
 // Collections
 // ===========
 
-void snf_roots(void (*root)(u32 loc)) {
-  if (!STACKS) return;   // before snf_init: no normalizer yet
-  for (u32 i = 0; i < pool_size(); i++) {
-    if (!STACKS[i].at) continue;
-    u32 *ss = *STACKS[i].at;
-    for (u32 k = 0; k < *STACKS[i].len; k++) root(ss[k]);
+// For a collection (reclaim.c, every thread parked): each slot the
+// normalizer holds (its slot stacks, the stuck DUPs its jobs left for the
+// sequential phase) to `root` (registered with the collector by snf_init).
+static void snf_roots(ReclaimRoot root) {
+  Snf *s = me();
+  for (u32 i = 0; i < s->nworkers; i++) {
+    SnfWorker *k = &s->workers[i];
+    for (u32 j = 0; j < k->len; j++) root(k->ss[j]);
   }
-  for (u32 j = 0; j < MAX_JOBS; j++) {
-    for (u32 k = 0; k < JOBS[j].ndup; k++) root(JOBS[j].dups[k]);
-    for (u32 k = 0; k < JOBS[j].nleft; k++) root(JOBS[j].left[k]);
+  for (u32 j = 0; s->jobs && j < MAX_JOBS; j++) {
+    for (u32 k = 0; k < s->jobs[j].ndup; k++) root(s->jobs[j].dups[k]);
+    for (u32 k = 0; k < s->jobs[j].nleft; k++) root(s->jobs[j].left[k]);
   }
 }
 
 // A freed word's mark would say a slot reused there was visited (or found
-// stuck) by this normalization. Whole pages are given back (they read as
-// zero), the ends cleared.
-void snf_forget(u32 lo, u64 hi) {
-  if (!SEEN || lo >= hi) return;
+// stuck) by this normalization: the words [lo, hi), freed, are forgotten.
+// Whole pages are given back (they read as zero), the ends cleared.
+static void snf_forget(u32 lo, u64 hi) {
+  Snf *s = me();
+  if (!s->seen || lo >= hi) return;
   const u64 page = SEEN_PAGE_WORDS;
   for (u64 p = lo / page; p * page < hi; p++) {
-    if (!SEEN_DIRTY[p]) continue;
+    if (!s->seen_dirty[p]) continue;
     u64 a = p * page > lo ? p * page : lo;
     u64 b = (p + 1) * page < hi ? (p + 1) * page : hi;
     if (a == p * page && b == (p + 1) * page) {
-      madvise((void *)(SEEN + a), page * sizeof(u16), MADV_DONTNEED);
-      SEEN_DIRTY[p] = 0;
+      madvise((void *)(s->seen + a), page * sizeof(u16), MADV_DONTNEED);
+      s->seen_dirty[p] = 0;
     } else {
-      memset((void *)(SEEN + a), 0, (b - a) * sizeof(u16));
+      memset((void *)(s->seen + a), 0, (b - a) * sizeof(u16));
     }
   }
 }
 
 void snf_init(void) {
-  SEEN = mmap(NULL, RT->heap.cap * sizeof(u16), PROT_READ | PROT_WRITE,
-              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  SEEN_DIRTY = calloc(RT->heap.cap / SEEN_PAGE_WORDS + 1, 1);
-  if (SEEN == MAP_FAILED || !SEEN_DIRTY) {
+  Snf *s = me();
+  reclaim_add_roots(snf_roots);
+  reclaim_add_forget(snf_forget);
+  void *seen = mmap(NULL, RT->heap.cap * sizeof(u16), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (seen == MAP_FAILED) {
     eval_fatal("hvm4g: ", "cannot reserve the normalizer's seen set");
   }
-  UNSCOPED = parse_unscoped();
+  s->seen       = seen;
+  s->seen_words = RT->heap.cap;
+  s->seen_dirty = calloc(RT->heap.cap / SEEN_PAGE_WORDS + 1, 1);
+  if (!s->seen_dirty) {
+    eval_fatal("hvm4g: ", "cannot reserve the normalizer's seen set");
+  }
+  s->unscoped = parse_unscoped();
   pool_init(RT->cpu->conf.threads, eval_workers(), RT->cpu->conf.sparks, snf_task, eval_spark);
   u32 n = pool_size();
-  JOBS     = calloc(MAX_JOBS, sizeof(Job));
-  JOB_FREE = calloc(MAX_JOBS, sizeof(u32));
-  Count *cnt = aligned_alloc(64, (size_t)MAX_JOBS * n * sizeof(Count));
-  if (!JOBS || !JOB_FREE || !cnt) {
+  s->jobs     = calloc(MAX_JOBS, sizeof(Job));
+  s->job_free = calloc(MAX_JOBS, sizeof(u32));
+  s->counts   = aligned_alloc(64, (size_t)MAX_JOBS * n * sizeof(Count));
+  s->workers  = aligned_alloc(64, n * sizeof(SnfWorker));
+  if (!s->jobs || !s->job_free || !s->counts || !s->workers) {
     eval_fatal("hvm4g: ", "out of memory");
   }
-  STACKS = calloc(n, sizeof(SlotStack));
-  if (!STACKS) {
-    fprintf(stderr, "Error: out of memory\n");
-    exit(1);
-  }
+  memset(s->workers, 0, n * sizeof(SnfWorker));
+  s->nworkers = n;
+  Count *cnt  = s->counts;
   for (u32 j = 0; j < MAX_JOBS; j++) {
-    JOBS[j].cnt = cnt + (size_t)j * n;
-    JOB_FREE[j] = MAX_JOBS - 1 - j;
+    s->jobs[j].cnt = cnt + (size_t)j * n;
+    s->job_free[j] = MAX_JOBS - 1 - j;
   }
-  JOB_NFREE = MAX_JOBS;
+  s->job_nfree = MAX_JOBS;
+}
+
+void snf_close(void) {
+  Snf *s = me();
+  for (u32 j = 0; s->jobs && j < MAX_JOBS; j++) {
+    free(s->jobs[j].dups);
+    free(s->jobs[j].left);
+  }
+  for (u32 i = 0; s->workers && i < s->nworkers; i++) {
+    free(s->workers[i].ss);
+    free(s->workers[i].chain);
+  }
+  if (s->seen) munmap((void *)s->seen, s->seen_words * sizeof(u16));
+  free(s->seen_dirty);
+  free(s->jobs);
+  free(s->job_free);
+  free(s->counts);
+  free(s->workers);
+  free(s->left);
+  s->seen     = NULL; s->seen_dirty = NULL; s->jobs = NULL; s->job_free = NULL;
+  s->counts   = NULL; s->workers    = NULL; s->left = NULL;
+  s->nworkers = 0;    s->nleft      = 0;    s->job_nfree = 0;
 }
 
 int snf_at_until(u32 loc, int (*yield)(void)) {
   pool_resume();
-  if (pool_size() <= 1 || RT->cpu->conf.debug || UNSCOPED || eval_lazy()) {
+  if (pool_size() <= 1 || RT->cpu->conf.debug || me()->unscoped || eval_lazy()) {
     snf_at(loc);
     return 0;
   }
@@ -694,15 +722,16 @@ int snf_at_until(u32 loc, int (*yield)(void)) {
 
 void snf_at(u32 loc) {
   Wnf *w = eval_self();
+  Snf *s = me();
   if (RT->cpu->conf.debug && step_begin(loc)) {
-    snf_seq(w, loc, epoch_new());
+    snf_seq(w, loc, epoch_new(s));
     step_end();
     return;
   }
   pool_resume();
-  if (pool_size() > 1 && !UNSCOPED && !eval_lazy()) {
+  if (pool_size() > 1 && !s->unscoped && !eval_lazy()) {
     snf_par(w, loc, NULL);
   } else {
-    snf_seq(w, loc, epoch_new());
+    snf_seq(w, loc, epoch_new(s));
   }
 }

@@ -4,9 +4,33 @@
 #ifndef HVM4G_SNF_H
 #define HVM4G_SNF_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include "core/core.h"
 
+// The normalizer's state, a runtime's (RT->cpu->snf; snf.c).
+typedef struct {
+  _Atomic u16      *seen;        // per heap word: the epoch of its last visit
+  u64               seen_words;  // words it was reserved for
+  u8               *seen_dirty;  // per page of seen: a mark was set there
+  u32               epoch;       // the last normalization's
+  pthread_mutex_t   epoch_lock;
+  int               unscoped;    // the program has an unscoped binder
+  struct SnfWorker *workers;     // per thread: its slot stack, its chain
+  u32               nworkers;
+  struct Job       *jobs;        // job slots (snf.c's MAX_JOBS)
+  u32              *job_free;    // free slots, a stack
+  u32               job_nfree;
+  pthread_mutex_t   job_lock;
+  void             *counts;      // the jobs' per-thread counters, one block
+  struct Job       *polled;      // the job whose yield is polled (snf_made)
+  u32              *left;        // what the last stopped job left (snf_left)
+  u32               nleft;
+  int               left_dups;
+} Snf;
+
 void snf_init(void);        // after the workers exist (eval_init)
+void snf_close(void);       // cpu_rt_close: frees what snf_init made
 void snf_at(u32 loc);       // strong normal form of RT->heap.at[loc], in place
 // The same on the -T pool, stopping early at task boundaries once yield()
 // says so (the device takes over: gpu_take_over), polled every 8 tasks
@@ -23,11 +47,5 @@ u64  snf_made(void);
 // for the sequential phase, which a later snf_at(loc) runs.
 const u32 *snf_left(u32 *n, int *dups);
 void snf_task(Wnf *w, u64 task);   // runs a job's task (pool.c)
-// For a collection (reclaim.c, every thread parked): each slot the
-// normalizer holds (its slot stacks, the stuck DUPs its jobs left for the
-// sequential phase) to `root`; snf_forget drops the seen set's marks of
-// the words [lo, hi), freed.
-void snf_roots(void (*root)(u32 loc));
-void snf_forget(u32 lo, u64 hi);
 
 #endif

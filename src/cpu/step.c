@@ -97,11 +97,10 @@ static const char *rule_name(u32 rule) {
 // Stepping
 // ========
 
-static u32 ROOT = 0;   // the term printed after each step; 0: not stepping
-
 int step_begin(u32 root) {
-  if (ROOT) return 0;
-  ROOT = root;
+  Step *s = &RT->cpu->step;
+  if (s->root) return 0;
+  s->root = root;
   if (!RT->cpu->conf.silent) {
     print_term(stdout, RT->heap.at[root]);
     putchar('\n');
@@ -110,7 +109,7 @@ int step_begin(u32 root) {
 }
 
 void step_end(void) {
-  ROOT = 0;
+  RT->cpu->step.root = 0;
 }
 
 // A budget of one interaction per eval_wnf call.
@@ -122,12 +121,13 @@ void step_wnf_at(Wnf *w, u32 loc) {
     w->budget = ~0ull;
     RT->heap.at[loc] = r;
     if (w->itrs == before) return;
-    if (!RT->cpu->conf.silent && ROOT) {
+    u32 root = RT->cpu->step.root;
+    if (!RT->cpu->conf.silent && root) {
       const char *name = rule_name(w->rule);
       for (int i = 0; i < 40; i++) putchar('-');
       if (name) printf(" %s", name);
       putchar('\n');
-      print_term(stdout, RT->heap.at[ROOT]);
+      print_term(stdout, RT->heap.at[root]);
       putchar('\n');
     }
   }

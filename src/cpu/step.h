@@ -6,6 +6,11 @@
 
 #include "core/core.h"
 
+// -D's state, a runtime's (RT->cpu->step).
+typedef struct {
+  u32 root;   // the term printed after each step; 0: not stepping
+} Step;
+
 // Starts stepping from RT->heap.at[root] (printed now, and after every step) and
 // returns 1; 0, doing nothing, when a stepping run is already on.
 int  step_begin(u32 root);

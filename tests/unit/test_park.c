@@ -7,6 +7,8 @@
 #include "cpu/cpu.h"
 #include "cpu/pool.h"
 #include "check.h"
+#include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 #define TASKS 64
 
@@ -41,6 +43,7 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
+  cpu_rt_open();
   for (u32 i = 0; i < 3; i++) cpu_wnf_init(&WK[i].w, 1u << 10);
   pool_init(3, WK, 4, run_job, run_spark);
   pool_wake();   // a job in progress: the pool's threads look for tasks

@@ -11,6 +11,7 @@
 #include "cpu/pool.h"
 #include "check.h"
 #include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 static PoolWorker WK[2];
 static u64 RAN_JOB   = 0;   // the last task each callback ran (0: none)
@@ -24,6 +25,7 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
+  cpu_rt_open();
   for (u32 i = 0; i < 2; i++) cpu_wnf_init(&WK[i].w, 1u << 10);
   pool_init(2, WK, 4, run_job, run_spark);
   Wnf *w = &WK[0].w;

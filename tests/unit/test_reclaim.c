@@ -31,7 +31,7 @@ static u64 scribble(void) {
   u64 words = 0;
   u32 got;
   u32 at;
-  while ((at = heap_take(1, RECLAIM_ARENA, &got)) != 0) {
+  while ((at = heap_take(1, RT->cpu->reclaim.arena, &got)) != 0) {
     for (u32 i = 0; i < got; i++) RT->heap.at[at + i] = TERM(NUM, 0, 0xDEAD);
     words += got;
   }
@@ -43,6 +43,8 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
+  cpu_rt_open();
+  Reclaim *rc = &RT->cpu->reclaim;
   RT->cpu->conf.threads     = 1;
   RT->cpu->conf.reclaim_gap = 4096;   // arenas and chunks of 4096 words
   eval_init();
@@ -88,10 +90,10 @@ int main(void) {
   Term root_pair = pair, root_chain = chain, root_stuck = stuck;
   RootFrame f1 = { &root_pair, 0, NULL }, f2 = { &root_chain, 0, NULL };
   RootFrame f3 = { &root_stuck, 0, NULL }, f4 = { NULL, held, NULL };
-  reclaim_hold(tid, &f1);
-  reclaim_hold(tid, &f2);
-  reclaim_hold(tid, &f3);
-  reclaim_hold(tid, &f4);
+  reclaim_hold(rc, tid, &f1);
+  reclaim_hold(rc, tid, &f2);
+  reclaim_hold(rc, tid, &f3);
+  reclaim_hold(rc, tid, &f4);
 
   u64 top = heap_used();
   CHECK(reclaim_oom(tid) != 0);
@@ -119,10 +121,10 @@ int main(void) {
   CHECK(TAG(add) == OP2 && RT->heap.at[VAL(add) + 1] == TERM(NUM, 0, 4));
 
   // Dropping the frames makes their graphs garbage at the next collection.
-  reclaim_drop(tid, &f4);
-  reclaim_drop(tid, &f3);
-  reclaim_drop(tid, &f2);
-  reclaim_drop(tid, &f1);
+  reclaim_drop(rc, tid, &f4);
+  reclaim_drop(rc, tid, &f3);
+  reclaim_drop(rc, tid, &f2);
+  reclaim_drop(rc, tid, &f1);
   u64 x;
   while (pool_find(POOL_ANY, &x)) {}
   CHECK(reclaim_oom(tid) != 0);
@@ -136,7 +138,7 @@ int main(void) {
   reclaim_disarm();
   RT->cpu->conf.reclaim_gap = 64;
   reclaim_arm();
-  CHECK(RECLAIM_ARENA >= 2 * WNF_RESERVE);
+  CHECK(rc->arena >= 2 * WNF_RESERVE);
   u32 keep = nodes(1);
   u32 lst2 = nodes(40000);
   for (u32 i = 0; i + 1 < 40000; i++) RT->heap.at[lst2 + i] = TERM(C00 + 1, 1, lst2 + i + 1);
@@ -153,9 +155,9 @@ int main(void) {
     link = next;
   }
   RootFrame fk = { NULL, keep, NULL };
-  reclaim_hold(tid, &fk);
+  reclaim_hold(rc, tid, &fk);
   CHECK(reclaim_oom(tid) != 0);
-  CHECK(RECLAIM_NEXT - heap_given() >= 40000 / 4);
+  CHECK(rc->next - heap_given() >= 40000 / 4);
   u64 top2 = heap_used();
   u32 got2, short_chunks = 0, chunks = 0, at2;
   while ((at2 = heap_take(WNF_RESERVE, WNF_RESERVE, &got2)) != 0 && at2 < top2) {
@@ -164,7 +166,7 @@ int main(void) {
   }
   CHECK(chunks >= 1 && short_chunks == 0);
   CHECK(RT->heap.at[link] == TERM(C00 + 1, 1, lst2) && RT->heap.at[lst2 + 39999] == TERM(NUM, 0, 0));
-  reclaim_drop(tid, &fk);
+  reclaim_drop(rc, tid, &fk);
   RT->cpu->conf.reclaim_gap = 4096;
 
   // A host primitive in flight: no collection can run, so the gap does not
@@ -172,17 +174,17 @@ int main(void) {
   // collection runs; once the primitive returns, the due one does.
   u64 runs = reclaim_stats().runs;
   reclaim_host(1);
-  RECLAIM_NEXT = heap_given();
-  CHECK(!reclaim_due());
+  rc->next = heap_given();
+  CHECK(!reclaim_due(rc));
   CHECK(reclaim_oom(tid) == 2);
   CHECK(reclaim_stats().runs == runs);
-  CHECK(RECLAIM_NEXT > heap_given());
+  CHECK(rc->next > heap_given());
   reclaim_host(-1);
-  RECLAIM_NEXT = heap_given();
-  CHECK(reclaim_due());
+  rc->next = heap_given();
+  CHECK(reclaim_due(rc));
   CHECK(reclaim_oom(tid) == 2);
   CHECK(reclaim_stats().runs == runs + 1);
-  CHECK(!reclaim_due());
+  CHECK(!reclaim_due(rc));
 
   // A heap whose words are all live leaves no room: 0, the end of the run.
   reclaim_disarm();
@@ -194,10 +196,10 @@ int main(void) {
   RT->heap.at[lst + fill - 1] = TERM(NUM, 0, 0);
   RT->heap.at[big] = TERM(C00 + 1, 1, lst);
   RootFrame fb = { NULL, big, NULL };
-  reclaim_hold(tid, &fb);
-  RECLAIM_NEXT = ~0ull;   // not due: the heap is full
+  reclaim_hold(rc, tid, &fb);
+  rc->next = ~0ull;   // not due: the heap is full
   CHECK(reclaim_oom(tid) == 0);
-  reclaim_drop(tid, &fb);
+  reclaim_drop(rc, tid, &fb);
 
   // The gap's cost factor: a walk over a sixteenth of the time since the
   // last collection doubles it (up to its cap), one under a sixty-fourth

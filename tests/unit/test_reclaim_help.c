@@ -107,7 +107,7 @@ static u64 build(u32 words, int live_top) {
       FRAME_TERMS[t][k] = some_term();
       f->term = k % 3 == 0 ? NULL : &FRAME_TERMS[t][k];
       f->loc  = k % 2 == 0 && SLOT_N ? SLOTS[rnd() % SLOT_N] : 0;
-      reclaim_hold(t, f);
+      reclaim_hold(&RT->cpu->reclaim, t, f);
     }
   }
   if (live_top) {
@@ -122,7 +122,7 @@ static u64 build(u32 words, int live_top) {
 
 static void drop_frames(void) {
   for (u32 t = 0; t < THREADS; t++) {
-    for (u32 k = 8; k-- > 0;) reclaim_drop(t, &FRAMES[t][k]);
+    for (u32 k = 8; k-- > 0;) reclaim_drop(&RT->cpu->reclaim, t, &FRAMES[t][k]);
   }
 }
 
@@ -148,7 +148,7 @@ static u64 ref_mark(u64 base, u64 top) {
   u64 n = 0;
   for (u64 i = 1; i < base; i++) ref_trace(RT->heap.at[i], base, top, &n);
   for (u32 t = 0; t < THREADS; t++) {
-    for (RootFrame *f = reclaim_top(t); f; f = f->up) {
+    for (RootFrame *f = reclaim_top(&RT->cpu->reclaim, t); f; f = f->up) {
       if (f->term) ref_trace(*f->term, base, top, &n);
       if (f->loc) ref_trace(TERM(VAR, 0, f->loc), base, top, &n);
     }
@@ -171,7 +171,7 @@ static Outcome outcome(void) {
   Outcome o = { heap_used(), reclaim_stats().live, 0, NULL };
   o.chunks  = malloc(RT->heap.cap / 64 * sizeof(u64));
   u32 got, at;
-  while ((at = heap_take(1, RECLAIM_ARENA, &got)) != 0 && at < o.top) {
+  while ((at = heap_take(1, RT->cpu->reclaim.arena, &got)) != 0 && at < o.top) {
     o.chunks[o.n++] = (u64)at << 32 | got;
   }
   return o;
@@ -192,7 +192,7 @@ static void *helper(void *arg) {
   reclaim_away(tid, 0);
   atomic_fetch_add(&HELPERS_IN, 1);
   while (!atomic_load(&HELPERS_STOP)) {
-    reclaim_poll(tid);
+    reclaim_poll(&RT->cpu->reclaim, tid);
     sched_yield();
   }
   reclaim_away(tid, 1);
@@ -215,6 +215,7 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
+  cpu_rt_open();
   RT->cpu->conf.threads = THREADS;
   eval_init();
   // each thread's evaluator starts a cache line of its own (pool.h)
@@ -223,7 +224,7 @@ int main(void) {
   REF_STK  = malloc(RT->heap.cap * sizeof(u64));
   HeapSnap empty;
   CHECK(heap_snap(&empty) == 0);
-  CHECK(RECLAIM_HELP == 1);
+  CHECK(RT->cpu->reclaim.help == 1);
 
   u32 gaps[] = { 0, 4096, 0, 64, 0, 4096 };
   for (u32 round = 0; round < 6; round++) {
@@ -235,7 +236,7 @@ int main(void) {
     CHECK(heap_snap(&snap) == 0);
     u64 ref = ref_mark(base, top);
 
-    RECLAIM_HELP = 0;
+    RT->cpu->reclaim.help = 0;
     CHECK(reclaim_oom(0) != 0);
     Outcome alone = outcome();
     CHECK(alone.live == base + ref);
@@ -248,7 +249,7 @@ int main(void) {
     }
     CHECK(clean);
 
-    RECLAIM_HELP = 1;
+    RT->cpu->reclaim.help = 1;
     heap_rewind(&snap);
     CHECK(reclaim_oom(0) != 0);
     Outcome shared = outcome();

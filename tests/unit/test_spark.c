@@ -14,6 +14,7 @@
 #include "cpu/eval.h"
 #include "check.h"
 #include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 #define THIEVES 4
 #define ROUNDS  400
@@ -95,6 +96,7 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
+  cpu_rt_open();
   for (u32 i = 0; i <= THIEVES; i++) {
     cpu_wnf_init(&WK[i], 1u << 16);
     WK[i].book_cnt = 0;

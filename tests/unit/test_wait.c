@@ -20,6 +20,7 @@ static void test_pause(Wnf *w, u32 loc);
 #include "cpu/cpu.h"
 #include "check.h"
 #include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 static void test_pause(Wnf *w, u32 loc) {
   WAITS++;
@@ -51,6 +52,7 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
+  cpu_rt_open();
   cpu_wnf_init(&W, 1u << 12);
   W.book_cnt = 0;
   u32  modes[3] = { DUP_SHARED, DUP_OWNER, DUP_ATOMIC };

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "heap/rt.h"
+#include "cpu/cpu_rt.h"
 
 #define CHECK_STR(got, want) do { \
   if (strcmp((got), (want)) == 0) { PASS++; } \
@@ -1163,6 +1164,7 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
+  cpu_rt_open();
   cpu_wnf_init(&W, 1u << 16);
   W.book_cnt = 0;
   test_consts();
