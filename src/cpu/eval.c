@@ -274,7 +274,7 @@ int eval_refill(Wnf *w, u32 n) {
 static void die_exhausted(void) {
   ReclaimStats r = reclaim_stats();
   char msg[120];
-  snprintf(msg, sizeof msg, "heap exhausted: %llu live words (use --heap=SIZE for a larger heap)",
+  snprintf(msg, sizeof msg, "heap exhausted: %llu live words",
            (unsigned long long)(r.runs ? r.live : heap_used()));
   die_plain(msg);
 }

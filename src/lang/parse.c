@@ -1156,7 +1156,7 @@ static NOINLINE Term parse_number(Src *s) {
     return TERM(NUM, 0, num);
   }
   if (big > RT->heap.cap - heap_used()) {
-    err_msg(s, "nat literal %.*sn is larger than the heap's %llu free words (--heap)", (int)k,
+    err_msg(s, "nat literal %.*sn is larger than the heap's %llu free words", (int)k,
             s->txt + s->at - k - 1, (unsigned long long)(RT->heap.cap - heap_used()));
   }
   Term t = take(s, "+") ? parse_term(s) : ctr0(NICK_ZER);
