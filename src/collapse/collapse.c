@@ -33,11 +33,12 @@
 #include "heap/rt.h"
 #include "cpu/cpu_rt.h"
 #include "collapse/collapse_rt.h"
+#include "cpu/pool.h"
 
 // cnf's explicit stack
 // ====================
 
-typedef struct {
+typedef struct CFrame {
   Term term;   // the node (NODE) or the original LAM (LAMB)
   u32  loc;    // node location
   u32  ari;    // children
@@ -50,17 +51,14 @@ typedef struct {
 #define CF_NODE 0
 #define CF_LAMB 1
 
-// Per thread, re-entrant: a %nf inside cnf may run another branch's cnf on
-// this thread (pool work), which stacks its frames above CS_SP.
-static _Thread_local CFrame *CS     = NULL;
-static _Thread_local u64     CS_CAP = 0;
-static _Thread_local u32     CS_SP  = 0;
+// Each thread's own (ColThread, collapse_in.h), re-entrant: a %nf inside
+// cnf may run another branch's cnf on this thread (pool work), which
+// stacks its frames above cs_sp.
+u32  collapse_mark(void)   { return col_thread()->cs_sp; }
+void collapse_reset(u32 sp) { col_thread()->cs_sp = sp; }
 
-u32  collapse_mark(void)   { return CS_SP; }
-void collapse_reset(u32 sp) { CS_SP = sp; }
-
-static void cs_grow(u32 need) {
-  if (need > CS_CAP) CS = collapse_grow(CS, &CS_CAP, need, sizeof(CFrame));
+static void cs_grow(ColThread *th, u32 need) {
+  if (need > th->cs_cap) th->cs = collapse_grow(th->cs, &th->cs_cap, need, sizeof(CFrame));
 }
 
 // Children cnf visits; 0 for leaves and for what it never enters.
@@ -143,12 +141,13 @@ static int red_share(u32 lab) {
 // is, a leaf, and *held set: lifting a SUP out of it (%gnf(&A{..})) would
 // change when its effects run; the one-thread order collapses it later.
 static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
-  u32  base = CS_SP;
+  ColThread *th = col_thread();
+  u32  base = th->cs_sp;
   u32  sp   = base;
   Term res;
   descend:
   for (;;) {
-    CS_SP = sp;
+    th->cs_sp = sp;
     t = eval_wnf(w, t);
     if (eval_held_stop()) {
       *held = 1;
@@ -174,8 +173,8 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
       u32 loc  = VAL(t);
       Term bod = RT->heap.at[loc];
       RT->heap.at[loc] = AS_SUB(TERM(BJV, 0, lvl));
-      cs_grow(sp + 1);
-      CS[sp++] = (CFrame){ t, loc, 1, 0, -1, lvl, CF_LAMB };
+      cs_grow(th, sp + 1);
+      th->cs[sp++] = (CFrame){ t, loc, 1, 0, -1, lvl, CF_LAMB };
       t = bod;
       depth = lvl;
       continue;
@@ -185,13 +184,13 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
       res = t;
       break;
     }
-    cs_grow(sp + 1);
-    CS[sp++] = (CFrame){ t, VAL(t), ari, 0, -1, depth, CF_NODE };
+    cs_grow(th, sp + 1);
+    th->cs[sp++] = (CFrame){ t, VAL(t), ari, 0, -1, depth, CF_NODE };
     t = RT->heap.at[VAL(t)];
   }
   // ascend: hand `res` to the frame above
   while (sp > base) {
-    CFrame *f = &CS[sp - 1];
+    CFrame *f = &th->cs[sp - 1];
     if (f->kind == CF_LAMB) {
       sp--;
       res = cnf_lam(w, f->depth, res);
@@ -213,7 +212,7 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
     sp--;
     res = f->sup < 0 ? f->term : cnf_lift(w, f);
   }
-  CS_SP = base;
+  th->cs_sp = base;
   return res;
 }
 
@@ -222,17 +221,9 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
 // 64 FIFO buckets of tasks; a task is two locations (the sides of a SUP).
 
 
-typedef struct {
-  u64 *buf;
-  u64  head, tail, cap;   // ring: [head, tail)
-} Bucket;
-
-static Bucket Q[KEYS];
-static u64    Q_MASK;     // bit k: bucket k non-empty
-
 // Doubles a full bucket's ring: task i was at i mod the old size, and
 // moves up by it if it is not at i mod the new one.
-static void q_grow(Bucket *b) {
+static void q_grow(ColBucket *b) {
   u64 old = b->cap;
   b->buf  = collapse_grow(b->buf, &b->cap, old + 1, sizeof(u64));
   for (u64 i = b->head; i < b->tail; i++) {
@@ -240,47 +231,44 @@ static void q_grow(Bucket *b) {
   }
 }
 
-static void q_push(u32 key, u64 task) {
+static void q_push(ColRt *c, u32 key, u64 task) {
   if (key >= KEYS) key = KEYS - 1;
-  Bucket *b = &Q[key];
+  ColBucket *b = &c->q[key];
   if (b->tail - b->head == b->cap) q_grow(b);
   b->buf[b->tail++ & (b->cap - 1)] = task;
-  Q_MASK |= 1ull << key;
+  c->q_mask |= 1ull << key;
 }
 
 // The lowest non-empty bucket (clearing the bits of empty ones); 0 if none.
-static int q_low(u32 *key) {
-  while (Q_MASK) {
-    u32 k = (u32)__builtin_ctzll(Q_MASK);
-    if (Q[k].head != Q[k].tail) {
+static int q_low(ColRt *c, u32 *key) {
+  while (c->q_mask) {
+    u32 k = (u32)__builtin_ctzll(c->q_mask);
+    if (c->q[k].head != c->q[k].tail) {
       *key = k;
       return 1;
     }
-    Q_MASK &= ~(1ull << k);
+    c->q_mask &= ~(1ull << k);
   }
   return 0;
 }
 
-static int q_pop(u32 *key, u64 *task) {
-  if (!q_low(key)) return 0;
-  Bucket *b = &Q[*key];
+static int q_pop(ColRt *c, u32 *key, u64 *task) {
+  if (!q_low(c, key)) return 0;
+  ColBucket *b = &c->q[*key];
   *task = b->buf[b->head++ & (b->cap - 1)];
   return 1;
 }
 
-static void q_free(void) {
+static void q_free(ColRt *c) {
   for (u32 k = 0; k < KEYS; k++) {
-    free(Q[k].buf);
-    Q[k] = (Bucket){0};
+    free(c->q[k].buf);
+    c->q[k] = (ColBucket){0};
   }
-  Q_MASK = 0;
+  c->q_mask = 0;
 }
 
 // Branches
 // ========
-
-u64 COLLAPSE_PRINTED;
-u64 COLLAPSE_LIMIT;
 
 // Collapses the branch at `loc` in place until it is an ERA, a SUP or
 // neither; each INC on the way stays in the heap (RT->heap.at[loc] = ↑ the rest).
@@ -317,42 +305,34 @@ Term collapse_read(u32 loc, u32 *incs) {
   return t;
 }
 
-static FILE *OUT   = NULL;   // collapse_set_out (NULL until set: stdout)
-static int   COLOR = 0;
-
 void collapse_set_out(FILE *out, int color) {
-  OUT   = out;
-  COLOR = color;
+  RT->col->out   = out;
+  RT->col->color = color;
 }
-
-static CollapseLineCheck LINE_CHECK = NULL;   // collapse_set_line_check
-static FILE  *LINE_OUT  = NULL;   // a line's text, for LINE_CHECK
-static char  *LINE_TEXT = NULL;
-static size_t LINE_SIZE = 0;
 
 void collapse_set_line_check(CollapseLineCheck check) {
-  LINE_CHECK = check;
+  RT->col->line_check = check;
 }
 
-// t's line written to LINE_OUT, passed to LINE_CHECK, then to OUT if it
+// t's line written to line_out, passed to line_check, then to out if it
 // says so: 1 when it was printed.
-static int line_checked(Term t) {
-  if (!LINE_OUT && !(LINE_OUT = open_memstream(&LINE_TEXT, &LINE_SIZE))) {
+static int line_checked(ColRt *c, Term t) {
+  if (!c->line_out && !(c->line_out = open_memstream(&c->line_text, &c->line_size))) {
     eval_die("out of memory printing a line");
   }
-  rewind(LINE_OUT);
-  print_quoted(LINE_OUT, t);
-  off_t n = ftello(LINE_OUT);
-  if (fflush(LINE_OUT) != 0 || n < 0) eval_die("out of memory printing a line");
-  if (!LINE_CHECK(LINE_TEXT, (size_t)n)) return 0;
-  fwrite(LINE_TEXT, 1, (size_t)n, OUT);
+  rewind(c->line_out);
+  print_quoted(c->line_out, t);
+  off_t n = ftello(c->line_out);
+  if (fflush(c->line_out) != 0 || n < 0) eval_die("out of memory printing a line");
+  if (!c->line_check(c->line_text, (size_t)n)) return 0;
+  fwrite(c->line_text, 1, (size_t)n, c->out);
   return 1;
 }
 
-static void out_check(void) {
-  if (OUT == stdout) {
+static void out_check(ColRt *c) {
+  if (c->out == stdout) {
     eval_out_check();
-  } else if (fflush(OUT) != 0 || ferror(OUT)) {
+  } else if (fflush(c->out) != 0 || ferror(c->out)) {
     eval_fatal("hvm4g: ", "cannot write the output");
   }
 }
@@ -369,28 +349,29 @@ int collapse_use(Term t) {
       return 0;
     }
     default: {
-      if (COLLAPSE_PRINTED++ < COLLAPSE_LIMIT && !RT->cpu->conf.silent) {
-        if (!LINE_CHECK) {
-          print_quoted(OUT, t);
-        } else if (!line_checked(t)) {
+      ColRt *c = RT->col;
+      if (c->printed++ < c->limit && !RT->cpu->conf.silent) {
+        if (!c->line_check) {
+          print_quoted(c->out, t);
+        } else if (!line_checked(c, t)) {
           return 0;
         }
         if (RT->cpu->conf.stats) {
-          const char *on = COLOR ? "\033[2m" : "", *off = COLOR ? "\033[0m" : "";
-          fprintf(OUT, " %s#%llu%s", on, (unsigned long long)eval_itrs(), off);
+          const char *on = c->color ? "\033[2m" : "", *off = c->color ? "\033[0m" : "";
+          fprintf(c->out, " %s#%llu%s", on, (unsigned long long)eval_itrs(), off);
         }
-        fputc('\n', OUT);
-        if (ferror(OUT)) out_check();   // an endless -C stops too
+        fputc('\n', c->out);
+        if (ferror(c->out)) out_check(c);   // an endless -C stops too
       }
       return 0;
     }
   }
 }
 
-static void collapse_seq(Wnf *w) {
+static void collapse_seq(ColRt *c, Wnf *w) {
   u32 key;
   u64 task;
-  while (COLLAPSE_PRINTED < COLLAPSE_LIMIT && q_pop(&key, &task)) {
+  while (c->printed < c->limit && q_pop(c, &key, &task)) {
     for (u32 j = 0; j < 2; j++) {
       u32 loc = j ? (u32)(task >> 32) : (u32)task;
       if (!loc) continue;
@@ -399,30 +380,56 @@ static void collapse_seq(Wnf *w) {
       Term t = collapse_read(loc, &incs);
       if (collapse_use(t)) {
         u32 s = VAL(t);
-        q_push(collapse_key(key, incs), ((u64)(s + 1) << 32) | s);
+        q_push(c, collapse_key(key, incs), ((u64)(s + 1) << 32) | s);
       }
     }
   }
 }
 
 void collapse_print(u32 loc, long long limit) {
-  if (!OUT) OUT = stdout;
+  ColRt *c = RT->col;
+  if (!c->out) c->out = stdout;
   if (limit == 0) return;
-  COLLAPSE_LIMIT   = limit < 0 ? ~0ull : (u64)limit;
-  COLLAPSE_PRINTED = 0;
+  c->limit   = limit < 0 ? ~0ull : (u64)limit;
+  c->printed = 0;
+  // What a collapse an error left keeps nothing: its pool work joined, its
+  // queue and stacks emptied.
+  collapse_par_join();
+  q_free(c);
+  u32 threads = RT->cpu->conf.threads, tid = pool_tid();
+  if (pool_size() > threads) threads = pool_size();
+  collapse_threads(c, tid >= threads ? tid + 1 : threads);
   if (RT->cpu->conf.threads > 1 && !eval_lazy()) {
     collapse_par(eval_self(), loc);
   } else {
-    q_push(0, loc);
-    collapse_seq(eval_worker(0));
-    q_free();
+    q_push(c, 0, loc);
+    collapse_seq(c, eval_worker(0));
+    q_free(c);
   }
-  out_check();
+  out_check(c);
 }
 
+// The part
+// ========
+
 int collapse_rt_open(void) {
+  collapse_par_open(&RT->col->par);
   return 0;
 }
 
+// Every collapse's work is joined first (the pool's threads are still
+// there: cpu/ closes after this layer).
 void collapse_rt_close(void) {
+  ColRt *c = RT->col;
+  collapse_stop();
+  collapse_par_close(&c->par);
+  q_free(c);
+  for (u32 i = 0; i < c->thr_n; i++) free(c->thr[i].cs);
+  free(c->thr);
+  c->thr   = NULL;
+  c->thr_n = 0;
+  if (c->line_out) fclose(c->line_out);
+  free(c->line_text);
+  c->line_out  = NULL;
+  c->line_text = NULL;
 }

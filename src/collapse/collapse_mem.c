@@ -7,8 +7,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "collapse/collapse_in.h"
 #include "cpu/eval.h"
+#include "heap/rt.h"
 
 void collapse_oom(void) {
   eval_fatal("hvm4g: ", "out of memory in collapse");
@@ -28,41 +30,30 @@ void *collapse_grow(void *buf, u64 *cap, u64 need, size_t size) {
 // ------
 // A free block's first word links the free list: the next free handle.
 // Each thread keeps its own list of up to 2 * MEM_BATCH free blocks per
-// store, and trades MEM_BATCH at a time with the shared list under the
-// lock (the -T consumer frees most chunks, the pool makes most). A thread's
-// lists from before the last mem_drop are void (`gen`).
+// store (ColThread.mine), and trades MEM_BATCH at a time with the shared
+// list under the lock (the -T consumer frees most chunks, the pool makes
+// most). A thread's lists from before the last mem_drop are void (`gen`).
 
-#define MEM_STORES 8    // stores in the process
 #define MEM_BATCH  32
-
-typedef struct {
-  u32 top, len, gen;
-} MemMine;
-
-static _Thread_local MemMine MINE[MEM_STORES];
-static u32                   STORES;            // ids given out
-static pthread_mutex_t       STORES_LOCK = PTHREAD_MUTEX_INITIALIZER;
 
 #define NEXT(m, h) (*(u32 *)mem_at(m, h))
 
 static MemMine *mine(Mem *m) {
-  u32 id = atomic_load_explicit(&m->id, memory_order_acquire);
-  if (!id) {
-    pthread_mutex_lock(&STORES_LOCK);
-    id = atomic_load_explicit(&m->id, memory_order_relaxed);
-    if (!id) {
-      if (STORES == MEM_STORES) {
-        pthread_mutex_unlock(&STORES_LOCK);
-        eval_die("collapse: too many block stores");
-      }
-      id = ++STORES;
-      atomic_store_explicit(&m->id, id, memory_order_release);
-    }
-    pthread_mutex_unlock(&STORES_LOCK);
-  }
-  MemMine *my = &MINE[id - 1];
+  MemMine *my = &col_thread()->mine[m->store];
   if (my->gen != m->gen) *my = (MemMine){ 0, 0, m->gen };
   return my;
+}
+
+void mem_init(Mem *m, u32 size, u32 bits, u32 slabs, u32 store) {
+  *m = (Mem){ .size = size, .bits = bits, .slabs = slabs, .store = store };
+  pthread_mutex_init(&m->lock, NULL);
+}
+
+void mem_close(Mem *m) {
+  mem_drop(m);
+  free(m->slab);
+  m->slab = NULL;
+  pthread_mutex_destroy(&m->lock);
 }
 
 // A fresh handle, its slab made if new (m->lock held).
@@ -135,4 +126,20 @@ void mem_drop(Mem *m) {
   m->len  = 0;
   m->free = 0;
   m->gen++;
+}
+
+// Threads
+// -------
+
+void collapse_threads(ColRt *c, u32 n) {
+  if (n > c->thr_n) {
+    ColThread *t = aligned_alloc(_Alignof(ColThread), (size_t)n * sizeof(ColThread));
+    if (!t) collapse_oom();
+    memset(t, 0, (size_t)n * sizeof(ColThread));
+    if (c->thr_n) memcpy(t, c->thr, (size_t)c->thr_n * sizeof(ColThread));
+    free(c->thr);
+    c->thr   = t;
+    c->thr_n = n;
+  }
+  for (u32 i = 0; i < c->thr_n; i++) c->thr[i].cs_sp = 0;
 }

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include "collapse/collapse_in.h"
 #include "cpu/eval.h"
@@ -14,6 +15,7 @@
 #include "cpu/snf.h"
 #include "cpu/pool.h"
 #include "cpu/cpu_rt.h"
+#include "heap/rt.h"
 
 // Collapsing ahead (-T N)
 // =======================
@@ -51,7 +53,7 @@
 
 #define ENT_NEW  0u
 #define ENT_DONE 1u   // | ENT_KID | incs << 3
-#define ENT_ERR  2u   // t: the index in ERRS
+#define ENT_ERR  2u   // t: the handle in ColPar.errs
 #define ENT_FWD  3u   // loc: the running kid whose entries these are
 #define ENT_KID  4u   // with DONE, a SUP: loc is the kid of its sides
 #define ENT_HELD (ENT_ERR | ENT_KID)   // stopped at an effect or an error,
@@ -87,19 +89,15 @@ typedef struct {
   u32         next;    // in the stack of kids to run
 } Kid;
 
-static Mem             KIDS = MEM(Kid, 12, 1u << 20);
-static u32             KID_STACK;        // kids to run, last first (KID_LOCK)
-static _Atomic u32     KID_WAITING;      // kids in the stack
-static pthread_mutex_t KID_LOCK = PTHREAD_MUTEX_INITIALIZER;
 
-static Kid *kid_at(u32 h) {
-  return mem_at(&KIDS, h);
+static Kid *kid_at(ColPar *p, u32 h) {
+  return mem_at(&p->kids, h);
 }
 
 // A kid of the SUP at s (sides s, s + 1), at `key`, offered to the pool.
-static u32 kid_new(u32 key, u32 depth, u32 s) {
-  u32  h = mem_new(&KIDS);
-  Kid *k = kid_at(h);
+static u32 kid_new(ColPar *p, u32 key, u32 depth, u32 s) {
+  u32  h = mem_new(&p->kids);
+  Kid *k = kid_at(p, h);
   for (u32 j = 0; j < 2; j++) {
     k->e[j].loc = s + j;
     atomic_store_explicit(&k->e[j].state, ENT_NEW, memory_order_relaxed);
@@ -107,22 +105,22 @@ static u32 kid_new(u32 key, u32 depth, u32 s) {
   atomic_store_explicit(&k->claim, KID_FREE, memory_order_relaxed);
   k->key   = key;
   k->depth = depth;
-  pthread_mutex_lock(&KID_LOCK);
-  k->next  = KID_STACK;
-  KID_STACK = h;
-  atomic_fetch_add_explicit(&KID_WAITING, 1, memory_order_relaxed);
-  pthread_mutex_unlock(&KID_LOCK);
+  pthread_mutex_lock(&p->kid_lock);
+  k->next  = p->kid_stack;
+  p->kid_stack = h;
+  atomic_fetch_add_explicit(&p->kid_waiting, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&p->kid_lock);
   return h;
 }
 
-static void kid_free(u32 h) {
-  mem_del(&KIDS, h);
+static void kid_free(ColPar *p, u32 h) {
+  mem_del(&p->kids, h);
 }
 
-static void kids_reset(void) {
-  mem_drop(&KIDS);
-  KID_STACK = 0;
-  atomic_store(&KID_WAITING, 0);
+static void kids_reset(ColPar *p) {
+  mem_drop(&p->kids);
+  p->kid_stack = 0;
+  atomic_store(&p->kid_waiting, 0);
 }
 
 // Chunks
@@ -149,11 +147,10 @@ struct Chunk {
   _Alignas(64) Entry e[CHUNK];
 };
 
-static Mem CHUNKS = MEM(Chunk, 5, 1u << 20);
 
-static Chunk *chunk_new(u32 key) {
-  u32    h = mem_new(&CHUNKS);
-  Chunk *c = mem_at(&CHUNKS, h);
+static Chunk *chunk_new(ColPar *p, u32 key) {
+  u32    h = mem_new(&p->chunks);
+  Chunk *c = mem_at(&p->chunks, h);
   c->self = h;
   c->next = NULL;
   c->key  = key;
@@ -164,17 +161,17 @@ static Chunk *chunk_new(u32 key) {
   return c;
 }
 
-static void chunk_free(Chunk *c) {
-  mem_del(&CHUNKS, c->self);
+static void chunk_free(ColPar *p, Chunk *c) {
+  mem_del(&p->chunks, c->self);
 }
 
 // Fills d[0], d[1] with the sides of e, a collapsed SUP: new entries, or
 // its kid's (MOVED: taken back; DONE: copied; running: FWD).
-static void sides_put(Entry *d, Entry *e) {
+static void sides_put(ColPar *p, Entry *d, Entry *e) {
   u32 s  = VAL(e->t);
   u32 st = atomic_load_explicit(&e->state, memory_order_relaxed);
   if (st & ENT_KID) {
-    Kid *k  = kid_at(e->loc);
+    Kid *k  = kid_at(p, e->loc);
     u32  cl = KID_FREE;
     if (!atomic_compare_exchange_strong(&k->claim, &cl, KID_MOVED)) {
       if (cl == KID_DONE) {
@@ -184,7 +181,7 @@ static void sides_put(Entry *d, Entry *e) {
           atomic_store_explicit(&d[j].state, atomic_load_explicit(&k->e[j].state, memory_order_relaxed),
                                 memory_order_relaxed);
         }
-        kid_free(e->loc);
+        kid_free(p, e->loc);
       } else {
         for (u32 j = 0; j < 2; j++) {
           d[j].loc = e->loc;
@@ -201,9 +198,9 @@ static void sides_put(Entry *d, Entry *e) {
 }
 
 // Adds the sides of e, a collapsed SUP, to chunk c.
-static void chunk_sides(Chunk *c, Entry *e) {
+static void chunk_sides(ColPar *p, Chunk *c, Entry *e) {
   u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
-  sides_put(&c->e[n], e);
+  sides_put(p, &c->e[n], e);
   atomic_store_explicit(&c->n, n + 2, memory_order_relaxed);
 }
 
@@ -233,7 +230,7 @@ static void chunk_add(Chunk *c, u32 l0, u32 l1) {
 #define SEGS      (1u << (32 - SEG_BITS))
 #define TAKE_BITS 16
 
-typedef struct {
+typedef struct ColLevel {
   _Alignas(64) _Atomic u64 take;   // next entry to claim
   _Alignas(64) _Atomic u64 tail;   // chunks offered
   _Atomic u64              sent;   // entries offered
@@ -246,36 +243,27 @@ typedef struct {
   u32                     *seg;    // segment handles, reserved lazily
 } Level;
 
-static Level       LV[KEYS];
-static _Atomic u64 OPEN;           // bit k: level k may have offered entries
-static u64         FULL;           // bit k: level k has chunks to use (consumer)
-static u64         FILLING;        // bit k: level k's open chunk has entries (consumer)
-static u64         UNOFFERED;      // bit k: level k has chunks not offered (consumer)
-static Mem         SEGM = MEM(_Atomic(Chunk *)[SEG], 2, 1u << 20);
-static _Atomic int SPEC_ON;        // the pool may claim entries
-static _Atomic u32 SPEC_RUNNING;   // threads inside spec_help
 
 // Level lv's chunk slot i.
-static _Atomic(Chunk *) *chunk_slot(Level *lv, u64 i) {
-  _Atomic(Chunk *) *sg = mem_at(&SEGM, lv->seg[i >> SEG_BITS]);
+static _Atomic(Chunk *) *chunk_slot(ColPar *p, Level *lv, u64 i) {
+  _Atomic(Chunk *) *sg = mem_at(&p->segm, lv->seg[i >> SEG_BITS]);
   return &sg[i & (SEG - 1)];
 }
 
-static Chunk *chunk_at(Level *lv, u64 i) {
-  return atomic_load_explicit(chunk_slot(lv, i), memory_order_relaxed);
+static Chunk *chunk_at(ColPar *p, Level *lv, u64 i) {
+  return atomic_load_explicit(chunk_slot(p, lv, i), memory_order_relaxed);
 }
 
 // Errors kept by the pool, by handle.
-static Mem ERRS = MEM(EvalCatch, 4, 1u << 20);
 
-static u32 err_keep(const EvalCatch *c) {
-  u32 h = mem_new(&ERRS);
-  *(EvalCatch *)mem_at(&ERRS, h) = *c;
+static u32 err_keep(ColPar *p, const EvalCatch *c) {
+  u32 h = mem_new(&p->errs);
+  *(EvalCatch *)mem_at(&p->errs, h) = *c;
   return h;
 }
 
-static void err_raise(u32 h) {
-  EvalCatch c = *(EvalCatch *)mem_at(&ERRS, h);
+static void err_raise(ColPar *p, u32 h) {
+  EvalCatch c = *(EvalCatch *)mem_at(&p->errs, h);
   eval_rethrow(&c);
 }
 
@@ -288,7 +276,7 @@ static void err_raise(u32 h) {
 // (HELD), and the consumer collapses it again when the one-thread order
 // reaches it (pair_use), so -T N performs -T1's effects in -T1's order,
 // between the same lines.
-static void entry_run(Wnf *w, Entry *e, u32 key, u32 depth, int kids) {
+static void entry_run(ColPar *p, Wnf *w, Entry *e, u32 key, u32 depth, int kids) {
   EvalCatch  c;
   u32        sp = collapse_mark();
   eval_hold_effects(1);   // before the frame, which restores this level
@@ -305,13 +293,13 @@ static void entry_run(Wnf *w, Entry *e, u32 key, u32 depth, int kids) {
       st   = ENT_DONE | incs << 3;
       u32 to = collapse_key(key, incs);
       if (kids && TAG(e->t) == SUP && (depth ? depth < KID_DEPTH : to < key)) {
-        e->loc = kid_new(to, depth + 1, VAL(e->t));
+        e->loc = kid_new(p, to, depth + 1, VAL(e->t));
         st    |= ENT_KID;
       }
     }
   } else {
     collapse_reset(sp);
-    e->t  = err_keep(&c);
+    e->t  = err_keep(p, &c);
     st    = ENT_ERR;
   }
   eval_hold_effects(0);
@@ -343,7 +331,7 @@ static int entry_clean(Entry *e, u32 key, u32 *to) {
 
 // Gathers the sides of chunk c's clean pairs, up to the first one that is
 // not, into c->kids.
-static void chunk_sum(Chunk *c) {
+static void chunk_sum(ColPar *p, Chunk *c) {
   u32    key  = c->key;
   u32    n    = atomic_load_explicit(&c->n, memory_order_relaxed);
   Chunk *last[2] = { NULL, NULL };
@@ -355,11 +343,11 @@ static void chunk_sum(Chunk *c) {
       if (to[j] == KEYS) continue;
       u32 d = to[j] - key;
       if (!last[d] || atomic_load_explicit(&last[d]->n, memory_order_relaxed) == CHUNK) {
-        Chunk *k = chunk_new(to[j]);
+        Chunk *k = chunk_new(p, to[j]);
         if (last[d]) last[d]->next = k; else c->kids[d] = k;
         last[d] = k;
       }
-      chunk_sides(last[d], &c->e[i + j]);
+      chunk_sides(p, last[d], &c->e[i + j]);
     }
   }
   c->sum = i;
@@ -367,93 +355,93 @@ static void chunk_sum(Chunk *c) {
 
 // Entries [i, i + m) of chunk c were claimed and collapsed; the thread
 // finishing the last ones summarizes the chunk, unless the consumer walks it.
-static void chunk_finish(Chunk *c, u32 m) {
+static void chunk_finish(ColPar *p, Chunk *c, u32 m) {
   if (atomic_fetch_sub_explicit(&c->left, m, memory_order_acq_rel) != m) return;
   u32 mode = CH_OPEN;
-  if (atomic_compare_exchange_strong(&c->mode, &mode, CH_SUMM)) chunk_sum(c);
+  if (atomic_compare_exchange_strong(&c->mode, &mode, CH_SUMM)) chunk_sum(p, c);
   atomic_store_explicit(&c->mode, CH_DONE, memory_order_release);
 }
 
 // Collapses the claimed entries [i, i + m) of chunk c (with kids: see
 // entry_run).
-static void chunk_run(Wnf *w, Chunk *c, u32 i, u32 m, int kids) {
+static void chunk_run(ColPar *p, Wnf *w, Chunk *c, u32 i, u32 m, int kids) {
   for (u32 j = i; j < i + m; j++) {
     // stopped: no one waits for this chunk any more
-    if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed)) return;
+    if (!atomic_load_explicit(&p->spec_on, memory_order_relaxed)) return;
     Entry *e = &c->e[j];
     if (atomic_load_explicit(&e->state, memory_order_relaxed) == ENT_NEW) {
-      entry_run(w, e, c->key, 0, kids);
+      entry_run(p, w, e, c->key, 0, kids);
     }
   }
-  chunk_finish(c, m);
+  chunk_finish(p, c, m);
 }
 
 // Offers level k's appended chunks to the pool.
-static void level_offer(u32 k) {
-  Level *lv = &LV[k];
+static void level_offer(ColPar *p, u32 k) {
+  Level *lv = &p->lv[k];
   atomic_store_explicit(&lv->sent, lv->ents, memory_order_relaxed);
   atomic_store_explicit(&lv->tail, lv->end, memory_order_release);
-  atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_release);
-  UNOFFERED &= ~(1ull << k);
+  atomic_fetch_or_explicit(&p->open, 1ull << k, memory_order_release);
+  p->unoffered &= ~(1ull << k);
 }
 
 // Appends chunk c (not empty) to level k; the caller offers it.
-static void level_append(u32 k, Chunk *c) {
-  Level *lv = &LV[k];
+static void level_append(ColPar *p, u32 k, Chunk *c) {
+  Level *lv = &p->lv[k];
   u64    i  = lv->end;
   if (i >> 32) eval_die("too many collapse branches");
-  if ((i & (SEG - 1)) == 0) lv->seg[i >> SEG_BITS] = mem_new(&SEGM);
+  if ((i & (SEG - 1)) == 0) lv->seg[i >> SEG_BITS] = mem_new(&p->segm);
   u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
   atomic_store_explicit(&c->left, n, memory_order_relaxed);
   atomic_store_explicit(&c->base, lv->ents, memory_order_relaxed);
   lv->ents += n;
-  atomic_store_explicit(chunk_slot(lv, i), c, memory_order_relaxed);
+  atomic_store_explicit(chunk_slot(p, lv, i), c, memory_order_relaxed);
   lv->end = i + 1;
-  FULL      |= 1ull << k;
-  UNOFFERED |= 1ull << k;
+  p->full      |= 1ull << k;
+  p->unoffered |= 1ull << k;
 }
 
 // Appends level k's open chunk, if it has entries.
-static void level_close(u32 k) {
-  Level *lv = &LV[k];
-  if (!(FILLING >> k & 1)) return;
-  level_append(k, lv->open);
+static void level_close(ColPar *p, u32 k) {
+  Level *lv = &p->lv[k];
+  if (!(p->filling >> k & 1)) return;
+  level_append(p, k, lv->open);
   lv->open = NULL;
-  FILLING &= ~(1ull << k);
+  p->filling &= ~(1ull << k);
 }
 
-static void offer_all(void) {
-  while (FILLING) level_close((u32)__builtin_ctzll(FILLING));
-  while (UNOFFERED) level_offer((u32)__builtin_ctzll(UNOFFERED));
+static void offer_all(ColPar *p) {
+  while (p->filling) level_close(p, (u32)__builtin_ctzll(p->filling));
+  while (p->unoffered) level_offer(p, (u32)__builtin_ctzll(p->unoffered));
 }
 
 // Level k's open chunk, with room for a pair (consumer); level_filled
 // then counts the pair in.
-static Chunk *level_room(u32 k) {
-  Level *lv = &LV[k];
-  if (!lv->open) lv->open = chunk_new(k);
+static Chunk *level_room(ColPar *p, u32 k) {
+  Level *lv = &p->lv[k];
+  if (!lv->open) lv->open = chunk_new(p, k);
   return lv->open;
 }
 
-static void level_filled(u32 k) {
-  FULL    |= 1ull << k;
-  FILLING |= 1ull << k;
-  if (atomic_load_explicit(&LV[k].open->n, memory_order_relaxed) == CHUNK) {
-    level_close(k);
-    level_offer(k);
+static void level_filled(ColPar *p, u32 k) {
+  p->full    |= 1ull << k;
+  p->filling |= 1ull << k;
+  if (atomic_load_explicit(&p->lv[k].open->n, memory_order_relaxed) == CHUNK) {
+    level_close(p, k);
+    level_offer(p, k);
   }
 }
 
 // Appends a list of chunks to level k, after what was queued before.
-static void level_splice(u32 k, Chunk *c) {
+static void level_splice(ColPar *p, u32 k, Chunk *c) {
   if (!c) return;
-  level_close(k);
+  level_close(p, k);
   while (c) {
     Chunk *nx = c->next;
-    level_append(k, c);
+    level_append(p, k, c);
     c = nx;
   }
-  level_offer(k);
+  level_offer(p, k);
 }
 
 // Claims a share of the lowest open level and collapses it; 0 if there was
@@ -468,81 +456,81 @@ static void level_splice(u32 k, Chunk *c) {
 #define CONSUMER_BATCH(threads) ((threads) > 2 ? 8 : SPEC_BATCH)
 
 // Pops a kid and collapses it; 0 if there was none to start.
-static int kid_run(Wnf *w) {
-  if (!atomic_load_explicit(&KID_WAITING, memory_order_relaxed)) return 0;
+static int kid_run(ColPar *p, Wnf *w) {
+  if (!atomic_load_explicit(&p->kid_waiting, memory_order_relaxed)) return 0;
   Kid *k = NULL;
-  pthread_mutex_lock(&KID_LOCK);
-  while (KID_STACK && !k) {
-    u32 h = KID_STACK;
-    Kid *p = kid_at(h);
-    KID_STACK = p->next;
-    atomic_fetch_sub_explicit(&KID_WAITING, 1, memory_order_relaxed);
+  pthread_mutex_lock(&p->kid_lock);
+  while (p->kid_stack && !k) {
+    u32 h   = p->kid_stack;
+    Kid *top = kid_at(p, h);
+    p->kid_stack = top->next;
+    atomic_fetch_sub_explicit(&p->kid_waiting, 1, memory_order_relaxed);
     u32 cl = KID_FREE;
-    if (atomic_compare_exchange_strong(&p->claim, &cl, KID_RUN)) {
-      k = p;
+    if (atomic_compare_exchange_strong(&top->claim, &cl, KID_RUN)) {
+      k = top;
     } else {
       // MOVED: the SUP's entry let go already
-      kid_free(h);
+      kid_free(p, h);
     }
   }
-  pthread_mutex_unlock(&KID_LOCK);
+  pthread_mutex_unlock(&p->kid_lock);
   if (!k) return 0;
-  for (u32 j = 0; j < 2; j++) entry_run(w, &k->e[j], k->key, k->depth, 1);
+  for (u32 j = 0; j < 2; j++) entry_run(p, w, &k->e[j], k->key, k->depth, 1);
   atomic_store_explicit(&k->claim, KID_DONE, memory_order_release);
   return 1;
 }
 
-static int spec_help(Wnf *w, u32 max) {
+static int spec_help(ColPar *p, Wnf *w, u32 max) {
   // idle threads poll here: only plain loads until there is something
-  if (!atomic_load_explicit(&SPEC_ON, memory_order_relaxed) ||
-      (!atomic_load_explicit(&OPEN, memory_order_relaxed) &&
-       !atomic_load_explicit(&KID_WAITING, memory_order_relaxed))) {
+  if (!atomic_load_explicit(&p->spec_on, memory_order_relaxed) ||
+      (!atomic_load_explicit(&p->open, memory_order_relaxed) &&
+       !atomic_load_explicit(&p->kid_waiting, memory_order_relaxed))) {
     return 0;
   }
-  // SPEC_RUNNING up, then SPEC_ON read (both seq_cst): the stop (SPEC_ON
-  // off, then SPEC_RUNNING read) waits for this call or stops it.
-  atomic_fetch_add(&SPEC_RUNNING, 1);
-  int ran = atomic_load(&SPEC_ON) && kid_run(w);
-  u64 m   = !ran && atomic_load(&SPEC_ON) ? atomic_load_explicit(&OPEN, memory_order_acquire) : 0;
+  // spec_running up, then spec_on read (both seq_cst): the stop (spec_on
+  // off, then spec_running read) waits for this call or stops it.
+  atomic_fetch_add(&p->spec_running, 1);
+  int ran = atomic_load(&p->spec_on) && kid_run(p, w);
+  u64 m   = !ran && atomic_load(&p->spec_on) ? atomic_load_explicit(&p->open, memory_order_acquire) : 0;
   while (m && !ran) {
     u32    k  = (u32)__builtin_ctzll(m);
-    Level *lv = &LV[k];
+    Level *lv = &p->lv[k];
     u64    t  = atomic_load_explicit(&lv->take, memory_order_relaxed);
     u64    tl = atomic_load_explicit(&lv->tail, memory_order_acquire);
     u64    ci = t >> TAKE_BITS;
     if (ci >= tl) {
       // closed, unless the consumer offered more meanwhile
-      atomic_fetch_and_explicit(&OPEN, ~(1ull << k), memory_order_relaxed);
+      atomic_fetch_and_explicit(&p->open, ~(1ull << k), memory_order_relaxed);
       if (atomic_load(&lv->tail) > atomic_load(&lv->take) >> TAKE_BITS) {
-        atomic_fetch_or_explicit(&OPEN, 1ull << k, memory_order_relaxed);
+        atomic_fetch_or_explicit(&p->open, 1ull << k, memory_order_relaxed);
       }
       m &= ~(1ull << k);
       continue;
     }
     // c and its n are only trusted if the claim succeeds: `take` never
     // goes back, so the chunk is then still queued
-    Chunk *c    = chunk_at(lv, ci);
+    Chunk *c    = chunk_at(p, lv, ci);
     u32    off  = (u32)(t & ((1u << TAKE_BITS) - 1));
     u32    n    = atomic_load_explicit(&c->n, memory_order_relaxed);
     if (off >= n) continue;
     u64    done = atomic_load_explicit(&c->base, memory_order_relaxed) + off;
     u64    sent = atomic_load_explicit(&lv->sent, memory_order_relaxed);
     u64    rest = sent > done ? sent - done : n - off;
-    u64    sh   = rest / (2 * (u64)RT->cpu->conf.threads) & ~1ull;   // whole pairs
+    u64    sh   = rest / (2 * (u64)p->threads) & ~1ull;   // whole pairs
     if (sh < 2)       sh = 2;
     if (sh > max)     sh = max;
     if (sh > n - off) sh = n - off;
     u64 nt = off + sh == n ? (ci + 1) << TAKE_BITS : t + sh;
     if (!atomic_compare_exchange_weak(&lv->take, &t, nt)) continue;
-    chunk_run(w, c, off, (u32)sh, 1);
+    chunk_run(p, w, c, off, (u32)sh, 1);
     ran = 1;
   }
-  atomic_fetch_sub(&SPEC_RUNNING, 1);
+  atomic_fetch_sub(&p->spec_running, 1);
   return ran;
 }
 
 int collapse_help(Wnf *w) {
-  return spec_help(w, SPEC_BATCH);
+  return spec_help(&RT->col->par, w, SPEC_BATCH);
 }
 
 // Claims for the consumer the entries of chunk c, head of level lv, from
@@ -567,12 +555,12 @@ static int head_claim(Level *lv, Chunk *c, u32 end, u32 *off) {
 // the consumer if no one has claimed it, else by the pool, helped
 // meanwhile. Claims take whole pairs, whose sides usually share DUPs: on
 // two threads at once, one would wait for the other.
-static void pair_wait(Wnf *w, Level *lv, Chunk *c, u32 i) {
+static void pair_wait(ColPar *p, Wnf *w, Level *lv, Chunk *c, u32 i) {
   Entry *e0 = &c->e[i], *e1 = &c->e[i + 1];
   if (atomic_load_explicit(&e0->state, memory_order_relaxed) == ENT_FWD) {
-    Kid *k = kid_at(e0->loc);
+    Kid *k = kid_at(p, e0->loc);
     while (atomic_load_explicit(&k->claim, memory_order_acquire) != KID_DONE) {
-      if (!spec_help(w, CONSUMER_BATCH(RT->cpu->conf.threads))) cpu_relax();
+      if (!spec_help(p, w, CONSUMER_BATCH(p->threads))) cpu_relax();
     }
     return;
   }
@@ -580,41 +568,41 @@ static void pair_wait(Wnf *w, Level *lv, Chunk *c, u32 i) {
       atomic_load_explicit(&e1->state, memory_order_acquire) != ENT_NEW) {
     return;
   }
-  offer_all();
+  offer_all(p);
   u32 off;
   if (head_claim(lv, c, i + 2, &off)) {
-    chunk_run(w, c, off, i + 2 - off, 0);   // needed now: no kids
+    chunk_run(p, w, c, off, i + 2 - off, 0);   // needed now: no kids
     return;
   }
   while (atomic_load_explicit(&e0->state, memory_order_acquire) == ENT_NEW ||
          atomic_load_explicit(&e1->state, memory_order_acquire) == ENT_NEW) {
-    if (!spec_help(w, CONSUMER_BATCH(RT->cpu->conf.threads))) cpu_relax();
+    if (!spec_help(p, w, CONSUMER_BATCH(p->threads))) cpu_relax();
   }
 }
 
 // Uses the pair at entries i, i + 1 of chunk c, at key k (both collapsed).
-static void pair_use(Wnf *w, u32 k, Chunk *c, u32 i) {
+static void pair_use(ColPar *p, Wnf *w, u32 k, Chunk *c, u32 i) {
   Entry *es  = &c->e[i];
   u32    fwd = 0;
   if (atomic_load_explicit(&es->state, memory_order_relaxed) == ENT_FWD) {
     fwd = es->loc;
-    es  = kid_at(fwd)->e;
+    es  = kid_at(p, fwd)->e;
   }
   for (u32 j = 0; j < 2; j++) {
     Entry *e = &es[j];
     u32    s = atomic_load_explicit(&e->state, memory_order_relaxed);
-    if (s == ENT_ERR) err_raise((u32)e->t);
+    if (s == ENT_ERR) err_raise(p, (u32)e->t);
     if (s == ENT_HELD) {
       entry_again(w, e);
       s = atomic_load_explicit(&e->state, memory_order_relaxed);
     }
     if (collapse_use(e->t)) {
       u32 to = collapse_key(k, ENT_INCS(s));
-      chunk_sides(level_room(to), e);
-      level_filled(to);
+      chunk_sides(p, level_room(p, to), e);
+      level_filled(p, to);
     }
   }
-  if (fwd) kid_free(fwd);
+  if (fwd) kid_free(p, fwd);
 }
 
 // Waits until chunk c is finished (and summarized, unless walked).
@@ -625,41 +613,39 @@ static void chunk_wait(Chunk *c) {
 // The consumer reaches chunk c, head of level k: it splices the summarized
 // part, if the chunk was finished first, else takes it to walk; returns
 // the first entry left to read pair by pair.
-static u32 chunk_reach(u32 k, Chunk *c) {
+static u32 chunk_reach(ColPar *p, u32 k, Chunk *c) {
   u32 mode = CH_OPEN;
   if (atomic_compare_exchange_strong(&c->mode, &mode, CH_WALK)) return 0;
   chunk_wait(c);
-  level_splice(k, c->kids[0]);
-  if (k + 1 < KEYS) level_splice(k + 1, c->kids[1]);
+  level_splice(p, k, c->kids[0]);
+  if (k + 1 < KEYS) level_splice(p, k + 1, c->kids[1]);
   return c->sum;
 }
 
 // Frees level k's used chunk head and moves to the next one.
-static void level_next(u32 k, Chunk *c) {
-  Level *lv = &LV[k];
+static void level_next(ColPar *p, u32 k, Chunk *c) {
+  Level *lv = &p->lv[k];
   // a walked chunk may end with pairs no one claimed (done when read):
   // claimed now, so that it finishes
   u32 n = atomic_load_explicit(&c->n, memory_order_relaxed), off;
-  if (head_claim(lv, c, n, &off)) chunk_finish(c, n - off);
+  if (head_claim(lv, c, n, &off)) chunk_finish(p, c, n - off);
   // a walked chunk is freed once its last finisher is done with it
   chunk_wait(c);
-  chunk_free(c);
+  chunk_free(p, c);
   lv->head++;
   lv->pos  = 0;
   lv->seen = 0;
-  if ((lv->head & (SEG - 1)) == 0) mem_del(&SEGM, lv->seg[(lv->head - 1) >> SEG_BITS]);
-  if (lv->head == lv->end && !(FILLING >> k & 1)) FULL &= ~(1ull << k);
+  if ((lv->head & (SEG - 1)) == 0) mem_del(&p->segm, lv->seg[(lv->head - 1) >> SEG_BITS]);
+  if (lv->head == lv->end && !(p->filling >> k & 1)) p->full &= ~(1ull << k);
 }
 
 // Waits for the pool to leave the last collapse, then frees what it used.
-static int STOPPED;
-
-static void collapse_join(void) {
-  if (!STOPPED) return;
-  while (atomic_load(&SPEC_RUNNING) > 0) cpu_relax();
+static void collapse_join(ColPar *p) {
+  if (!p->stopped) return;
+  while (atomic_load(&p->spec_running) > 0) cpu_relax();
   eval_stop_ahead(0);
   for (u32 k = 0; k < KEYS; k++) {
-    Level *lv = &LV[k];
+    Level *lv = &p->lv[k];
     atomic_store(&lv->take, 0);
     atomic_store(&lv->tail, 0);
     lv->head = lv->end = lv->ents = 0;
@@ -668,69 +654,109 @@ static void collapse_join(void) {
     lv->seen = 0;
     lv->open = NULL;
   }
-  mem_drop(&SEGM);
-  mem_drop(&CHUNKS);
-  mem_drop(&ERRS);
-  kids_reset();
-  atomic_store(&OPEN, 0);
-  FULL = FILLING = UNOFFERED = 0;
-  STOPPED = 0;
+  mem_drop(&p->segm);
+  mem_drop(&p->chunks);
+  mem_drop(&p->errs);
+  kids_reset(p);
+  atomic_store(&p->open, 0);
+  p->full = p->filling = p->unoffered = 0;
+  p->stopped = 0;
+}
+
+void collapse_par_join(void) {
+  collapse_join(&RT->col->par);
 }
 
 void collapse_stop(void) {
-  if (atomic_load(&SPEC_ON)) {   // an error left collapse_par
-    atomic_store(&SPEC_ON, 0);
+  ColPar *p = &RT->col->par;
+  if (atomic_load(&p->spec_on)) {   // an error left collapse_par
+    atomic_store(&p->spec_on, 0);
     eval_stop_ahead(1);
     pool_hold(NULL);
-    STOPPED = 1;
+    p->stopped = 1;
   }
-  collapse_join();
+  collapse_join(p);
+}
+
+void collapse_par_open(ColPar *p) {
+  mem_init(&p->kids,   sizeof(Kid), 12, 1u << 20, 0);
+  mem_init(&p->chunks, sizeof(Chunk), 5, 1u << 20, 1);
+  mem_init(&p->segm,   sizeof(_Atomic(Chunk *)[SEG]), 2, 1u << 20, 2);
+  mem_init(&p->errs,   sizeof(EvalCatch), 4, 1u << 20, 3);
+  pthread_mutex_init(&p->kid_lock, NULL);
+  p->ready = 1;
+}
+
+void collapse_par_close(ColPar *p) {
+  if (!p->ready) return;
+  for (u32 k = 0; p->lv && k < KEYS; k++) {
+    if (p->lv[k].seg) munmap(p->lv[k].seg, SEGS * sizeof(*p->lv[k].seg));
+  }
+  free(p->lv);
+  p->lv = NULL;
+  mem_close(&p->kids);
+  mem_close(&p->chunks);
+  mem_close(&p->segm);
+  mem_close(&p->errs);
+  pthread_mutex_destroy(&p->kid_lock);
+  p->ready = 0;
+}
+
+// The levels and their segment tables (reserved, not committed: each may
+// index 2^32 chunks), made by the runtime's first -T collapse.
+static void levels_make(ColPar *p) {
+  p->lv = aligned_alloc(_Alignof(Level), KEYS * sizeof(Level));
+  if (!p->lv) collapse_oom();
+  memset(p->lv, 0, KEYS * sizeof(Level));
+  for (u32 k = 0; k < KEYS; k++) {
+    void *seg = mmap(NULL, SEGS * sizeof(*p->lv[k].seg), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (seg == MAP_FAILED) collapse_oom();
+    p->lv[k].seg = seg;
+  }
 }
 
 void collapse_par(Wnf *w, u32 root) {
-  collapse_join();
-  if (!LV[0].seg) {
-    for (u32 k = 0; k < KEYS; k++) {
-      void *p = mmap(NULL, SEGS * sizeof(*LV[k].seg), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (p == MAP_FAILED) collapse_oom();
-      LV[k].seg = p;
-    }
-  }
-  atomic_store(&SPEC_ON, 1);
+  ColRt  *c = RT->col;
+  ColPar *p = &c->par;
+  collapse_join(p);
+  if (!p->ready) collapse_par_open(p);   // a context never opened (tests)
+  if (!p->lv) levels_make(p);
+  p->threads = RT->cpu->conf.threads;
+  atomic_store(&p->spec_on, 1);
   pool_hold(collapse_help);
-  chunk_add(level_room(0), root, 0);
-  level_filled(0);
-  while (COLLAPSE_PRINTED < COLLAPSE_LIMIT && FULL) {
-    u32    k  = (u32)__builtin_ctzll(FULL);
-    Level *lv = &LV[k];
+  chunk_add(level_room(p, 0), root, 0);
+  level_filled(p, 0);
+  while (c->printed < c->limit && p->full) {
+    u32    k  = (u32)__builtin_ctzll(p->full);
+    Level *lv = &p->lv[k];
     if (lv->head == lv->end) {
       // only the open chunk is left: offered only if the consumer waits
       // (pair_wait), as it claims the first pair itself
-      level_close(k);
+      level_close(p, k);
     }
-    Chunk *c = chunk_at(lv, lv->head);
+    Chunk *ch = chunk_at(p, lv, lv->head);
     if (!lv->seen) {
       lv->seen = 1;
-      lv->pos  = chunk_reach(k, c);
+      lv->pos  = chunk_reach(p, k, ch);
     }
-    u32 n = atomic_load_explicit(&c->n, memory_order_relaxed);
+    u32 n = atomic_load_explicit(&ch->n, memory_order_relaxed);
     if (lv->pos < n) {
       u32 i = lv->pos;
-      if (i + 16 < n) __builtin_prefetch(&c->e[i + 16]);
-      pair_wait(w, lv, c, i);
+      if (i + 16 < n) __builtin_prefetch(&ch->e[i + 16]);
+      pair_wait(p, w, lv, ch, i);
       lv->pos = i + 2;
-      pair_use(w, k, c, i);   // may queue below k: back to the top
+      pair_use(p, w, k, ch, i);   // may queue below k: back to the top
       continue;
     }
-    level_next(k, c);
+    level_next(p, k, ch);
   }
   // The answer is complete: stop the pool, but do not wait for it. What it
   // still runs ends at its next check (work ahead runs in slices that can
   // be long), and only a later collapse waits for that (collapse_join).
-  atomic_store(&SPEC_ON, 0);
+  atomic_store(&p->spec_on, 0);
   eval_stop_ahead(1);
   pool_hold(NULL);
-  STOPPED = 1;
+  p->stopped = 1;
 }
 
