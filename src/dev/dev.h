@@ -266,6 +266,34 @@ u32  gpu_default_lanes(u32 wave, u64 free, u32 stack);
 // else `wait`, the backend's. (Not a PassArgs field: the step kernel
 // copies those into every lane's frame.)
 u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait);
+// What every backend's open computes alike (gpu_open_args): the lanes'
+// arguments from the settings, the owner regions, where the run's
+// allocations start and the first frontier. The backend supplies what is
+// its own (the heap and book its lanes see, its lanes and stacks, the room
+// their arenas share) and makes its device calls with what this holds.
+typedef struct {
+  PassArgs   a;      // the lanes' arguments (gpu_pass_shape sets a
+                     // pass's cap and budget)
+  u64        align;  // owner mode: a region's words, each lane's arenas
+                     // whole regions; 0: atomic mode
+  u64        dtop;   // where the run allocates from: the host's top,
+                     // a region's start in owner mode
+  u32        arena;  // words a refill takes (atomic mode)
+  const u64 *ent;    // the roots' entries, the first frontier (valid
+                     // until the next open)
+} GpuOpen;
+// For a run rooted at roots[0..n), whose lanes see `heap`, `book` and
+// `book_len`: `lanes` lanes of `stack` words each unless --stack is given.
+// room > 0: the words the lanes' arenas share, which the region and the
+// arena shrink to fit unless given (pass.c says how); 0: both stay as
+// given. Records the region size (stats.shift). 0, or -1 with a message
+// (out of host memory).
+int  gpu_open_args(GpuOpen *o, const u32 *roots, u32 n, Term *heap,
+                   const u32 *book, const u32 *book_len, u32 lanes, u32 stack,
+                   u64 room, char *err, unsigned errlen);
+// A backend's part of RT (RT->dev->sim, cuda, metal), made zeroed at its
+// first run: NULL with a message when out of memory.
+void *gpu_part_new(size_t bytes, char *err, unsigned errlen);
 // A device heap of cap words could not be allocated: the next size to try
 // (half, a multiple of 32), or 0 with a message when that is under min.
 u64  gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen);

@@ -35,6 +35,8 @@ struct DevRt {
   GpuStats        stats;   // what the device did, for -s
   DevChoice       choice;
   DevTrace        trace;
+  u64            *ent;     // pass.c: the first frontier (gpu_open_args)
+  u64             ent_cap;
   struct SimRt   *sim;     // sim.c's part, made at its first run
   struct CuRt    *cuda;    // cuda.cu's (gpu_cuda_part)
   struct MtRt    *metal;   // metal.c's

@@ -418,4 +418,7 @@ void dev_rt_close(void) {
   for (u32 i = 0; i < sizeof BACKENDS / sizeof BACKENDS[0]; i++) {
     if (BACKENDS[i]->release) BACKENDS[i]->release();
   }
+  free(RT->dev->ent);
+  RT->dev->ent     = NULL;
+  RT->dev->ent_cap = 0;
 }

@@ -101,6 +101,64 @@ u32 gpu_pass_shape(PassArgs *a, u32 n, u32 lanes, u32 wait) {
   return thin ? 0 : RT->dev->conf.dup_wait_set ? RT->dev->conf.dup_wait : wait;
 }
 
+// What the lanes hold idle is bounded, so that with many lanes most of
+// the room is left to the run's nodes. Owner mode: each lane's arena is a
+// whole region, so the region shrinks (to 2^REGION_MIN words) until the
+// lanes' regions, one a lane, take at most 1/REGION_SHARE of the room.
+// Atomic mode: each lane holds an arena across passes, which shrinks (to
+// ARENA_MIN words) until they take at most 1/ARENA_SHARE of it.
+#define REGION_SHARE 4
+#define REGION_MIN   8
+#define ARENA_SHARE  16
+#define ARENA_MIN    256
+
+int gpu_open_args(GpuOpen *o, const u32 *roots, u32 n, Term *heap,
+                  const u32 *book, const u32 *book_len, u32 lanes, u32 stack,
+                  u64 room, char *err, unsigned errlen) {
+  DevRt         *d     = RT->dev;
+  const GpuConf *c     = &d->conf;
+  u32            shift = c->region_shift;
+  u32            arena = c->arena;
+  u64            top   = gpu_top();
+  while (room && c->dup_mode == DUP_OWNER && !c->shift_set && shift > REGION_MIN &&
+         ((u64)lanes << shift) > room / REGION_SHARE) {
+    shift--;
+  }
+  while (room && !c->arena_set && arena > ARENA_MIN &&
+         (u64)lanes * arena * ARENA_SHARE > room) {
+    arena /= 2;
+  }
+  if (n > d->ent_cap) {
+    u64 *e = realloc(d->ent, (u64)n * sizeof(u64));
+    if (!e) {
+      snprintf(err, errlen, "frontier: out of memory for %u roots", n);
+      return -1;
+    }
+    d->ent     = e;
+    d->ent_cap = n;
+  }
+  for (u32 i = 0; i < n; i++) d->ent[i] = ENT(roots[i] >> shift, roots[i]);
+  o->a = (PassArgs){
+    .heap         = heap,
+    .book         = book,
+    .book_len     = book_len,
+    .book_cnt     = gpu_book_cnt(),
+    .dup_mode     = c->dup_mode,
+    .region_shift = shift,
+    .budget       = c->budget,
+    .stack_cap    = c->stack ? c->stack : stack,
+    .cap          = 0,
+    .shallow_inc  = (u32)c->collapse,
+    .spark_gap    = c->spark_gap,
+  };
+  o->align = c->dup_mode == DUP_OWNER ? 1ull << shift : 0;
+  o->dtop  = o->align ? (top + o->align - 1) & ~(o->align - 1) : top;
+  o->arena = arena;
+  o->ent   = d->ent;
+  d->stats.shift = shift;
+  return 0;
+}
+
 // Default lanes: LANE_WAVES times what the multiprocessors hold at once
 // (`wave`, registers limiting it), so that lanes that finish early are
 // replaced and a pass's long entries overlap (8 waves: more lanes help the
@@ -119,6 +177,12 @@ u32 gpu_default_lanes(u32 wave, u64 free, u32 stack) {
   if (lanes > LANES_MAX) lanes = LANES_MAX;
   lanes &= ~1023ull;
   return lanes ? (u32)lanes : 1024u;
+}
+
+void *gpu_part_new(size_t bytes, char *err, unsigned errlen) {
+  void *p = calloc(1, bytes);
+  if (!p) snprintf(err, errlen, "out of host memory for the run's state");
+  return p;
 }
 
 u64 gpu_cap_halve(u64 cap, u64 min, char *err, unsigned errlen) {

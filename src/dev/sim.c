@@ -223,11 +223,10 @@ struct SimRt {
   u64      bal[2];   // LANE_BALANCE: interactions, and warps' 32 * busiest
 };
 
-// RT's part, made at the first run: NULL when out of memory.
-static SimRt *sim_part(void) {
-  DevRt *d = RT->dev;
-  if (!d->sim) d->sim = calloc(1, sizeof *d->sim);
-  return d->sim;
+// RT's part, made at its first run (NULL: out of memory, said in `err`).
+static SimRt *sim_part(char *err, unsigned errlen) {
+  if (!RT->dev->sim) RT->dev->sim = gpu_part_new(sizeof(SimRt), err, errlen);
+  return RT->dev->sim;
 }
 
 #define PASS_SNF  0
@@ -375,11 +374,8 @@ static u64 sim_cap(u64 top) {
 }
 
 static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
-  SimRt *S = sim_part();
-  if (!S) {
-    snprintf(err, errlen, "out of host memory for the simulated device");
-    return -1;
-  }
+  SimRt *S = sim_part(err, errlen);
+  if (!S) return -1;
   // The copy in as a device's: the reached words when the walk pays
   // (reach.h); under HVM4G_SIM_POISON always, and the rest poisoned.
   const char *pv = getenv("HVM4G_SIM_POISON");
@@ -387,27 +383,23 @@ static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   u64 top    = gpu_top();
   u64 budget = poison ? top : reach_budget(top);
   double lim = poison ? 0 : reach_limit_s(top);
-  S->sparse   = budget > 0 && reach_walk(&S->reach, RT->heap.at, top, roots, nroot, RT->heap.book,
+  S->sparse  = budget > 0 && reach_walk(&S->reach, RT->heap.at, top, roots, nroot, RT->heap.book,
                    RT->heap.book_len, gpu_book_cnt(), budget, lim) == 1;
-  S->whole    = S->sparse && poison;   // the poisoned words are put back from it
+  S->whole   = S->sparse && poison;   // the poisoned words are put back from it
   if (sim_begin(RT->dev->conf.lanes ? RT->dev->conf.lanes : 128, err, errlen) != 0) return -1;
-  S->lane.cap = sim_cap(top);
+  GpuOpen o;
+  if (gpu_open_args(&o, roots, nroot, RT->heap.at, RT->heap.book, RT->heap.book_len,
+                    S->lanes, 1u << 15, 0, err, errlen) != 0) {
+    sim_free();
+    return -1;
+  }
+  S->a          = o.a;
+  S->lane.cap   = sim_cap(top);
+  S->lane.arena = o.arena;
+  S->lane.align = o.align;
+  S->lane.t32   = RT->dev->conf.take == 32;
   RT->dev->stats.in_top   += top;
   RT->dev->stats.in_words += S->sparse ? S->reach.words : top;
-  S->lane.arena = RT->dev->conf.arena;
-  S->lane.align = RT->dev->conf.dup_mode == DUP_OWNER ? (1ull << RT->dev->conf.region_shift) : 0;
-  S->lane.t32   = RT->dev->conf.take == 32;
-  S->a.heap         = RT->heap.at;
-  S->a.book         = RT->heap.book;
-  S->a.book_len     = RT->heap.book_len;
-  S->a.book_cnt     = gpu_book_cnt();
-  S->a.dup_mode     = RT->dev->conf.dup_mode;
-  S->a.region_shift = RT->dev->conf.region_shift;
-  S->a.budget       = RT->dev->conf.budget;
-  S->a.stack_cap    = RT->dev->conf.stack ? RT->dev->conf.stack : (1u << 15);
-  S->a.cap          = 0;
-  S->a.shallow_inc  = (u32)RT->dev->conf.collapse;
-  S->a.spark_gap    = RT->dev->conf.spark_gap;
   S->arena      = calloc(2 * (u64)S->lanes, sizeof(u32));
   S->stacks     = zmap((u64)S->lanes * S->a.stack_cap * sizeof(Term));
   S->seen_bytes = (RT->heap.cap / 32 + 1) * sizeof(u32);
@@ -422,9 +414,8 @@ static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
     sim_free();
     return -1;
   }
-  for (u32 i = 0; i < nroot; i++) S->in[i] = ENT(roots[i] >> RT->dev->conf.region_shift, roots[i]);
-  S->n     = nroot;
-  RT->dev->stats.shift = RT->dev->conf.region_shift;
+  memcpy(S->in, o.ent, (u64)nroot * sizeof(u64));
+  S->n = nroot;
   if (S->whole) poison_apply();
   return 0;
 }
@@ -433,10 +424,7 @@ static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
 // simulator's packing then runs over the host heap, from a snapshot of
 // [0, top) taken here, before that backend's run.
 int sim_pack_open(char *err, unsigned errlen) {
-  if (!sim_part()) {
-    snprintf(err, errlen, "out of host memory for the simulated device");
-    return -1;
-  }
+  if (!sim_part(err, errlen)) return -1;
   sim_free();
   return sim_begin(128, err, errlen);
 }

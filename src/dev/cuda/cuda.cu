@@ -594,10 +594,10 @@ static CuRt *cu_rt(void) {
   return *gpu_cuda_part();
 }
 
-// RT's part, made if it has none: NULL when out of memory.
-static CuRt *cu_part(void) {
+// RT's part, made at its first run (NULL: out of memory, said in `err`).
+static CuRt *cu_part(char *err, unsigned errlen) {
   CuRt **p = gpu_cuda_part();
-  if (!*p) *p = (CuRt *)calloc(1, sizeof(CuRt));
+  if (!*p) *p = (CuRt *)gpu_part_new(sizeof(CuRt), err, errlen);
   return *p;
 }
 
@@ -897,7 +897,7 @@ static int cu_setup(u64 min, char *err, unsigned errlen) {
 // Ahead of the first run (a background thread): context and buffers.
 static void cu_warm(void) {
   char err[256];
-  if (!cu_part()) return;   // the run reports it
+  if (!cu_part(err, sizeof err)) return;   // the run reports it
   (void)cu_setup(1u << 20, err, sizeof err);   // the run tries again and reports
 }
 
@@ -1195,11 +1195,8 @@ static int copy_in(const u32 *roots, u32 nroot, u64 top, char *err,
 }
 
 static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
-  CuRt *rt   = cu_part();
-  if (!rt) {
-    snprintf(err, errlen, "out of host memory for the run's state");
-    return -1;
-  }
+  CuRt *rt   = cu_part(err, errlen);
+  if (!rt) return -1;
   u64   top  = gpu_top();
   // Room for the run's own allocations, and the shadow of [0, top).
   u64   min  = 2 * top + (1ull << 20);
@@ -1238,55 +1235,32 @@ static int cu_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   if (copy_in(roots, nroot, top, err, errlen) != 0) return -1;
   CK(cudaMemcpy(C.heap + rt->dcap, C.heap, top * sizeof(Term),
                 cudaMemcpyDeviceToDevice), "heap shadow");
-  // Owner mode: each lane's arena is a whole region; unless the region
-  // size was given, it shrinks until the lanes' arenas take at most a
-  // quarter of the heap.
-  u32 shift = gpu_conf()->region_shift;
-  while (gpu_conf()->dup_mode == DUP_OWNER && !gpu_conf()->shift_set && shift > 8 &&
-         ((u64)C.lanes << shift) > rt->dcap / 4) {
-    shift--;
+  // The lanes' arguments, regions, arenas and frontier, their arenas
+  // sharing the heap below the shadow (gpu_open_args).
+  GpuOpen o;
+  if (gpu_open_args(&o, roots, nroot, C.heap, C.book, C.book_len, C.lanes,
+                    C.stack_cap, rt->dcap, err, errlen) != 0) {
+    return -1;
   }
-  gpu_stats()->shift = shift;
-  unsigned long long align = gpu_conf()->dup_mode == DUP_OWNER ? (1ull << shift) : 0;
-  unsigned long long dtop  = align ? (top + align - 1) & ~(align - 1) : top;
+  unsigned long long dtop  = o.dtop;
   unsigned long long dcap  = rt->dcap;
-  // Atomic mode: each lane holds an arena across passes; with many lanes
-  // they would hold much of the heap, so unless --arena was given they
-  // shrink until they take at most a sixteenth of it.
-  unsigned int arena = gpu_conf()->arena;
-  while (!gpu_conf()->arena_set && arena > 256 && (u64)C.lanes * arena * 16 > rt->dcap) {
-    arena /= 2;
-  }
+  unsigned long long align = o.align;
+  unsigned int       arena = o.arena;
   CK(cudaMemcpyToSymbol(D_TOP, &dtop, sizeof dtop), "top");
   CK(cudaMemcpyToSymbol(D_CAP, &dcap, sizeof dcap), "cap");
   CK(cudaMemcpyToSymbol(D_ARENA, &arena, sizeof arena), "arena");
   CK(cudaMemcpyToSymbol(D_ALIGN, &align, sizeof align), "align");
   CK(cudaMemset(C.arena, 0, 2 * (u64)C.lanes * sizeof(u32)), "arenas");
-  u64 *ent = (u64 *)malloc((u64)nroot * sizeof(u64));
-  if (!ent || cu_grow((void **)&C.in, &C.in_cap, nroot, sizeof(u64))) {
-    free(ent);
+  if (cu_grow((void **)&C.in, &C.in_cap, nroot, sizeof(u64))) {
     snprintf(err, errlen, "frontier: out of memory for %u roots", nroot);
     return -1;
   }
-  for (u32 i = 0; i < nroot; i++) ent[i] = ENT(roots[i] >> shift, roots[i]);
-  cudaError_t fe = cudaMemcpy(C.in, ent, (u64)nroot * sizeof(u64),
-                              cudaMemcpyHostToDevice);
-  free(ent);
-  CK(fe, "frontier");
-  rt->top0           = top;
-  rt->a.heap         = C.heap;
+  CK(cudaMemcpy(C.in, o.ent, (u64)nroot * sizeof(u64), cudaMemcpyHostToDevice),
+     "frontier");
   CK(cudaMemcpyToSymbol(D_HEAP, &C.heap, sizeof C.heap), "heap base");
-  rt->a.book         = C.book;
-  rt->a.book_len     = C.book_len;
-  rt->a.book_cnt     = bc;
-  rt->a.dup_mode     = gpu_conf()->dup_mode;
-  rt->a.region_shift = shift;
-  rt->a.budget       = gpu_conf()->budget;
-  rt->a.stack_cap    = C.stack_cap;
-  rt->a.cap          = 0;
-  rt->a.shallow_inc  = (u32)gpu_conf()->collapse;
-  rt->a.spark_gap    = gpu_conf()->spark_gap;
-  rt->wait           = ~0u;   // D_WAIT is set by the run's first pass
+  rt->top0 = top;
+  rt->a    = o.a;
+  rt->wait = ~0u;   // D_WAIT is set by the run's first pass
   pin_start();
   return 0;
 }

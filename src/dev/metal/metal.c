@@ -34,10 +34,9 @@ typedef struct MtRt {
   MtlArgs m;
 } MtRt;
 
-static MtRt *mt_part(void) {
-  DevRt *d = RT->dev;
-  if (!d->metal) d->metal = calloc(1, sizeof *d->metal);
-  return d->metal;
+static MtRt *mt_part(char *err, unsigned errlen) {
+  if (!RT->dev->metal) RT->dev->metal = gpu_part_new(sizeof(MtRt), err, errlen);
+  return RT->dev->metal;
 }
 
 // The device, opened once for the process (md_init; probed under the
@@ -99,22 +98,22 @@ static int mt_heap(u64 top, char *err, unsigned errlen) {
 }
 
 static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
-  MtRt *M = mt_part();
-  if (!M) {
-    snprintf(err, errlen, "out of host memory for the device's state");
+  MtRt *M = mt_part(err, errlen);
+  if (!M) return -1;
+  u64 top = gpu_top();
+  u32 bc  = gpu_book_cnt();
+  RT->dev->conf.take     = 32;   // the only DUP take Apple GPUs have (-s says so)
+  RT->dev->stats.backend = md_name();
+  GpuOpen o;   // the heap and book are the kernels' buffers
+  if (gpu_open_args(&o, roots, nroot, NULL, NULL, NULL, 0, 4096, 0, err, errlen) != 0) {
     return -1;
   }
-  u64 top   = gpu_top();
-  u32 bc    = gpu_book_cnt();
-  RT->dev->conf.take  = 32;   // the only DUP take Apple GPUs have (-s says so)
-  RT->dev->stats.backend = md_name();
-  M->fault   = 0;
-  M->top0    = top;
-  M->lanes   = RT->dev->conf.lanes ? RT->dev->conf.lanes : md_lanes();
-  M->stack   = RT->dev->conf.stack ? RT->dev->conf.stack : 4096;
+  M->fault = 0;
+  M->top0  = top;
+  M->lanes = RT->dev->conf.lanes ? RT->dev->conf.lanes : md_lanes();
+  M->stack = o.a.stack_cap;
   if (mt_heap(top, err, errlen) != 0) return -1;
   if (sim_pack_open(err, errlen) != 0) return -1;
-  RT->dev->stats.shift = RT->dev->conf.region_shift;
   if (top + 1024 > M->cap) {
     snprintf(err, errlen, "heap in use (%llu words) does not fit the device "
              "heap (%llu words)", (unsigned long long)top,
@@ -124,8 +123,8 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   u32 g[2 * MTL_HDR] = {0};
   g[MTL_G_TOP]   = (u32)top;
   g[MTL_G_CAP]   = (u32)M->cap;
-  g[MTL_G_ARENA] = RT->dev->conf.arena;
-  g[MTL_G_ALIGN] = RT->dev->conf.dup_mode == DUP_OWNER ? 1u << RT->dev->conf.region_shift : 0;
+  g[MTL_G_ARENA] = o.arena;
+  g[MTL_G_ALIGN] = (u32)o.align;
   MT(md_put(MB_HEAP, 0, g, sizeof g), "heap header");
   // The whole used range: the heap comes back whole over the host's
   // (mt_roots), so a word left out here would come back as garbage.
@@ -149,19 +148,14 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   MT(md_need(MB_PART, MTL_SCAN_T * sizeof(u32)), "scan");
   MT(md_need(MB_RES, sizeof(MtlRes)), "counters");
   MT(md_need(MB_ARGS, sizeof(MtlArgs)), "arguments");
-  u64 *ent = malloc((u64)nroot * sizeof(u64));
-  MT(ent == NULL, "frontier");
-  for (u32 i = 0; i < nroot; i++) ent[i] = ENT(roots[i] >> RT->dev->conf.region_shift, roots[i]);
-  int fe = md_need(MB_IN, (u64)nroot * sizeof(u64)) ||
-           md_put(MB_IN, 0, ent, (u64)nroot * sizeof(u64));
-  free(ent);
-  MT(fe, "frontier");
-  M->m.book_cnt     = bc;
-  M->m.dup_mode     = RT->dev->conf.dup_mode;
-  M->m.region_shift = RT->dev->conf.region_shift;
-  M->m.shallow_inc  = (u32)RT->dev->conf.collapse;
-  M->m.spark_gap    = RT->dev->conf.spark_gap;
-  M->m.stack_cap    = M->stack;
+  MT(md_need(MB_IN, (u64)nroot * sizeof(u64)) ||
+     md_put(MB_IN, 0, o.ent, (u64)nroot * sizeof(u64)), "frontier");
+  M->m.book_cnt     = o.a.book_cnt;
+  M->m.dup_mode     = o.a.dup_mode;
+  M->m.region_shift = o.a.region_shift;
+  M->m.shallow_inc  = o.a.shallow_inc;
+  M->m.spark_gap    = o.a.spark_gap;
+  M->m.stack_cap    = o.a.stack_cap;
   return 0;
 }
 
