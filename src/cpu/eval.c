@@ -159,7 +159,60 @@ void eval_set_fatal(EvalFatal hook) {
   me()->fatal = hook;
 }
 
+void eval_thread_reset(void) {
+  if (RT && RT->cpu) {
+    holds_put_back(NULL);
+    if (HOSTS) reclaim_host(-HOSTS);
+    reclaim_leave(pool_tid());
+  }
+  HOLDS          = NULL;
+  HOSTS          = 0;
+  HOLD_EFFECTS   = 0;
+  AHEAD          = 0;
+  EVAL_HELD_STOP = 0;
+  CATCH          = NULL;
+  NEST           = 0;
+  SNF_STUCK_EP   = 0;
+  SNF_JOB        = POOL_ANY;
+}
+
+// The first error on a thread of the pool is kept, whole, before it is
+// seen (state 2); a later one is dropped, as a second error on one thread
+// would never be reached.
+static void fail_keep(const char *kind, const char *msg) {
+  EvalFailure *f    = &me()->failure;
+  int          none = 0;
+  if (!atomic_compare_exchange_strong(&f->state, &none, 1)) return;
+  f->kind = kind;
+  snprintf(f->msg, sizeof f->msg, "%s", msg);
+  atomic_store_explicit(&f->state, 2, memory_order_release);
+}
+
+int eval_failed(void) {
+  return atomic_load_explicit(&me()->failure.state, memory_order_acquire) == 2;
+}
+
+void eval_check(void) {
+  if (!RT || !RT->cpu || !pool_stopping()) return;
+  if (pool_helper()) pool_unwind();   // an error on a helper, or the close
+  if (!eval_failed()) return;
+  EvalFailure *f = &me()->failure;
+  eval_fatal(f->kind, f->msg);
+}
+
+// A thread of the pool keeps its error for the calling thread and goes
+// back to its loop; it never calls the hook, which has no call to return
+// to from there.
+static void fail_on_helper(const char *kind, const char *msg) {
+  if (!RT || !RT->cpu || !pool_helper()) return;
+  fail_keep(kind, msg);
+  pool_stop();
+  pool_unwind();
+}
+
 void eval_fatal(const char *kind, const char *msg) {
+  fail_on_helper(kind, msg);
+  eval_thread_reset();
   EvalFatal hook = RT && RT->cpu ? me()->fatal : NULL;
   if (hook) hook(kind, msg);   // returns only when it did not take it
   // Under -T several threads can fail at once: the first one reports and
@@ -186,6 +239,8 @@ void eval_panic(const char *msg) {
 
 void eval_out_check(void) {
   if (fflush(stdout) != 0 || ferror(stdout)) {
+    fail_on_helper("hvm4g: ", "cannot write the output");
+    eval_thread_reset();
     EvalFatal hook = RT && RT->cpu ? me()->fatal : NULL;
     if (hook) hook("hvm4g: ", "cannot write the output");
     fprintf(stderr, "hvm4g: cannot write the output\n");

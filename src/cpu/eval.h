@@ -52,15 +52,32 @@ void eval_die(const char *msg);
 void eval_panic(const char *msg);
 
 // Prints "<kind><msg>" (kind NULL: msg on stdout) and exits non-zero, once per process: a second
-// thread that fails meanwhile waits for the first one's exit.
+// thread that fails meanwhile waits for the first one's exit. On a thread
+// of the -T pool it does neither (pool.h, "Errors on the pool's threads"):
+// the error is kept, and raised on the runtime's calling thread where that
+// thread waits on the pool (eval_check).
 void eval_fatal(const char *kind, const char *msg);
 
-// A hook eval_fatal calls first (the library's, run/api.c): it may take
-// the error (a longjmp out of the runtime, never returning), or return to
-// let eval_fatal print and exit.
+// A hook eval_fatal calls first (the library's, run/api.c), on the thread
+// that entered the runtime: it may take the error (a longjmp out of the
+// runtime, never returning), or return to let eval_fatal print and exit.
+// This thread's evaluator state is set back first (eval_thread_reset).
 typedef void (*EvalFatal)(const char *kind, const char *msg);
 void eval_set_fatal(EvalFatal hook);
 
+// An error a thread of the pool met (eval_fatal): whether one is kept;
+// and, where a thread waits on other threads (pool_idle_wait, pool_help, a
+// collection's waits; collapse/'s waits should too), whether to end the
+// wait: once the pool stopped (such an error, or the close), a helper goes
+// back to its loop and the runtime's calling thread raises the error there
+// through eval_fatal. After it the runtime can only be closed.
+int  eval_failed(void);
+void eval_check(void);
+// This thread's evaluator state back to what a thread outside the runtime
+// has (an error left the runtime from the middle of it): its catch frames,
+// its pool nesting, the host slots it held BUSY (put back), the effects it
+// held, its root frames and a collection it ran (reclaim_leave).
+void eval_thread_reset(void);
 
 // Flushes stdout; if it failed (a full disk, a closed pipe), says so and
 // exits non-zero.
@@ -131,6 +148,14 @@ int  eval_lazy(void);
 // The evaluator's state, a runtime's (RT->cpu->eval; eval.c)
 // ==========================================================
 
+// The first error a thread of the pool met (eval_fatal), kept for the
+// runtime's calling thread (eval_check).
+typedef struct {
+  _Atomic int  state;      // 0: none; 1: being written; 2: kept
+  const char  *kind;       // eval_fatal's kind (a literal; NULL: a %panic)
+  char         msg[256];
+} EvalFailure;
+
 typedef struct {
   EvalHost     host;        // eval_set_host
   EvalFatal    fatal;       // eval_set_fatal
@@ -139,6 +164,7 @@ typedef struct {
   _Atomic int  stop_ahead;  // eval_stop_ahead
   int          lazy;        // eval_lazy_book
   atomic_int   met_again;   // the last error was a DUP met again
+  EvalFailure  failure;
 } Eval;
 
 // cpu_rt_close: the workers' stacks unmapped and the workers freed.

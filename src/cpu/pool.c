@@ -8,6 +8,7 @@
 // Its state is the runtime's (RT->cpu->pool); the threads end, joined, at
 // the runtime's close (pool_close).
 
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -21,6 +22,10 @@
 #include "cpu/cpu_rt.h"
 
 _Thread_local u32 POOL_TID = 0;
+
+// Per thread: the loop of a thread the pool started, where an error on it
+// unwinds to (pool_unwind); NULL on every other thread.
+static _Thread_local jmp_buf *LOOP = NULL;
 
 static Pool *me(void) {
   return &RT->cpu->pool;
@@ -40,6 +45,7 @@ void pool_push(u64 task) {
 }
 
 static int find(Pool *p, u32 only, u64 *x) {
+  if (atomic_load_explicit(&p->stop, memory_order_relaxed)) return 0;
   Deque *dq = p->dq;
   u32    n  = p->threads;
   if (dq_take(&dq[POOL_TID], x)) {
@@ -66,7 +72,11 @@ void pool_run(Wnf *w, u64 task) {
   (POOL_KIND(task) == POOL_SPARK ? p->run_spark : p->run_job)(w, task);
 }
 
+// Once the pool stopped, a wait ends (eval_check): a helper's back to its
+// loop; on the thread that entered the runtime, the error a helper met is
+// raised.
 void pool_idle_wait(u32 *idle) {
+  if (atomic_load_explicit(&me()->stop, memory_order_relaxed)) eval_check();
   if (++*idle < 256) {
     cpu_relax();
   } else {
@@ -117,7 +127,9 @@ typedef struct PoolFlag {
 } InTask;
 
 int pool_halting(void) {
-  return atomic_load_explicit(&me()->halt, memory_order_relaxed);
+  Pool *p = me();
+  return atomic_load_explicit(&p->halt, memory_order_relaxed) ||
+         atomic_load_explicit(&p->stop, memory_order_relaxed);
 }
 
 // Sets halt and waits until no other thread runs a task (sparks end their
@@ -171,7 +183,8 @@ static void work_once(Pool *p, Reclaim *r, Wnf *w, u32 *idle) {
   int got = find(p, POOL_ANY, &t);
   if (got) pool_run(w, t);
   atomic_store_explicit(&p->in_task[POOL_TID].on, 0, memory_order_release);
-  int (*f)(Wnf *) = got ? NULL : atomic_load_explicit(&p->idle_work, memory_order_acquire);
+  int (*f)(Wnf *) = got || atomic_load_explicit(&p->stop, memory_order_relaxed)
+                  ? NULL : atomic_load_explicit(&p->idle_work, memory_order_acquire);
   if (got) {
     *idle = 0;
   } else if (f && f(w)) {   // the holder's work for threads with no task
@@ -207,10 +220,20 @@ static void *pool_main(void *arg) {
   Pool    *p = &RT->cpu->pool;
   Reclaim *r = &RT->cpu->reclaim;
   Wnf     *w = &self->w;
+  jmp_buf  loop;
+  if (setjmp(loop) != 0) {
+    // back from an error (eval_fatal) or a stop met while waiting: what
+    // this thread was doing is abandoned (eval_thread_reset)
+    HELPING   = 0;
+    w->budget = ~0ull;
+    atomic_store(&p->in_task[POOL_TID].on, 0);
+  }
+  LOOP = &loop;
   for (;;) {
     reclaim_away(POOL_TID, 1);   // asleep: no collection waits for it
     pthread_mutex_lock(&p->idle_lock);
-    while (!atomic_load(&p->quit) && (atomic_load(&p->active) == 0 || parked(p))) {
+    while (!atomic_load(&p->quit) &&
+           (atomic_load(&p->active) == 0 || parked(p) || atomic_load(&p->stop))) {
       pthread_cond_wait(&p->idle_cond, &p->idle_lock);
     }
     pthread_mutex_unlock(&p->idle_lock);
@@ -218,11 +241,29 @@ static void *pool_main(void *arg) {
     reclaim_away(POOL_TID, 0);
     u32 idle = 0;
     while (atomic_load_explicit(&p->active, memory_order_relaxed) > 0 && !parked(p) &&
-           !atomic_load_explicit(&p->quit, memory_order_relaxed)) {
+           !atomic_load_explicit(&p->stop, memory_order_relaxed)) {
       work_once(p, r, w, &idle);
     }
   }
+  LOOP = NULL;
   return NULL;
+}
+
+int pool_helper(void) {
+  return LOOP != NULL;
+}
+
+void pool_stop(void) {
+  atomic_store(&me()->stop, 1);
+}
+
+int pool_stopping(void) {
+  return atomic_load_explicit(&me()->stop, memory_order_acquire);
+}
+
+void pool_unwind(void) {
+  eval_thread_reset();
+  longjmp(*LOOP, 1);
 }
 
 // Wakes the pool for a job already queued (one more job in progress).
@@ -248,6 +289,7 @@ int pool_help(Wnf *w, u32 only) {
   Pool *p = me();
   u64   t;
   if (p->threads <= 1) return 0;
+  if (atomic_load_explicit(&p->stop, memory_order_relaxed)) eval_check();
   if (HELPING >= HELP_DEPTH) return 0;
   if (!find(p, only, &t) && !(only < POOL_SPARK && find(p, POOL_SPARK, &t))) return 0;
   HELPING++;
@@ -318,6 +360,7 @@ void pool_close(void) {
   Pool *p = me();
   if (p->started) {
     pthread_mutex_lock(&p->idle_lock);
+    atomic_store(&p->stop, 1);
     atomic_store(&p->quit, 1);
     pthread_cond_broadcast(&p->idle_cond);
     pthread_mutex_unlock(&p->idle_lock);

@@ -46,6 +46,8 @@ typedef struct {
   pthread_cond_t   idle_cond;
   _Atomic int      halt;        // pool_halt: no task starts
   _Atomic int      park;        // pool_park: the last thread sleeps
+  _Atomic int      stop;        // no task is handed out any more: an
+                                // error on a thread (eval_fatal), the close
   _Atomic int      quit;        // the close: the threads end
   int (*_Atomic    idle_work)(Wnf *w);   // pool_hold's
 } Pool;
@@ -53,9 +55,9 @@ typedef struct {
 // Starts threads-1 threads; thread i reduces with workers[i].w. A thread
 // keeps at most `offers` sparks in its deque (pool_offer).
 void pool_init(u32 threads, PoolWorker *workers, u32 offers, PoolRun job, PoolRun spark);
-// cpu_rt_close (cpu_rt_stop): the threads end (each joined, after the
-// task it is in) and what the pool holds is freed; a second call finds
-// nothing to do.
+// cpu_rt_close (cpu_rt_stop): the threads end (each joined: one stops at
+// its next wait, or after the task it is in) and what the pool holds is
+// freed; a second call finds nothing to do.
 void pool_close(void);
 u32  pool_size(void);               // threads in the pool
 // This thread's index (0: the program's). Inline: each slot the normal
@@ -104,6 +106,17 @@ void pool_park(int on);
 // While halted: drops every queued task (the sparks a stopped job left,
 // whose slots a heap put back to an earlier state no longer holds).
 void pool_drop(void);
+
+// Errors on the pool's threads (eval_fatal): a thread pool_init started
+// (a helper, pool_helper) that fails does not end the process nor take
+// the library's hook: the error is kept for the thread that entered the
+// runtime (eval_check raises it there, where it waits on the pool),
+// pool_stop stops the pool handing out tasks, and pool_unwind takes the
+// helper back to its loop, where it sleeps until the close.
+int  pool_helper(void);
+void pool_stop(void);
+int  pool_stopping(void);           // stopped (such an error, or the close)
+_Noreturn void pool_unwind(void);
 
 #if defined(__x86_64__)
 #define cpu_relax() __asm__ __volatile__("pause")

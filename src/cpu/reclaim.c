@@ -66,6 +66,7 @@ typedef struct ReclaimAway {
 // the chunks it swept, a cache line apart from the other threads' parts.
 typedef struct ReclaimWork {
   _Alignas(64) u64 *stk;   // terms whose nodes are still to mark
+  int  in_phase;           // it takes part in a phase (help)
   u64  stk_lo;             // [stk_lo, stk_n) are left: the bottom was shared
   u64  stk_n;
   u64  stk_cap;
@@ -288,7 +289,11 @@ ReclaimStats reclaim_stats(void) {
 // raises the stop flag and then reads the flags (both sequentially
 // consistent), so one of them sees the other.
 
+// Every wait here also asks whether a pool thread failed (eval_check): a
+// thread that ended with an error while it took part would be waited for
+// forever.
 static void wait_a_while(u32 *idle) {
+  eval_check();
   if (++*idle < 256) {
     cpu_relax();
   } else {
@@ -508,8 +513,8 @@ static void mark_alone(Reclaim *r, ThreadWork *w) {
 // threads still mark (they may share more). 0: the pool is empty and no
 // thread holds a term, so nothing is left to mark (a thread holds terms
 // only while counted in marking, and is counted again only by taking
-// some).
-static int take(Reclaim *r, ThreadWork *w) {
+// some), or the collection was abandoned (reclaim_leave).
+static int take(Reclaim *r, ThreadWork *w, u64 phase) {
   pthread_mutex_lock(&r->share_lock);
   atomic_fetch_sub_explicit(&r->marking, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&r->hungry.n, 1, memory_order_relaxed);
@@ -528,14 +533,18 @@ static int take(Reclaim *r, ThreadWork *w) {
       pthread_mutex_unlock(&r->share_lock);
       return 1;
     }
-    if (atomic_load_explicit(&r->marking, memory_order_relaxed) == 0) {
+    if (atomic_load_explicit(&r->marking, memory_order_relaxed) == 0 ||
+        atomic_load_explicit(&r->phase, memory_order_relaxed) != phase ||
+        atomic_load_explicit(&r->abandoned, memory_order_relaxed)) {
       atomic_fetch_sub_explicit(&r->hungry.n, 1, memory_order_relaxed);
       pthread_mutex_unlock(&r->share_lock);
       return 0;
     }
     pthread_mutex_unlock(&r->share_lock);
     while (atomic_load_explicit(&r->shared_n, memory_order_relaxed) == 0 &&
-           atomic_load_explicit(&r->marking, memory_order_relaxed) != 0) {
+           atomic_load_explicit(&r->marking, memory_order_relaxed) != 0 &&
+           atomic_load_explicit(&r->phase, memory_order_relaxed) == phase &&
+           !atomic_load_explicit(&r->abandoned, memory_order_relaxed)) {
       wait_a_while(&idle);
     }
     pthread_mutex_lock(&r->share_lock);
@@ -545,10 +554,11 @@ static int take(Reclaim *r, ThreadWork *w) {
 // A thread's part of the mark, the collector's or a helper's: it joins
 // busy with nothing, so its first take waits for terms like any other.
 static void mark_part(Reclaim *r, ThreadWork *w) {
+  u64 phase = atomic_load(&r->phase);
   atomic_fetch_add(&r->marking, 1);
   do {
     drain_shared(r, w);
-  } while (take(r, w));
+  } while (take(r, w, phase));
 }
 
 // Clearing
@@ -739,7 +749,9 @@ static int help(Reclaim *r, u32 tid, u64 *joined) {
   atomic_fetch_add(&r->joined, 1);
   int in = atomic_load(&r->phase) == p;
   if (in) {
+    r->work[tid].in_phase = 1;
     take_part(r, tid, p & 3);
+    r->work[tid].in_phase = 0;
     atomic_fetch_add_explicit(&r->helped, 1, memory_order_relaxed);
     *joined = p;
   }
@@ -748,21 +760,28 @@ static int help(Reclaim *r, u32 tid, u64 *joined) {
 }
 
 // The collection's marking and sweeping, which `clear` the live bits
-// first (the first collection finds them fresh): returns the live words of
-// [base, top), sets the new top and the free chunks.
-static u64 collect_alone(Reclaim *r, u32 tid, u64 *new_top, int clear, const u64 **chunks, u64 *n) {
+// first (the first collection finds them fresh): sets the live words of
+// [base, top), the new top and the free chunks. 0 when a thread that took
+// part left it (reclaim_leave): its part undone, nothing may be freed.
+static int collect_alone(Reclaim *r, u32 tid, u64 *live, u64 *new_top, int clear,
+                         const u64 **chunks, u64 *n) {
   ThreadWork *w = &r->work[tid];
   if (clear) memset(r->live, 0, (r->top / 64 + 1) * sizeof(u64));
   mark_alone(r, w);
-  u64 live   = 0;
+  *live      = 0;
   w->chunk_n = 0;
-  *new_top   = sweep_range(r, w, r->base, r->top, &live);
+  *new_top   = sweep_range(r, w, r->base, r->top, live);
   *chunks    = w->chunks;
   *n         = w->chunk_n;
-  return live;
+  return 1;
 }
 
-static u64 collect_together(Reclaim *r, u32 tid, u64 *new_top, int clear, const u64 **chunks, u64 *n) {
+static int left(Reclaim *r) {
+  return atomic_load(&r->abandoned);
+}
+
+static int collect_together(Reclaim *r, u32 tid, u64 *live, u64 *new_top, int clear,
+                            const u64 **chunks, u64 *n) {
   if (clear) {
     atomic_store(&r->cursor.n, 0);
     phase_open(r, PHASE_CLEAR);
@@ -775,15 +794,17 @@ static u64 collect_together(Reclaim *r, u32 tid, u64 *new_top, int clear, const 
   phase_open(r, PHASE_MARK);
   mark_part(r, &r->work[tid]);
   phase_close(r);
+  if (left(r)) return 0;
   sweep_ranges(r);
   atomic_store(&r->cursor.n, 0);
   phase_open(r, PHASE_SWEEP);
   sweep_part(r, tid);
   phase_close(r);
-  u64 live = sweep_merge(r, new_top);
-  *chunks  = r->chunks;
-  *n       = r->chunk_n;
-  return live;
+  if (left(r)) return 0;
+  *live   = sweep_merge(r, new_top);
+  *chunks = r->chunks;
+  *n      = r->chunk_n;
+  return 1;
 }
 
 static double now(void) {
@@ -806,9 +827,13 @@ static void run(Reclaim *r, u32 tid) {
     r->live_words = words;
   }
   const u64 *chunks;
-  u64        chunk_n, top;
-  u64        live = r->help ? collect_together(r, tid, &top, clear, &chunks, &chunk_n)
-                            : collect_alone(r, tid, &top, clear, &chunks, &chunk_n);
+  u64        chunk_n, top, live;
+  int        done = r->help ? collect_together(r, tid, &live, &top, clear, &chunks, &chunk_n)
+                            : collect_alone(r, tid, &live, &top, clear, &chunks, &chunk_n);
+  if (!done) {   // dropped: the next one is a gap away
+    r->next = heap_given() + gap_after(r, r->stats.live);
+    return;
+  }
   heap_set_free(chunks, chunk_n, top);
   r->worked = 0;
   for (u32 i = 0; i < r->threads; i++) {
@@ -857,6 +882,8 @@ static int collect(Reclaim *r, u32 tid) {
     reclaim_park(tid);
     return -1;
   }
+  r->collector = tid + 1;
+  atomic_store(&r->abandoned, 0);
   for (u32 i = 0; i < r->threads; i++) {
     u32 spins = 0;
     while (i != tid && !atomic_load(&r->away[i].on)) wait_a_while(&spins);
@@ -865,8 +892,28 @@ static int collect(Reclaim *r, u32 tid) {
   if (ok) {
     run(r, tid);
   }
+  r->collector = 0;
   atomic_store(&r->stop, 0);
   return ok;
+}
+
+// A thread that leaves is away as it was first (reclaim_init): the
+// program's thread counts as running, a pool thread as asleep.
+void reclaim_leave(u32 tid) {
+  Reclaim *r = me();
+  if (!r->roots || tid >= r->threads) return;
+  r->roots[tid].head = NULL;
+  atomic_store(&r->away[tid].on, tid > 0);
+  if (r->work[tid].in_phase) {   // the collector drops what it ran
+    r->work[tid].in_phase = 0;
+    atomic_store(&r->abandoned, 1);
+    atomic_fetch_sub(&r->joined, 1);
+  }
+  if (r->collector != tid + 1) return;
+  r->collector = 0;
+  atomic_store(&r->abandoned, 1);
+  atomic_store(&r->phase, atomic_load(&r->phase) & ~3ull);
+  atomic_store(&r->stop, 0);
 }
 
 int reclaim_oom(u32 tid) {

@@ -73,6 +73,8 @@ typedef struct {
   void       (*forget)(u32 lo, u64 hi);
   // stopping the threads
   struct ReclaimAway *away; // per thread: parked or asleep
+  u32          collector;   // the thread running a collection, + 1 (0: none)
+  _Atomic int  abandoned;   // a thread that took part left it (reclaim_leave)
   // pacing (reclaim.c's gap_after)
   int          armed;
   u64          base;        // words below stay
@@ -169,6 +171,10 @@ static inline void reclaim_poll(Reclaim *r, u32 tid) {
 }
 // Thread tid sleeps outside every task (1) or wakes (0) (pool.c).
 void reclaim_away(u32 tid, int away);
+// Thread tid's work ends with an error (eval.c, eval_thread_reset): its
+// root frames go, and a collection it ran or took part in is dropped,
+// nothing freed (the heap is as it was; the parked threads go on).
+void reclaim_leave(u32 tid);
 // A host primitive starts (+1) or ends (-1): no collection meanwhile, its
 // C code holds locations no root frame names.
 void reclaim_host(int d);
