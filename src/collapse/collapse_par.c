@@ -561,6 +561,7 @@ static void pair_wait(ColPar *p, Wnf *w, Level *lv, Chunk *c, u32 i) {
     Kid *k = kid_at(p, e0->loc);
     while (atomic_load_explicit(&k->claim, memory_order_acquire) != KID_DONE) {
       if (!spec_help(p, w, CONSUMER_BATCH(p->threads))) cpu_relax();
+      eval_check();   // a pool thread that failed leaves its entry unfinished
     }
     return;
   }
@@ -577,6 +578,7 @@ static void pair_wait(ColPar *p, Wnf *w, Level *lv, Chunk *c, u32 i) {
   while (atomic_load_explicit(&e0->state, memory_order_acquire) == ENT_NEW ||
          atomic_load_explicit(&e1->state, memory_order_acquire) == ENT_NEW) {
     if (!spec_help(p, w, CONSUMER_BATCH(p->threads))) cpu_relax();
+    eval_check();   // a pool thread that failed leaves its entry unfinished
   }
 }
 
@@ -607,7 +609,10 @@ static void pair_use(ColPar *p, Wnf *w, u32 k, Chunk *c, u32 i) {
 
 // Waits until chunk c is finished (and summarized, unless walked).
 static void chunk_wait(Chunk *c) {
-  while (atomic_load_explicit(&c->mode, memory_order_acquire) != CH_DONE) cpu_relax();
+  while (atomic_load_explicit(&c->mode, memory_order_acquire) != CH_DONE) {
+    cpu_relax();
+    eval_check();   // a pool thread that failed leaves its chunk unfinished
+  }
 }
 
 // The consumer reaches chunk c, head of level k: it splices the summarized
@@ -642,7 +647,8 @@ static void level_next(ColPar *p, u32 k, Chunk *c) {
 // Waits for the pool to leave the last collapse, then frees what it used.
 static void collapse_join(ColPar *p) {
   if (!p->stopped) return;
-  while (atomic_load(&p->spec_running) > 0) cpu_relax();
+  // a pool thread that failed inside spec_help stays counted
+  while (atomic_load(&p->spec_running) > 0 && !eval_failed()) cpu_relax();
   eval_stop_ahead(0);
   for (u32 k = 0; k < KEYS; k++) {
     Level *lv = &p->lv[k];

@@ -247,6 +247,9 @@ static int layers_open(void) {
 // is r's.
 static void runtime_close(Runtime *r) {
   int n = r->h.opened;
+  // The pool's threads first: an idle one may be helping the collapser,
+  // whose memory collapse_rt_close frees.
+  if (n >= 2) cpu_rt_stop();
   if (n >= 5) run_rt_close();
   if (n >= 4) collapse_rt_close();
   if (n >= 3) dev_rt_close();
