@@ -12,7 +12,6 @@
 #include "dev/gpu.h"
 #include "dev/dev.h"
 #include "heap/heap.h"
-#include "lang/parse.h"
 #include "lang/names.h"
 #include "dev/dev_rt.h"
 
@@ -256,10 +255,6 @@ u32 gpu_snf_roots(const u32 *roots, u32 n) {
   DevRt *d = RT->dev;
   if (d->choice.in_run) {
     return STOP_SPACE;
-  }
-  if (parse_unscoped()) {   // the CPU's order binds it (snf.c)
-    d->stats.stop = STOP_UNSCOPED;
-    return STOP_UNSCOPED;
   }
   const GpuBackend *b = backend();
   if (!b) return STOP_NODEV;

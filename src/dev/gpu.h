@@ -36,12 +36,14 @@ int  gpu_context_making(void);   // started and not finished yet
 // process should end without the driver's teardown (sched_exit).
 int  gpu_context_live(void);
 
-// Strong normal form of RT->heap.at[loc] on the device, in place. Returns 0 when
-// the device finished it, else why it stopped early (a primitive, an error,
-// a full heap, ...): the heap is then a valid term graph holding the work
-// done, and the caller finishes on the CPU. STOP_NODEV: no usable device
-// (--device=auto), nothing done; a device asked for by name that cannot
-// run here ends the process with the reason.
+// Strong normal form of RT->heap.at[loc] on the device, in place. It runs
+// what it is given: a program the CPU must order (an unscoped binder) is
+// the scheduler's to keep off it. Returns 0 when the device finished it,
+// else why it stopped early (a primitive, an error, a full heap, ...): the
+// heap is then a valid term graph holding the work done, and the caller
+// finishes on the CPU. STOP_NODEV: no usable device (--device=auto),
+// nothing done; a device asked for by name that cannot run here ends the
+// process with the reason.
 u32  gpu_snf_at(u32 loc);
 // The same for several slots at once (the slots a CPU pool left).
 u32  gpu_snf_roots(const u32 *roots, u32 n);
