@@ -1,0 +1,18 @@
+// double.c: %ffi_double(n) is 2n; inc.c, loaded from the same folder,
+// gives %ffi_inc (ffi_dir_two_libs.hvm).
+
+#include <hvm4g_ffi.h>
+
+static const HvmApi *H;
+
+static Term twice(Term *args) {
+  Term n = H->wnf(args[0]);
+  if (H->term_tag(n) != NUM) H->runtime_error("%ffi_double expects a number");
+  return H->term_new_num((u32)H->term_val(n) * 2);
+}
+
+void hvm_ffi_init(const HvmApi *api) {
+  H = api;
+  if (H->abi_version != ABI_VERSION) H->runtime_error("FFI ABI mismatch");
+  H->register_prim("ffi_double", 10, 1, twice);
+}
