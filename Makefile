@@ -175,7 +175,8 @@ $(BUILD)/examples/%: examples/%.c include/hvm4g.h $(BUILD)/libhvm4g.a
 examples: $(EXAMPLES)
 
 # Installing: `make install PREFIX=/usr/local DESTDIR=`: the binary, the
-# library, its header, its pkg-config file and the man page (written by the
+# library, its header, the header of libraries of primitives (--ffi,
+# docs/ffi.md), its pkg-config file and the man page (written by the
 # binary from its flag table: --help=man).
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -186,7 +187,7 @@ PCDIR   := $(LIBDIR)/pkgconfig
 MANDIR  := $(PREFIX)/share/man/man1
 VERSION := $(shell sed -n 's/^\#define HVM4G_VERSION "\(.*\)"/\1/p' include/hvm4g.h)
 INSTALLED := $(BINDIR)/hvm4g $(LIBDIR)/libhvm4g.a $(INCDIR)/hvm4g.h \
-             $(PCDIR)/hvm4g.pc $(MANDIR)/hvm4g.1
+             $(INCDIR)/hvm4g_ffi.h $(PCDIR)/hvm4g.pc $(MANDIR)/hvm4g.1
 
 $(BUILD)/hvm4g.1: hvm4g
 	./hvm4g --help=man > $@
@@ -207,6 +208,7 @@ install: hvm4g $(BUILD)/libhvm4g.a $(BUILD)/hvm4g.pc $(BUILD)/hvm4g.1
 	install -m 755 hvm4g $(DESTDIR)$(BINDIR)/hvm4g
 	install -m 644 $(BUILD)/libhvm4g.a $(DESTDIR)$(LIBDIR)/libhvm4g.a
 	install -m 644 include/hvm4g.h $(DESTDIR)$(INCDIR)/hvm4g.h
+	install -m 644 include/hvm4g_ffi.h $(DESTDIR)$(INCDIR)/hvm4g_ffi.h
 	install -m 644 $(BUILD)/hvm4g.pc $(DESTDIR)$(PCDIR)/hvm4g.pc
 	install -m 644 $(BUILD)/hvm4g.1 $(DESTDIR)$(MANDIR)/hvm4g.1
 

@@ -60,6 +60,15 @@ extern "C" {
 #define HVM4G_ERR_IO        5    /* the output could not be written */
 #define HVM4G_ERR_DEVICE    6    /* the device asked for is not usable */
 #define HVM4G_ERR_STATE     7    /* a call out of order (a load after a run) */
+/* The hvm4g program's FFI (--ffi, --ffi-dir; docs/ffi.md). */
+#define HVM4G_ERR_FFI_FILE  8    /* a library or folder cannot be read */
+#define HVM4G_ERR_FFI_LOAD  9    /* not a shared library the system can load */
+#define HVM4G_ERR_FFI_INIT  10   /* a library without hvm_ffi_init */
+#define HVM4G_ERR_FFI_ABI   11   /* a library refused the runtime in its
+                                    hvm_ffi_init (runtime_error: an ABI
+                                    version it does not take), or registered
+                                    what hvm4g cannot hold */
+#define HVM4G_ERR_FFI_PRIM  12   /* a library's primitive raised an error */
 #define HVM4G_INTERRUPTED   130  /* the hvm4g program: SIGINT or SIGTERM */
 
 /* Where a normal form is computed. */

@@ -759,7 +759,7 @@ fi
 if command -v pkg-config > /dev/null 2>&1; then
   pkg_check install     0 '^ok$' sh -c 'cd "$0" && d=$1/dest && rm -rf "$d" &&
     make -s install DESTDIR="$d" PREFIX=/opt/hvm4g > "$1/install.log" 2>&1 &&
-    for f in bin/hvm4g lib/libhvm4g.a include/hvm4g.h lib/pkgconfig/hvm4g.pc share/man/man1/hvm4g.1; do
+    for f in bin/hvm4g lib/libhvm4g.a include/hvm4g.h include/hvm4g_ffi.h lib/pkgconfig/hvm4g.pc share/man/man1/hvm4g.1; do
       [ -s "$d/opt/hvm4g/$f" ] || { echo "missing $f"; exit 1; }; done &&
     cc -o "$1/embed" examples/embed.c $(PKG_CONFIG_PATH=$d/opt/hvm4g/lib/pkgconfig \
       pkg-config --define-variable=prefix="$d/opt/hvm4g" --cflags --libs hvm4g) &&
@@ -928,6 +928,24 @@ if [ "$QUICK" != 1 ]; then
   upstream_phase upstream-t16 -T16
   [ "${SKIP_SIM:-0}" != 1 ] && upstream_phase upstream-sim --gpu --device=sim
 fi
+
+# --- phase: ffi -------------------------------------------------------------
+# Libraries of primitives (--ffi, --ffi-dir): tests/ffi/run.sh builds its
+# libraries and runs each program on one thread, under -T4 and (not in
+# make check) on the simulated device; one result per program and mode.
+
+add_phase ffi
+ffi_sim=${SKIP_SIM:-0}
+[ "$QUICK" = 1 ] && ffi_sim=1
+SKIP_SIM=$ffi_sim bash "$ROOT/tests/ffi/run.sh" "$BIN" > "$TMP/ffi.log" 2>&1
+while IFS= read -r line; do
+  case "$line" in
+    "[PASS] "*) record ffi "${line#\[PASS\] }" 1 ;;
+    "[FAIL] "*) name=${line#\[FAIL\] }; record ffi "${name%% *}" 0 "${name#* }" ;;
+    "[SKIP] "*) name=${line#\[SKIP\] }; printf '%s\n' "${name#* }" > "$RES/ffi/${name%% *}.skip" ;;
+  esac
+done < "$TMP/ffi.log"
+grep -q ' passed, 0 failed$' "$TMP/ffi.log" || record ffi runner 0 "$(tail -n1 "$TMP/ffi.log")"
 
 # --- phases: sanitizers -----------------------------------------------------
 

@@ -31,6 +31,7 @@ typedef enum {
   FL_CHOICE,    // u32 field, one of the words of `meta` ("a|b"): its index
                 // in `values`
   FL_TEXT,      // const char * field, a non-empty string
+  FL_LOAD,      // FfiLoads field: appends the value, a folder when `lo` is 1
   FL_OPTCOUNT,  // `given` set; a count attached (-C10, --collapse=10) goes
                 // into a long long field
   FL_OPTWORD,   // int field: 1 alone; 2 + i with the i-th word of `meta`
@@ -95,6 +96,10 @@ static const Flag FLAGS[] = {
     "run TERM as @main (leading #include \"file\" lines allowed); - as FILE: stdin" },
   { "--progress", NULL, FL_SWITCH, C(progress), 0, 0, NULL, NULL, NONE,
     "on a terminal", 0, "a progress line on stderr, refreshed every 0.5 s" },
+  { "--ffi", NULL, FL_LOAD, O(ffi), 0, 0, "LIB", NULL, NONE, "none", 0,
+    "load a library of primitives (HVM4's FFI; runs its code), repeatable" },
+  { "--ffi-dir", NULL, FL_LOAD, O(ffi), 1, 0, "DIR", NULL, NONE, "none", 0,
+    "load every .so and .dylib file of DIR, in name order, repeatable" },
   { "--help", "-h", FL_HELP, NONE, 0, 0, "[=tuning]", NULL, NONE, NULL, 0,
     "this list; =tuning: the tuning flags" },
   { "--version", "-v", FL_VERSION, NONE, 0, 0, NULL, NULL, NONE, NULL, 0,
@@ -347,10 +352,18 @@ static void man_page(const Command *cmd, FILE *out) {
           "(RUNTIME_ERROR)\n.TP\n%d\na usage error: a bad flag or argument\n"
           ".TP\n%d\na parse error, an unreadable file, or no @main\n.TP\n%d\n"
           "the heap (or the memory) is exhausted\n.TP\n%d\nthe output could not "
-          "be written\n.TP\n%d\nthe device asked for is not usable\n.TP\n%d\n"
-          "interrupted by SIGINT or SIGTERM (after \\-s's figures, if asked)\n",
+          "be written\n.TP\n%d\nthe device asked for is not usable\n",
           HVM4G_OK, HVM4G_ERR_RUNTIME, HVM4G_ERR_USAGE, HVM4G_ERR_PARSE,
-          HVM4G_ERR_HEAP, HVM4G_ERR_IO, HVM4G_ERR_DEVICE, HVM4G_INTERRUPTED);
+          HVM4G_ERR_HEAP, HVM4G_ERR_IO, HVM4G_ERR_DEVICE);
+  fprintf(out, ".TP\n%d\n\\-\\-ffi: a library or folder cannot be read\n.TP\n%d\n"
+          "\\-\\-ffi: not a shared library this system loads\n.TP\n%d\n"
+          "\\-\\-ffi: a library without hvm_ffi_init\n.TP\n%d\n"
+          "\\-\\-ffi: a library refused the runtime (its ABI version) or "
+          "registered what hvm4g cannot hold\n.TP\n%d\n"
+          "a library's primitive raised an error (RUNTIME_ERROR)\n.TP\n%d\n"
+          "interrupted by SIGINT or SIGTERM (after \\-s's figures, if asked)\n",
+          HVM4G_ERR_FFI_FILE, HVM4G_ERR_FFI_LOAD, HVM4G_ERR_FFI_INIT, HVM4G_ERR_FFI_ABI,
+          HVM4G_ERR_FFI_PRIM, HVM4G_INTERRUPTED);
   fputs(".SH ENVIRONMENT\n.TP\nNO_COLOR\nwhen set and not empty, no colour "
         "(colour is used only on a terminal anyway)\n"
         ".SH SEE ALSO\nhvm4g.h (the C library), docs/flags.md\n", out);
@@ -435,6 +448,15 @@ static void set_value(Command *cmd, const Flag *f, const char *v) {
       if (!*v) flag_error("%s expects %s", f->name, f->meta);
       *FIELD(cmd, f, const char *) = v;
       break;
+    case FL_LOAD: {
+      FfiLoads *l = FIELD(cmd, f, FfiLoads);
+      if (!*v) flag_error("%s expects %s", f->name, f->meta);
+      if (l->count == FFI_LOADS_MAX) {
+        flag_error("more than %d --ffi and --ffi-dir", FFI_LOADS_MAX);
+      }
+      l->at[l->count++] = (FfiLoad){ .path = v, .dir = f->lo == 1 };
+      break;
+    }
     default:
       break;
   }

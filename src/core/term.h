@@ -197,13 +197,23 @@ typedef u64 Term;
 #define PRIM_OP          38  // PRIM_OP + OP_x: %add %sub %mul %div %mod %and %or
                              // %xor %lsh %rsh %not %eq %ne %lt %le %gt %ge
 #define PRIM_COUNT (PRIM_OP + OP_COUNT)
+// A primitive a library registered (run/ffi.c, docs/ffi.md): EXT is
+// PRIM_FFI | arity << 16 | its row, so that every walk over nodes (here,
+// on the device) knows a call's arity without the runtime's table.
+#define PRIM_FFI            0x800000u
+#define PRIM_FFI_ARITY_MAX  127u      // the 7 bits above the row
+#define PRIM_FFI_INDEX_MAX  0xFFFFu   // the row's 16 bits
+#define PRIM_IS_FFI(id)     (((id) & PRIM_FFI) != 0)
+#define PRIM_FFI_ID(i, ar)  (PRIM_FFI | (u32)(ar) << 16 | (u32)(i))
+#define PRIM_FFI_INDEX(id)  ((id) & PRIM_FFI_INDEX_MAX)
 // Host primitives of two arguments, one bit each; the others take one.
 #define PRIM_TWO_ARGS \
   (((u64)1 << PRIM_WRITE_FILE) | ((u64)1 << PRIM_WRITE_BYTES) | \
    ((u64)1 << PRIM_TCP_RECV_POLL) | ((u64)1 << PRIM_TCP_RECV_WAIT) | \
    ((u64)1 << PRIM_TCP_SEND_POLL) | ((u64)1 << PRIM_TCP_SEND_WAIT))
 #define PRIM_ARITY(id) \
-  ((id) < PRIM_OP ? (u32)((PRIM_TWO_ARGS >> (id)) & 1u) + 1u : 2u)
+  (PRIM_IS_FFI(id) ? ((u32)(id) >> 16) & PRIM_FFI_ARITY_MAX : \
+   (id) < PRIM_OP ? (u32)((PRIM_TWO_ARGS >> (id)) & 1u) + 1u : 2u)
 
 // Nodes
 // =====
@@ -233,7 +243,7 @@ FN u32 term_arity(Term t) {
     case DSU: case DDU:
       return 3;
     case PRI:
-      return EXT(t) < PRIM_COUNT ? PRIM_ARITY(EXT(t)) : 0;
+      return EXT(t) < PRIM_COUNT || PRIM_IS_FFI(EXT(t)) ? PRIM_ARITY(EXT(t)) : 0;
     default:
       return 0;
   }

@@ -1356,14 +1356,14 @@ FN Term wnf_run(THR Wnf *w, Term t) {
           // for the host folds the DUP's frame back into the heap, which
           // gives another. An effect there is refused; %nf, %gnf and
           // %compact (not HVM4's) are not effects.
-          if (id < PRIM_OP && id != PRIM_NF && id != PRIM_GNF && id != PRIM_COMPACT &&
-              wnf_in_dup(stk, sp)) {
+          if (((id < PRIM_OP && id != PRIM_NF && id != PRIM_GNF && id != PRIM_COMPACT) ||
+               PRIM_IS_FFI(id)) && wnf_in_dup(stk, sp)) {
             st     = WNF_ERROR;
             w->err = ERR_DUP_HOST;
             break;
           }
 #endif
-          if (id < PRIM_OP) {
+          if (id < PRIM_OP || PRIM_IS_FFI(id)) {   // a library's: the host's too
             st      = WNF_HOST;
             w->host = next;
             break;

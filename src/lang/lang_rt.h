@@ -16,6 +16,7 @@ typedef struct LangRt {
   Names   names;   // @name <-> book id
   Parse   parse;   // the parser's
   Printer print;   // the printer's
+  const struct PrimHooks *prims;   // names_set_prims (names.h): the FFI's primitives
 } LangRt;
 
 // RT's part from the runtime's open to its close: lang_rt_open runs once

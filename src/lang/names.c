@@ -183,6 +183,9 @@ static const char *const PRIM_NAMES[PRIM_COUNT] = {
 };
 
 u32 prim_id(const char *s, u32 len) {
+  const PrimHooks *h = RT && RT->lang ? RT->lang->prims : NULL;
+  u32 id;
+  if (h && h->find(s, len, &id)) return id;
   for (u32 i = 0; i < PRIM_COUNT; i++) {
     if (strlen(PRIM_NAMES[i]) == len && memcmp(PRIM_NAMES[i], s, len) == 0) {
       return i;
@@ -192,14 +195,19 @@ u32 prim_id(const char *s, u32 len) {
 }
 
 const char *prim_name(u32 id) {
+  if (PRIM_IS_FFI(id)) {
+    const PrimHooks *h = RT && RT->lang ? RT->lang->prims : NULL;
+    return h ? h->name(id) : NULL;
+  }
   return id < PRIM_COUNT ? PRIM_NAMES[id] : NULL;
 }
 
-// The part
-// ========
-// A zeroed part is ready to use (the unit tests' contexts are never
-// opened): every table starts empty and grows on first use.
+void names_set_prims(const PrimHooks *h) {
+  RT->lang->prims = h;
+}
 
+// The part
+// =
 int lang_rt_open(void) {
   return 0;
 }

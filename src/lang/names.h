@@ -59,4 +59,17 @@ const char *op_name(u32 op);
 u32         prim_id(const char *s, u32 len);
 const char *prim_name(u32 id);
 
+// Primitives a layer above registers while a runtime opens (run/ffi.c's
+// libraries): asked before the built-in names, so that a library's `%log`
+// overrides the built-in one.
+typedef struct PrimHooks {
+  // 1 when s[0..len) is registered, with its PRI ext in *id (~0u: it
+  // cannot be called); 0 when it is not
+  int         (*find)(const char *s, u32 len, u32 *id);
+  const char *(*name)(u32 id);   // a registered id's name, or NULL
+} PrimHooks;
+
+// RT's hooks from now on (NULL: none).
+void names_set_prims(const PrimHooks *h);
+
 #endif

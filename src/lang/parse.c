@@ -1084,22 +1084,26 @@ static NOINLINE Term parse_pri(Src *s) {
   u32 id = prim_id(s->txt + at, len);
   blank(s);
   if (id == ~0u) err_expected(s, "known primitive");
-  p->used[id] = 1;
+  if (id < PRIM_COUNT) p->used[id] = 1;   // a library's (PRIM_FFI) is not counted here
   if (cur(s) != '(') err_expected(s, "primitive application");
   need(s, "(");
-  u32  ar = PRIM_ARITY(id);
-  Term args[2];
+  // Arguments wait on Parse.args, as a constructor's fields: a library's
+  // primitive takes up to PRIM_FFI_ARITY_MAX.
+  u32 ar = PRIM_ARITY(id), base = p->args_len;
   for (u32 i = 0; i < ar; i++) {
     blank(s);
     if (cur(s) == ')') err_expected(s, "argument");
-    args[i] = parse_term(s);
+    Term arg = parse_term(s);
+    p->args = grow(p->args, &p->args_cap, (u64)p->args_len + 1, sizeof(Term));
+    p->args[p->args_len++] = arg;
     blank(s);
     take(s, ",");
   }
   blank(s);
   if (cur(s) != ')') err_expected(s, "end of argument list");
   need(s, ")");
-  return node(PRI, id, ar, args);
+  p->args_len = base;
+  return node(PRI, id, ar, p->args + base);
 }
 
 static NOINLINE Term parse_list(Src *s) {

@@ -484,7 +484,7 @@ static void print_one(Printer *p, FILE *f, Term t, u32 d) {
       out_c('%', f);
       if (n) out_s(n, f);
       else   fprintf(f, "?%u", EXT(t));
-      if (EXT(t) >= PRIM_COUNT) return;
+      if (EXT(t) >= PRIM_COUNT && !PRIM_IS_FFI(EXT(t))) return;
       out_c('(', f);
       push_args(p, loc, PRIM_ARITY(EXT(t)), d, ")");
       return;

@@ -33,6 +33,7 @@
 #include "cpu/pool.h"
 #include "cpu/reclaim.h"
 #include "run/prim.h"
+#include "run/ffi.h"
 #include "run/journal.h"
 #include "run/effects.h"
 #include "collapse/collapse.h"
@@ -107,7 +108,9 @@ static int starts(const char *s, const char *prefix) {
 // An "hvm4g: " message that says the heap (or the memory) ran out is its
 // own status; a RUNTIME_ERROR is the program's.
 static int fatal_code(const char *kind, const char *msg) {
-  if (starts(kind, "RUNTIME_ERROR")) return HVM4G_ERR_RUNTIME;
+  if (starts(kind, "RUNTIME_ERROR")) {
+    return ffi_raised() ? HVM4G_ERR_FFI_PRIM : HVM4G_ERR_RUNTIME;
+  }
   if (strstr(msg, "heap exhausted") || strstr(msg, "out of memory") ||
       strstr(msg, "cannot reserve")) {
     return HVM4G_ERR_HEAP;
@@ -259,15 +262,21 @@ static void runtime_close(Runtime *r) {
   free(r);
 }
 
-// A handle that holds only why the open failed (hvm4g_error reads it).
-static int failed_open(hvm4g **out, int code, const char *fmt, const char *arg) {
+// A handle that holds only why the open failed (hvm4g_error reads it):
+// `msg` as it is.
+static int failed_with(hvm4g **out, int code, const char *msg) {
   hvm4g *h = calloc(1, sizeof *h);
-  if (h) {
-    int n = snprintf(h->err, ERR_CAP, "hvm4g: ");
-    snprintf(h->err + n, ERR_CAP - (size_t)n, fmt, arg);
-  }
+  if (h) snprintf(h->err, ERR_CAP, "%s", msg);
   *out = h;
   return code;
+}
+
+// The same with "hvm4g: " and fmt's text of arg.
+static int failed_open(hvm4g **out, int code, const char *fmt, const char *arg) {
+  char msg[ERR_CAP];
+  int  n = snprintf(msg, sizeof msg, "hvm4g: ");
+  snprintf(msg + n, sizeof msg - (size_t)n, fmt, arg);
+  return failed_with(out, code, msg);
 }
 
 int hvm4g_open(hvm4g **out, const hvm4g_config *c) {
@@ -327,6 +336,15 @@ int api_open(hvm4g **out, const Options *o) {
   eval_set_fatal(on_fatal);
   names_init();
   sched_init();
+  // The libraries the command line names: their primitives are names the
+  // program may use, so before it is read. Loading one runs its code.
+  char why[ERR_CAP];
+  int  rc = ffi_load_all(&o->ffi, why, sizeof why);
+  if (rc != HVM4G_OK) {
+    runtime_close(r);   // frees r
+    RT = was;
+    return failed_with(out, rc, why);
+  }
   sched_start();   // the device's context, made while the program is read
   RT = was;
   *out = h;

@@ -9,6 +9,7 @@
 #include "core/term.h"
 #include "cpu/eval.h"
 #include "dev/dev.h"
+#include "run/ffi.h"
 #include "run/sched.h"
 
 // A runtime's options: what hvm4g_config says (threads, heap, device: in
@@ -22,6 +23,7 @@ typedef struct {
   int        argc;     // the program's own arguments (%argv)
   char     **argv;
   int        color;    // -C's -s counts dimmed with terminal colour codes
+  FfiLoads   ffi;      // --ffi, --ffi-dir: libraries api_open loads, in order
 } Options;
 
 void api_options_default(Options *o);

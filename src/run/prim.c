@@ -17,6 +17,7 @@
 #include "run/prim.h"
 #include "run/prim_in.h"
 #include "run/effects.h"
+#include "run/ffi.h"
 #include "run/journal.h"
 #include "run/sched.h"
 #include "cpu/eval.h"
@@ -491,6 +492,7 @@ static Term prim_nf(Wnf *w, Term pri, int dev) {
 // ========
 
 int prim_effects_used(void) {
+  if (ffi_count() > 0) return 1;   // a library's primitive may do anything
   for (u32 id = 0; id < PRIM_OP; id++) {
     if (id != PRIM_NF && id != PRIM_GNF && id != PRIM_COMPACT && parse_used(id)) return 1;
   }
@@ -503,6 +505,11 @@ Term prim_host(Wnf *w, Term pri) {
   Term r;
   w->budget = ~0ull;
   journal_call();
+  if (PRIM_IS_FFI(EXT(pri))) {   // a library's (run/ffi.c), a built-in's name included
+    r = ffi_call(w, pri);
+    w->budget = budget;
+    return journal_result(r);
+  }
   switch (EXT(pri)) {
     case PRIM_LOG:     r = prim_log(w, pri); break;
     case PRIM_PANIC:   r = prim_panic(w, pri); break;

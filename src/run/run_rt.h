@@ -6,6 +6,7 @@
 #define HVM4G_RUN_RT_H
 
 #include "heap/rt.h"
+#include "run/ffi.h"
 #include "run/sched.h"
 #include "run/journal.h"
 #include "run/prim.h"
@@ -15,6 +16,7 @@ struct RunRt {
   SchedState sched;     // sched.h: the hybrid's state, what -s says of it
   Journal    journal;   // journal.h: the effects of a run that may start over
   PrimRt     prim;      // prim.h: handles, %argv, %rand
+  FfiRt      ffi;       // ffi.h: the libraries of primitives
 };
 
 // RT's part from the runtime's open to its close (sched.c): run_rt_open

@@ -463,6 +463,7 @@ int run_rt_open(void) {
 }
 
 void run_rt_close(void) {
+  ffi_close();
   prim_close();
   journal_close();
 }

@@ -13,7 +13,9 @@
 #   - the output is stdout and stderr together, colour codes removed.
 #
 # The net_* programs are hvm4g's own (upstream's tcp and http tests need
-# no peer): they run against _peer.py, which this script starts.
+# no peer): they run against _peer.py, which this script starts. The
+# programs of ffi/ load libraries of primitives, which ffi/lib.sh builds
+# from their C sources first, as upstream's runner does.
 #
 # Usage: tests/upstream/run.sh [BIN [EXTRA ARGS...]]   (default ./hvm4g)
 # EXTRA ARGS go after the file on every run (e.g. -T16, --gpu). Prints
@@ -27,6 +29,9 @@ SHARED=("$@")
 LIMIT="${UPSTREAM_TIMEOUT:-20}"
 pass=0
 fail=0
+. "$DIR/ffi/lib.sh"
+FFI_OUT="$(mktemp -d)"
+trap 'rm -rf "$FFI_OUT"' EXIT
 
 # The network tests (net_*) talk to a peer on 127.0.0.1 (_peer.py), started
 # here for the whole run; its ports reach them as HVM4G_PEER_PORT (plain)
@@ -35,7 +40,7 @@ if command -v python3 > /dev/null 2>&1; then
   peer_out="$(mktemp)"
   python3 "$DIR/_peer.py" > "$peer_out" 2> /dev/null &
   peer_pid=$!
-  trap 'kill "$peer_pid" 2> /dev/null; rm -f "$peer_out"' EXIT
+  trap 'kill "$peer_pid" 2> /dev/null; rm -f "$peer_out"; rm -rf "$FFI_OUT"' EXIT
   for _ in $(seq 100); do [ "$(wc -l < "$peer_out")" -ge 2 ] && break; sleep 0.1; done
   HVM4G_PEER_PORT="$(sed -n 1p "$peer_out")"
   HVM4G_PEER_TLS_PORT="$(sed -n 2p "$peer_out")"
@@ -43,7 +48,7 @@ if command -v python3 > /dev/null 2>&1; then
 fi
 
 shopt -s nullglob
-for file in "$DIR"/*.hvm "$DIR"/*.hvm4; do
+for file in "$DIR"/*.hvm "$DIR"/*.hvm4 "$DIR"/ffi/*.hvm; do
   name="$(basename "$file")"
   name="${name%.*}"
   case "$name" in _*) continue ;; esac
@@ -90,9 +95,19 @@ for file in "$DIR"/*.hvm "$DIR"/*.hvm4; do
     continue
   fi
 
+  ffi=()
+  if [[ "$file" == "$DIR/ffi/"* ]]; then
+    if ! ffi_build "$file" "$FFI_OUT"; then
+      echo "[FAIL] $name (its library does not build)"
+      fail=$((fail + 1))
+      continue
+    fi
+    ffi=("${FFI_ARGS[@]}")
+  fi
+
   cmd=("$BIN" "$file" "${SHARED[@]}")
   [ "$nocollapse" -eq 0 ] && cmd+=(-C)
-  cmd+=("${flags[@]}" "${lead[@]}")
+  cmd+=("${flags[@]}" "${lead[@]}" "${ffi[@]}")
   actual="$(timeout -k 5 "$LIMIT" "${cmd[@]}" < /dev/null 2>&1)"
   status=$?
   actual="$(printf '%s' "$actual" | sed 's/\x1b\[[0-9;]*m//g')"
