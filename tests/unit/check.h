@@ -11,7 +11,8 @@
 
 // Every test program works in one runtime's context, made before main
 // with the defaults (a test sets the options it needs in RT's parts).
-static Rt *TEST_RT;
+// `used`: a test that never reads it must keep it, and its context reachable
+__attribute__((used)) static Rt *TEST_RT;
 __attribute__((constructor)) static void test_context(void) {
   Options o;
   api_options_default(&o);

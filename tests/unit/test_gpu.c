@@ -15,7 +15,8 @@
 #include "run/api.h"
 
 // The test's runtime context, made before main with the defaults.
-static Rt *TEST_RT;
+// `used`: a test that never reads it must keep it, and its context reachable
+__attribute__((used)) static Rt *TEST_RT;
 __attribute__((constructor)) static void test_context(void) {
   Options o;
   api_options_default(&o);
