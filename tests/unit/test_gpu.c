@@ -685,6 +685,40 @@ static void pieces(void) {
   }
 }
 
+// A runtime's close frees its device part (dev_rt_close): the simulator's
+// part and the first frontier's buffer go, and a later run makes them
+// again, with the same result. In a child: the program's definitions stay
+// out of the other tests' book.
+static void close_frees_part(void) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (parse_text("close.hvm4", "@main = #P{1 + 2, 3 * 4, λx.x}") != 0) _exit(2);
+    u32 id = table_find("main", 4);
+    eval_init();
+    eval_set_host(prim_host);
+    RT->dev->conf.device = DEV_SIM;
+    for (u32 i = 0; i < 100; i++) {
+      u32 root = heap_alloc(1);
+      RT->heap.at[root] = TERM(REF, id, 0);
+      if (gpu_snf_at(root) != 0 || !RT->dev->sim || !RT->dev->ent) _exit(3);
+      Term t = RT->heap.at[root];
+      if (TAG(t) != C00 + 3 || RT->heap.at[VAL(t)] != TERM(NUM, 0, 3) ||
+          RT->heap.at[VAL(t) + 1] != TERM(NUM, 0, 12)) {
+        _exit(4);
+      }
+      dev_rt_close();
+      if (RT->dev->sim || RT->dev->ent || RT->dev->ent_cap) _exit(5);
+    }
+    _exit(0);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+        "close: the part freed and made again (child status %d)",
+        WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 // HVM4G_DEV_HEAP_START: words (K/M/G), at least 1M; else 0 (the host's).
 static void heap_start(void) {
   unsetenv("HVM4G_DEV_HEAP_START");
@@ -721,6 +755,7 @@ int main(void) {
   escalation_inherited();
   stuck_marks();
   deep_deferral();
+  close_frees_part();
   sim_programs();
   reclaim_in_place();
   pool_left();
