@@ -432,10 +432,12 @@ static int load(hvm4g *h, const char *path, const char *name, const char *src) {
   } while (0)
 
 int hvm4g_load_file(hvm4g *h, const char *path) {
+  if (h && !path) return fail(h, HVM4G_ERR_USAGE, "hvm4g: %s", "hvm4g_load_file needs a path");
   ON(h, HVM4G_ERR_STATE, load(h, path, NULL, NULL));
 }
 
 int hvm4g_load_string(hvm4g *h, const char *name, const char *src) {
+  if (h && !src) return fail(h, HVM4G_ERR_USAGE, "hvm4g: %s", "hvm4g_load_string needs a source");
   ON(h, HVM4G_ERR_STATE, load(h, NULL, name ? name : "<string>", src));
 }
 

@@ -83,5 +83,19 @@ int main(void) {
   c.heap_words = 100;
   CHECK(hvm4g_open(&h, &c) == HVM4G_ERR_USAGE && h && strstr(hvm4g_error(h), "heap_words"));
   hvm4g_close(h);
+
+  // NULL where a path, a source or a runtime belongs: an error, not a crash.
+  hvm4g_config_init(&c);
+  c.heap_words = 1 << 20;
+  CHECK(hvm4g_open(&h, &c) == HVM4G_OK);
+  CHECK(hvm4g_load_string(h, "x", NULL) == HVM4G_ERR_USAGE && strstr(hvm4g_error(h), "source"));
+  CHECK(hvm4g_load_file(h, NULL) == HVM4G_ERR_USAGE && strstr(hvm4g_error(h), "path"));
+  CHECK(hvm4g_normalize(NULL, NULL, HVM4G_CPU) == HVM4G_ERR_STATE);
+  CHECK(hvm4g_load_file(NULL, "x.hvm4") == HVM4G_ERR_STATE);
+  char buf[16];
+  CHECK(hvm4g_load_string(h, "x", "@main = 42") == HVM4G_OK &&
+        hvm4g_normalize(h, NULL, HVM4G_CPU) == HVM4G_OK &&
+        hvm4g_print(h, buf, sizeof buf) == 2 && strcmp(buf, "42") == 0);
+  hvm4g_close(h);
   return check_done();
 }
