@@ -414,6 +414,10 @@ static int eval_help(Wnf *w) {
   return ran;
 }
 
+// Rounds of waiting for a held word (a DEFER) before a thread naps: DUP
+// slots are mostly held briefly; a wait this long is for a large operand.
+#define DEFER_NAP_AFTER 1024
+
 // The driver loop, instantiated twice: with the plain core and, for -D,
 // with the core that records each interaction's name (step.c), so that the
 // plain one compiles exactly as if -D did not exist.
@@ -482,6 +486,7 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
         HOLDS = hold.up;
         if (at) {
           atomic_store_explicit((_Atomic Term *)&RT->heap.at[at], r, memory_order_release);
+          pool_gave_back();
         } else {
           t = r;
         }
@@ -490,16 +495,28 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
       case WNF_DEFER: {
         // Another CPU thread holds a DUP slot or reduces an operand we
         // offered: help the pool meanwhile, then retry. A safe point.
-        if (rc->roots && tid < cpu->eval.nworkers) reclaim_poll(rc, tid);
+        // w->defer is the held slot (the CPU's regions are single words;
+        // 0: not known): a retry before it is given back would rebuild
+        // the whole stack again for nothing, which grows with its depth.
+        // A long wait naps: the holder is reducing a large operand.
+        u32           held = w->defer;
+        _Atomic Term *word = (_Atomic Term *)&RT->heap.at[held];
         w->defers++;
         if (sliced) w->budget = ~0ull;
-        if (eval_help(w)) {
-          spins = 0;
-        } else if (++spins < 64) {
-          cpu_relax();
-        } else {
-          sched_yield();
-        }
+        do {
+          if (rc->roots && tid < cpu->eval.nworkers) reclaim_poll(rc, tid);
+          if (AHEAD) ahead_check();
+          if (eval_help(w)) {
+            spins = 0;
+          } else if (++spins < 64) {
+            cpu_relax();
+          } else if (spins < DEFER_NAP_AFTER || !held || tid >= cpu->eval.nworkers) {
+            sched_yield();
+          } else {
+            pool_nap_on(word, BUSY);
+          }
+        } while (held && !pool_stopping() &&
+                 atomic_load_explicit(word, memory_order_acquire) == BUSY);
         continue;
       }
       case WNF_BUDGET: {
@@ -560,7 +577,8 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
 // Tries a spark this many times while its reduction meets BUSY slots, then
 // leaves the rest to the worker that offered it.
 #define SPARK_TRIES 4096
-// Interactions between a spark's checks for a stop of the pool.
+// Interactions between a spark's checks for a stop of the pool: doubling
+// each time, as work ahead's slices, since a check rebuilds the stack.
 #define SPARK_SLICE (1u << 16)
 
 void eval_spark(Wnf *w, u64 task) {
@@ -580,14 +598,16 @@ void eval_spark(Wnf *w, u64 task) {
   Reclaim *rc = &RT->cpu->reclaim;
   RootFrame rf = { &t, 0, NULL };   // t, while a collection runs
   reclaim_hold(rc, tid, &rf);
+  u64  slice  = SPARK_SLICE;
   for (;;) {
-    w->budget = w->itrs + SPARK_SLICE;
+    w->budget = w->itrs + slice;
     t = wnf_run(w, t);
     if (w->status == WNF_BUDGET) {
       if (pool_halting()) {
         keep = SUB_BIT;
         break;
       }
+      if (slice < AHEAD_SLICE_MAX) slice *= 2;
       continue;
     }
     // a collection due: joined (once; a full heap is the offering
@@ -601,6 +621,7 @@ void eval_spark(Wnf *w, u64 task) {
   reclaim_drop(rc, tid, &rf);
   w->budget = budget;
   atomic_store_explicit(at, t | keep, memory_order_release);
+  pool_gave_back();
 }
 
 Term eval_wnf_slot(Wnf *w, Term t, u32 slot) {
@@ -649,6 +670,7 @@ int cpu_rt_open(void) {
   pthread_mutex_init(&cpu->reclaim.share_lock, NULL);
   pthread_mutex_init(&cpu->pool.idle_lock, NULL);
   pthread_cond_init(&cpu->pool.idle_cond, NULL);
+  pthread_cond_init(&cpu->pool.nap_cond, NULL);
   pthread_mutex_init(&cpu->snf.epoch_lock, NULL);
   pthread_mutex_init(&cpu->snf.job_lock, NULL);
   cpu->opened = 1;
@@ -671,6 +693,7 @@ void cpu_rt_close(void) {
     pthread_mutex_destroy(&cpu->reclaim.share_lock);
     pthread_mutex_destroy(&cpu->pool.idle_lock);
     pthread_cond_destroy(&cpu->pool.idle_cond);
+    pthread_cond_destroy(&cpu->pool.nap_cond);
     pthread_mutex_destroy(&cpu->snf.epoch_lock);
     pthread_mutex_destroy(&cpu->snf.job_lock);
   }

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include "cpu/pool.h"
 #include "heap/rt.h"
 #include "cpu/deque.h"
@@ -38,10 +39,80 @@ u32 pool_size(void) {
 // Tasks
 // =====
 
+// Napping
+// =======
+// A thread that found no task for a while sleeps (pool_nap) instead of
+// spinning, so that threads a program cannot use cost it no core. A push
+// wakes one napper: the pusher publishes its task, then reads nappers; a
+// napper counts itself, then looks at the deques, under nap_lock, so one
+// of the two sees the other (both sides fence). The timeout bounds a
+// wake-up nobody sends: work a holder offers (pool_hold), a halt's end.
+
+// Idle rounds (pool_idle_wait's) before a thread naps: past the spins
+// and some yields, so a task pushed right after the last still finds it awake.
+#define NAP_AFTER 512
+// The longest nap, in nanoseconds.
+#define NAP_NS 1000000L
+
+static void wake_napper(Pool *p) {
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&p->nappers, memory_order_relaxed) == 0) return;
+  pthread_mutex_lock(&p->idle_lock);
+  pthread_cond_signal(&p->nap_cond);
+  pthread_mutex_unlock(&p->idle_lock);
+}
+
+static int any_task(Pool *p) {
+  for (u32 i = 0; i < p->threads; i++) {
+    Deque *q = &p->dq[i];
+    if (atomic_load(&q->bottom) > atomic_load(&q->top)) return 1;
+  }
+  return 0;
+}
+
+// Naps while no task waits and, given a word, while it still holds `held`.
+static void nap(Pool *p, const _Atomic u64 *word, u64 held) {
+  reclaim_away(POOL_TID, 1);   // asleep: no collection waits for it
+  pthread_mutex_lock(&p->idle_lock);
+  atomic_fetch_add(&p->nappers, 1);
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!any_task(p) && !atomic_load(&p->stop) && atomic_load(&p->active) > 0 &&
+      (!word || atomic_load_explicit(word, memory_order_relaxed) == held)) {
+    struct timespec at;
+    clock_gettime(CLOCK_REALTIME, &at);
+    at.tv_nsec += NAP_NS;
+    if (at.tv_nsec >= 1000000000L) { at.tv_sec++; at.tv_nsec -= 1000000000L; }
+    pthread_cond_timedwait(&p->nap_cond, &p->idle_lock, &at);
+  }
+  atomic_fetch_sub(&p->nappers, 1);
+  pthread_mutex_unlock(&p->idle_lock);
+  reclaim_away(POOL_TID, 0);
+}
+
+// Wakes every napper: the pool stops, or work appears that no push names.
+static void wake_nappers(Pool *p) {
+  pthread_mutex_lock(&p->idle_lock);
+  pthread_cond_broadcast(&p->nap_cond);
+  pthread_mutex_unlock(&p->idle_lock);
+}
+
+void pool_nap_on(const _Atomic u64 *word, u64 held) {
+  Pool *p = me();
+  if (p->threads > 1) nap(p, word, held);
+}
+
+void pool_gave_back(void) {
+  Pool *p = me();
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&p->nappers, memory_order_relaxed)) wake_nappers(p);
+}
+
 void pool_push(u64 task) {
-  if (!dq_push(&me()->dq[POOL_TID], task)) {
+  Pool *p = me();
+  if (!dq_push(&p->dq[POOL_TID], task)) {
     eval_fatal("RUNTIME_ERROR: ", "out of memory in the normalizer");
   }
+  wake_napper(p);
 }
 
 static int find(Pool *p, u32 only, u64 *x) {
@@ -104,7 +175,9 @@ void pool_offer(Wnf *w, u32 slot, Term b) {
   __atomic_store_n(&w->heap[slot], AS_SUB(b), __ATOMIC_RELAXED);
   if (!dq_push(q, POOL_TASK(POOL_SPARK, slot))) {
     __atomic_store_n(&w->heap[slot], b, __ATOMIC_RELAXED);   // not offered
+    return;
   }
+  wake_napper(p);
 }
 
 void pool_took_back(Wnf *w, u32 slot) {
@@ -144,7 +217,9 @@ void pool_halt(void) {
 }
 
 void pool_resume(void) {
-  atomic_store(&me()->halt, 0);
+  Pool *p = me();
+  atomic_store(&p->halt, 0);
+  if (atomic_load(&p->nappers)) wake_nappers(p);
 }
 
 // For a collection (reclaim.c, every thread parked): the location of each
@@ -189,6 +264,8 @@ static void work_once(Pool *p, Reclaim *r, Wnf *w, u32 *idle) {
     *idle = 0;
   } else if (f && f(w)) {   // the holder's work for threads with no task
     *idle = 0;
+  } else if (*idle >= NAP_AFTER) {
+    nap(p, NULL, 0);
   } else {
     pool_idle_wait(idle);
   }
@@ -254,7 +331,9 @@ int pool_helper(void) {
 }
 
 void pool_stop(void) {
-  atomic_store(&me()->stop, 1);
+  Pool *p = me();
+  atomic_store(&p->stop, 1);
+  if (atomic_load(&p->nappers)) wake_nappers(p);
 }
 
 int pool_stopping(void) {
@@ -303,6 +382,7 @@ void pool_hold(int (*idle)(Wnf *w)) {
   if (p->threads <= 1) return;
   atomic_store_explicit(&p->idle_work, idle, memory_order_release);
   if (idle) {
+    wake_nappers(p);
     pool_wake();
   } else {
     atomic_fetch_sub(&p->active, 1);
@@ -363,6 +443,7 @@ void pool_close(void) {
     atomic_store(&p->stop, 1);
     atomic_store(&p->quit, 1);
     pthread_cond_broadcast(&p->idle_cond);
+    pthread_cond_broadcast(&p->nap_cond);
     pthread_mutex_unlock(&p->idle_lock);
     for (u32 i = 1; i <= p->started; i++) pthread_join(p->ids[i], NULL);
     p->started = 0;

@@ -44,6 +44,8 @@ typedef struct {
   _Atomic u32      active;      // jobs in progress (and holds)
   pthread_mutex_t  idle_lock;   // the sleeping threads' (pool_main)
   pthread_cond_t   idle_cond;
+  pthread_cond_t   nap_cond;    // threads napping with no task (pool_nap)
+  _Atomic u32      nappers;     // how many: a push wakes one
   _Atomic int      halt;        // pool_halt: no task starts
   _Atomic int      park;        // pool_park: the last thread sleeps
   _Atomic int      stop;        // no task is handed out any more: an
@@ -115,6 +117,12 @@ void pool_drop(void);
 // helper back to its loop, where it sleeps until the close.
 int  pool_helper(void);
 void pool_stop(void);
+// A thread waiting for a word another thread holds (a DUP slot, an
+// offered operand, a primitive's slot) naps while it still holds `held`
+// and no task waits; whoever stores the word calls pool_gave_back, which
+// wakes the nappers (cheap when none naps). A nap ends within a bound.
+void pool_nap_on(const _Atomic u64 *word, u64 held);
+void pool_gave_back(void);
 int  pool_stopping(void);           // stopped (such an error, or the close)
 _Noreturn void pool_unwind(void);
 
