@@ -81,6 +81,8 @@ typedef struct {
   u32            rule;     // last interaction run (R_*, rules.h): WNF_RULES builds
   u32            offer;    // interactions between offers of strict operands
                            // to other workers (sparks, wnf.h); 0: none
+  u32            offer_twice;  // 1: only an operand found at two offer
+                               // points in a row (wnf_offer_oldest)
   DEV u32       *stuck;    // device: one bit per heap word, the DUP slots
                            // this run found stuck (lane.h's WNF_STUCK)
 } Wnf;

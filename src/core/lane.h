@@ -60,6 +60,7 @@ FN void lane_begin(THR Lane *L, THR const PassArgs *a, u32 lane,
   w->host         = 0;
   w->defers       = 0;
   w->offer        = a->spark_gap;
+  w->offer_twice  = 0;   // a lane goes on with other entries meanwhile
   w->stuck        = 0;   // lane_entry's run bitmap
   L->out          = outs + (u64)lane * a->cap;
   L->cnt          = 0;

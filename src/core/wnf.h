@@ -175,16 +175,27 @@ FN u32 wnf_worth(Term t) {
 }
 
 // Offers the right operand of the oldest OP2 frame in stk[*scan, sp) that
-// has work there; frames below *scan were looked at already.
-FN_COLD void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan) {
+// has work there. Frames below *scan were looked at already. A worker that
+// waits for what it offered (w->offer_twice: CPU threads) offers it only
+// once the frame was the one found at the offer point before (*seen, its
+// node) too: its left operand has then run a whole gap, so both sides go
+// on side by side. A left operand that ends sooner (a list's head before
+// its tail's sum) leaves its worker waiting at once for the taker, and
+// the run would only move from thread to thread.
+FN_COLD void wnf_offer_oldest(THR Wnf *w, DEV Term *stk, u32 sp, THR u32 *scan, THR u32 *seen) {
   u32 i = *scan < sp ? *scan : sp;
   for (; i < sp; i++) {
     Term f = stk[i];
     if (TAG(f) == OP2) {
       Term b = HEAP_LD(w, VAL(f) + 1);
       if (wnf_worth(b)) {
-        WNF_OFFER(w, VAL(f) + 1, b);
-        i++;
+        if (!w->offer_twice || *seen == VAL(f)) {
+          WNF_OFFER(w, VAL(f) + 1, b);
+          *seen = 0;
+          i++;
+        } else {
+          *seen = VAL(f);
+        }
         break;
       }
     }
@@ -1183,6 +1194,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
   WNF_RULE_LOCAL
   u64       lim  = w->budget;
   u32       scan = 0;      // stack frames looked at for offers (sparks)
+  u32       seen = 0;      // the OP2 node found at the last offer point
   u64       from = itrs;   // offers only after w->offer interactions here
   if (w->offer && itrs + w->offer < lim) {
     lim = itrs + w->offer;
@@ -1427,7 +1439,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
         // budget shorter than the gap offers nothing: its entries are
         // too small to split)
         if (w->offer && itrs - from >= w->offer) {
-          wnf_offer_oldest(w, stk, sp, &scan);
+          wnf_offer_oldest(w, stk, sp, &scan, &seen);
         }
         if (itrs < w->budget) {
           lim = itrs + w->offer < w->budget ? itrs + w->offer : w->budget;

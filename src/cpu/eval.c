@@ -360,6 +360,7 @@ void eval_init(void) {
     w->book_cnt = table_count();
     w->dup_mode = n > 1 ? DUP_SHARED : DUP_SOLO;
     w->offer    = eval_offer_gap(w, 0);
+    w->offer_twice = 1;   // a thread waits for what it offered
     wk[i].rt    = RT;
     wk[i].tid   = i;
     wk[i].lazy  = e->lazy;

@@ -697,7 +697,8 @@ static void close_frees_part(void) {
     u32 id = table_find("main", 4);
     eval_init();
     eval_set_host(prim_host);
-    RT->dev->conf.device = DEV_SIM;
+    RT->dev->conf.device  = DEV_SIM;
+    RT->dev->conf.handoff = 0;   // a loaded machine's slow passes would hand back (pass.c)
     for (u32 i = 0; i < 100; i++) {
       u32 root = heap_alloc(1);
       RT->heap.at[root] = TERM(REF, id, 0);
