@@ -22,6 +22,11 @@
 #   metal-*    the Metal kernels on CPU threads (build-metal/hvm4g-mtl):
 #              output must equal the CPU run's, both DUP modes
 #   ref-*      the reference's tests, when HVM4_REF_TESTS is set
+#   upstream*  tests/upstream/ (today's HVM4's newest programs) by its runner
+#   clang-*    HVM4's clang-era test folder (tests/upstream/clang) as its own
+#              runner runs it: -T1, -T4, sim in both DUP modes
+#   spec-*     hvm4-spec's test folder (tests/upstream/hvm4-spec) likewise:
+#              -T1 and sim
 #   asan-*     an ASan+UBSan build re-runs unit, examples (leaks reported)
 #              and cpu (SKIP_ASAN=1 skips)
 #   tsan-*     thread-sanitizer builds run the examples and the thread_*
@@ -31,7 +36,7 @@
 # per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, SKIP_METAL=1, HVM4_REF_TESTS,
 # ONLY=<glob> (golden names to run, e.g. ONLY='dup_*'), VERBOSE=1,
 # QUICK=1 (`make check`: build, layers, unit, examples, cpu, and one program in four
-# on the simulated device in each DUP mode; nothing else).
+# on the simulated device in each DUP mode, upstream, clang-t1, spec-t1, ffi).
 
 set -u
 # A relative HVM4G_BIN is relative to where we were called from.
@@ -82,7 +87,7 @@ report_phase() {
     done
   fi
   printf '  %-13s %4d passed, %4d failed' "$phase" "$p" "$f"
-  [ "$s" -gt 0 ] && printf ', %d skipped (cpu-only, no-metal)' "$s"
+  [ "$s" -gt 0 ] && printf ', %d skipped (VERBOSE=1 says why)' "$s"
   printf '\n'
 }
 
@@ -641,6 +646,21 @@ cli_check conformance_flags 0 '^conformance: 2/2 passed' env HVM4G_BIN="$BIN" \
   bash "$ROOT/tests/conformance.sh" "$TMP/conf" --dup=owner --dev-heap=1G
 cli_check conformance_flags_reach 1 '^conformance: 0/2 passed' env HVM4G_BIN="$BIN" \
   bash "$ROOT/tests/conformance.sh" "$TMP/conf" --heap=bad
+# HVM4's runner's directives, in .hvm files: a leading //!-ARGS line (after
+# -C), //EXPECT_PREFIX:, //EXPECT_CONTAINS:, a skip.txt; expected lines end
+# at a blank line (none left: a failure), and a part not found fails.
+mkdir -p "$TMP/confup" "$TMP/confup_bad"
+printf '//!-C1\n@main = &A{1, 2}\n//1\n' > "$TMP/confup/lead.hvm"
+printf '@main = &A{1, 2}\n//EXPECT_PREFIX:1\n' > "$TMP/confup/prefix.hvm"
+printf '@main = &A{1, 2}\n//EXPECT_CONTAINS:2\n' > "$TMP/confup/contains.hvm"
+printf '@main = 1\n//2\n' > "$TMP/confup/wrong.hvm"
+printf 'wrong  expects what it does not print\n' > "$TMP/confup/skip.txt"
+printf '@main = 1\n//1\n\n' > "$TMP/confup_bad/blank_tail.hvm"
+printf '@main = &A{1, 2}\n//EXPECT_CONTAINS:3\n' > "$TMP/confup_bad/contains.hvm"
+cli_check conformance_hvm 0 '^conformance: 3/3 passed \(100.0%\), 1 skipped$' env HVM4G_BIN="$BIN" \
+  bash "$ROOT/tests/conformance.sh" "$TMP/confup"
+cli_check conformance_hvm_fail 1 '^conformance: 0/2 passed' env HVM4G_BIN="$BIN" \
+  bash "$ROOT/tests/conformance.sh" "$TMP/confup_bad"
 # %nf nested millions deep (60,000 levels of 100 each, from the fuzzer)
 # overflowed the C stack: now a runtime error, not a crash.
 NFD=$TMP/cli_nf_deep.hvm4
@@ -903,10 +923,10 @@ if [ -n "${HVM4_REF_TESTS:-}" ]; then
   unset DROP_WARNINGS
 fi
 
-# --- phases: upstream, upstream-t16, upstream-sim ----------------------------
+# --- phases: upstream, upstream-t4, upstream-sim ----------------------------
 # HigherOrderCO/HVM4's test programs (tests/upstream/), judged by its own
 # directives by tests/upstream/run.sh; one result per program. The same
-# programs under -T16 and on the simulated device must pass as on one
+# programs under -T4 and on the simulated device must pass as on one
 # thread (effects in one thread's order; the device hands primitives back).
 
 upstream_phase() {   # phase, extra args
@@ -925,8 +945,42 @@ upstream_phase() {   # phase, extra args
 
 upstream_phase upstream
 if [ "$QUICK" != 1 ]; then
-  upstream_phase upstream-t16 -T16
+  upstream_phase upstream-t4 -T4
   [ "${SKIP_SIM:-0}" != 1 ] && upstream_phase upstream-sim --gpu --device=sim
+fi
+
+# --- phases: clang-*, spec-* --------------------------------------------------
+# HVM4's whole test folders, each run by tests/conformance.sh as HVM4's own
+# runner runs it: HigherOrderCO/HVM4's clang-era test/ (tests/upstream/clang,
+# its ffi/ programs included) on one thread, under -T4 and on the simulated
+# device in both DUP modes; hvm4-spec's test/ (tests/upstream/hvm4-spec, less
+# the programs its skip.txt names) on one thread and on the simulated device.
+# make check runs the one-thread phases. One result per program.
+
+conformance_phase() {   # phase, folder, conformance.sh args
+  local phase=$1 dir=$2 line name
+  shift 2
+  add_phase "$phase"
+  HVM4G_BIN="$BIN" bash "$ROOT/tests/conformance.sh" "$ROOT/$dir" "$@" > "$TMP/$phase.log" 2>&1
+  while IFS= read -r line; do
+    case "$line" in
+      "[PASS] "*) record "$phase" "${line#\[PASS\] }" 1 ;;
+      "[FAIL] "*) name=${line#\[FAIL\] }; record "$phase" "${name%%:*}" 0 "${name#*: }" ;;
+      "[SKIP] "*) name=${line#\[SKIP\] }; printf '%s\n' "${name#*: }" > "$RES/$phase/${name%%:*}.skip" ;;
+    esac
+  done < "$TMP/$phase.log"
+  grep -q '^conformance: ' "$TMP/$phase.log" || record "$phase" runner 0 "$(tail -n1 "$TMP/$phase.log")"
+}
+
+conformance_phase clang-t1 tests/upstream/clang -T1
+conformance_phase spec-t1 tests/upstream/hvm4-spec -T1
+if [ "$QUICK" != 1 ]; then
+  conformance_phase clang-t4 tests/upstream/clang -T4
+  if [ "${SKIP_SIM:-0}" != 1 ]; then
+    conformance_phase clang-sim-owner tests/upstream/clang --dup=owner
+    conformance_phase clang-sim-atomic tests/upstream/clang --dup=atomic
+    conformance_phase spec-sim tests/upstream/hvm4-spec --dup=owner
+  fi
 fi
 
 # --- phase: ffi -------------------------------------------------------------
