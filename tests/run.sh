@@ -661,9 +661,10 @@ printf '@main = &A{1, 2}\n//EXPECT_PREFIX:1\n' > "$TMP/confup/prefix.hvm"
 printf '@main = &A{1, 2}\n//EXPECT_CONTAINS:2\n' > "$TMP/confup/contains.hvm"
 printf '@main = 1\n//2\n' > "$TMP/confup/wrong.hvm"
 printf 'wrong  expects what it does not print\n' > "$TMP/confup/skip.txt"
+printf '@main = 1\n//1' > "$TMP/confup/no_newline.hvm"   # its last line still counts
 printf '@main = 1\n//1\n\n' > "$TMP/confup_bad/blank_tail.hvm"
 printf '@main = &A{1, 2}\n//EXPECT_CONTAINS:3\n' > "$TMP/confup_bad/contains.hvm"
-cli_check conformance_hvm 0 '^conformance: 3/3 passed \(100.0%\), 1 skipped$' env HVM4G_BIN="$BIN" \
+cli_check conformance_hvm 0 '^conformance: 4/4 passed \(100.0%\), 1 skipped$' env HVM4G_BIN="$BIN" \
   bash "$ROOT/tests/conformance.sh" "$TMP/confup"
 cli_check conformance_hvm_fail 1 '^conformance: 0/2 passed' env HVM4G_BIN="$BIN" \
   bash "$ROOT/tests/conformance.sh" "$TMP/confup_bad"
