@@ -8,6 +8,9 @@
 #   bash tests/lib.sh same LABEL BASE BIN FILE OUTDIR [DEVICE ARGS...]
 #     runs FILE like `check` and requires output and exit status identical
 #     to the earlier run labelled BASE (CPU vs device equality).
+#   bash tests/lib.sh upstream LABEL BIN FILE OUTDIR [SHARED ARGS...]
+#     runs FILE (.hvm or .hvm4) as HVM4's own runner (its test/_all_.sh)
+#     does, and writes the same files as `check`.
 
 set -u
 
@@ -154,7 +157,7 @@ cmd_check() {
   local label=$1 bin=$2 file=$3 outdir=$4; shift 4
   local name dir
   name=${file##*/}; name=${name%.hvm4}
-  dir=$outdir/$label; mkdir -p "$dir"
+  dir=$outdir/$label; [ -d "$dir" ] || mkdir -p "$dir"
   parse_test "$file"
   # `// repeat: N` (races under -T): N runs, the first failing one judged
   local k
@@ -177,7 +180,7 @@ cmd_same() {
   local label=$1 base=$2 bin=$3 file=$4 outdir=$5; shift 5
   local name dir
   name=${file##*/}; name=${name%.hvm4}
-  dir=$outdir/$label; mkdir -p "$dir"
+  dir=$outdir/$label; [ -d "$dir" ] || mkdir -p "$dir"
   parse_test "$file"
   if [ -n "$CPUONLY" ]; then
     echo "$CPUONLY" > "$dir/$name.skip"; return
@@ -211,11 +214,110 @@ detail_same() {
   echo "  $SAME_LABEL (exit $RC):"; clip "$OUT" | sed 's/^/    /'
 }
 
+# --- HVM4's own convention (`upstream`) ------------------------------------
+# What HVM4's runner does, which differs from the golden format above: no
+# `// key: value` directives; leading `//! ARGS` or `//!-ARGS` lines (blank
+# lines between them skipped) are arguments, placed after -C; the expected
+# lines end at the first line, blank too, that is not `//`; among them
+# `//EXPECT_PREFIX:TEXT` and `//EXPECT_CONTAINS:TEXT` judge the output's
+# start or a part of it; trailing newlines count on neither side; the exit
+# status is not judged. Stricter than that runner: a signal or a sanitizer
+# report fails whatever the output.
+
+# Reads FILE into LEAD (arguments), EXPECT, NLINES, NOCOL, PREFIX, CONTAINS
+# (in bash alone: this runs once a program, hundreds of times a phase).
+parse_upstream() {
+  local file=$1 line content more i lines=()
+  LEAD=(); EXPECT=""; NLINES=0; NOCOL=0; PREFIX=""; CONTAINS=""
+  mapfile -t lines < "$file"
+  for line in "${lines[@]}"; do
+    case "$line" in
+      '//! '*) read -r -a more <<< "${line#//! }"; LEAD+=("${more[@]}") ;;
+      '//!-'*) read -r -a more <<< "${line#//!}"; LEAD+=("${more[@]}") ;;
+      '') ;;
+      *) break ;;
+    esac
+  done
+  for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
+    line=${lines[$i]}
+    case "$line" in
+      //EXPECT_PREFIX:*)   PREFIX=${line#//EXPECT_PREFIX:}; continue ;;
+      //EXPECT_CONTAINS:*) CONTAINS=${line#//EXPECT_CONTAINS:}; continue ;;
+      '//!'*) NOCOL=1; content=${line#//!} ;;
+      //*)    content=${line#//} ;;
+      *) break ;;
+    esac
+    # an empty line at the end adds nothing, as there
+    if [ -n "$EXPECT" ]; then EXPECT=$content$'\n'$EXPECT; else EXPECT=$content; fi
+    NLINES=$((NLINES + 1))
+  done
+  [[ "$EXPECT" == *$'\e'* ]] && EXPECT=$(printf '%s' "$EXPECT" | strip_ansi)
+}
+
+# A program of a folder named ffi loads the libraries that conformance.sh
+# built for it into $UPSTREAM_FFI: NAME.args holds the flags, one a line;
+# NAME.err says why they did not build.
+ffi_flags() {   # file, name -> FFI (array), or WHY
+  local file=$1 name=$2 dir=${1%/*}
+  FFI=()
+  [ "${dir##*/}" = ffi ] || return 0
+  if [ -n "${UPSTREAM_FFI:-}" ] && [ -f "$UPSTREAM_FFI/$name.args" ]; then
+    mapfile -t FFI < "$UPSTREAM_FFI/$name.args"
+  elif [ -n "${UPSTREAM_FFI:-}" ] && [ -f "$UPSTREAM_FFI/$name.err" ]; then
+    WHY="its library does not build: $(head -n1 "$UPSTREAM_FFI/$name.err")"
+  else
+    WHY="its library was not built (UPSTREAM_FFI)"
+  fi
+}
+
+cmd_upstream() {
+  local label=$1 bin=$2 file=$3 outdir=$4; shift 4
+  local name dir col=()
+  name=${file##*/}; name=${name%.hvm4}; name=${name%.hvm}
+  dir=$outdir/$label; [ -d "$dir" ] || mkdir -p "$dir"
+  [[ "$bin" == /* || "$bin" != */* ]] || bin=$PWD/$bin
+  [[ "$file" == /* ]] || file=$PWD/$file
+  parse_upstream "$file"
+  WHY=""; OUT=""; RC=0
+  ffi_flags "$file" "$name"
+  if [ -z "$WHY" ] && [ "$NLINES" -eq 0 ] && [ -z "$PREFIX$CONTAINS" ]; then
+    WHY="missing expected result comment"
+  fi
+  if [ -z "$WHY" ]; then
+    if [ $NOCOL -eq 0 ]; then
+      col=(-C)
+      case "$name" in collapse_*|enum_*) col=(-C$NLINES) ;; esac
+    fi
+    OUT=$(cd "${file%/*}" && timeout -k 5 "${UPSTREAM_TIMEOUT:-20}" \
+            "$bin" "$file" "$@" "${col[@]}" "${LEAD[@]}" "${FFI[@]}" 2>&1 < /dev/null)
+    RC=$?
+    [[ "$OUT" == *$'\e'* ]] && OUT=$(printf '%s' "$OUT" | strip_ansi)
+    if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout after ${UPSTREAM_TIMEOUT:-20}s"
+    elif [ $RC -ge 128 ]; then WHY="crashed (signal $((RC - 128)))"
+    elif [[ "$OUT" == *anitizer* || "$OUT" == *"runtime error: "* ]] &&
+         printf '%s\n' "$OUT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"
+    elif [ -n "$PREFIX" ]; then
+      [[ "$OUT" == "$PREFIX"* ]] || WHY="output does not start with the expected prefix"
+    elif [ -n "$CONTAINS" ]; then
+      [[ "$OUT" == *"$CONTAINS"* ]] || WHY="output does not contain the expected text"
+    elif [ "$EXPECT" = PARSE_ERROR ]; then
+      [[ "$OUT" == PARSE_ERROR* ]] || WHY="expected PARSE_ERROR"
+    elif [ "$OUT" != "$EXPECT" ]; then
+      WHY="output differs (exit $RC: $(first_lines))"
+    fi
+  fi
+  [ -n "$PREFIX" ] && EXPECT="$PREFIX..."
+  [ -n "$CONTAINS" ] && EXPECT="...$CONTAINS..."
+  printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
+  verdict "$dir" "$name" detail_check
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   cmd=$1; shift
   case "$cmd" in
     check) cmd_check "$@" ;;
     same)  cmd_same "$@" ;;
-    *) echo "usage: lib.sh check|same ..." >&2; exit 2 ;;
+    upstream) cmd_upstream "$@" ;;
+    *) echo "usage: lib.sh check|same|upstream ..." >&2; exit 2 ;;
   esac
 fi
