@@ -92,6 +92,7 @@ static void run_child(const char *src, RunConf c) {
     RT->dev->conf.lanes        = c.lanes;
     RT->dev->conf.region_shift = c.shift;
     RT->dev->conf.budget       = c.budget;
+    RT->dev->conf.handoff      = 0;   // under load, slow passes would hand back (pass.c)
     RT->dev->conf.threads      = c.threads;
     if (c.take) RT->dev->conf.take = c.take;
     if (gpu_snf_at(root)) snf_at(root);   // the CPU finishes
