@@ -334,7 +334,6 @@ int api_open(hvm4g **out, const Options *o) {
   }
   prim_set_args(o->argc, o->argv);
   eval_set_fatal(on_fatal);
-  names_init();
   sched_init();
   // The libraries the command line names: their primitives are names the
   // program may use, so before it is read. Loading one runs its code.
