@@ -77,8 +77,10 @@ typedef struct {
   /* The weak normal form of a term. */
   Term (*wnf)(Term term);
 
-  /* New terms. A name or a label is a number from name_from_str (or
-  ** term_ext of a term that has one); a location one from heap_alloc. */
+  /* New terms. A name is a number from name_from_str (or term_ext of a
+  ** term that has one); a label `&L` is L's spelling in base 64 (`_` 0,
+  ** a-z 1.., A-Z 27.., 0-9 53.., `$` 63; four characters at most); a
+  ** location is a number from heap_alloc. */
   Term (*term_new_num)(u32 n);                            /* n */
   Term (*term_new_ctr)(u32 name, u32 arity, Term *args);  /* #name{args..}, arity <= 16 */
   Term (*term_new_sup)(u32 label, Term a, Term b);        /* &label{a, b} */
@@ -99,7 +101,8 @@ typedef struct {
   void (*heap_set)(u64 loc, Term t);
   u64  (*heap_alloc)(u64 words);
 
-  /* The number of a constructor name or label spelled name[0..len). */
+  /* The number of the constructor name spelled name[0..len), found or
+  ** added (both entries; from any thread). */
   u32  (*table_find)(const char *name, u32 len);
   u32  (*name_from_str)(const char *name, u32 len);
 

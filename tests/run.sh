@@ -26,7 +26,6 @@
 #   clang-*    HVM4's clang-era test folder (tests/upstream/clang) as its own
 #              runner runs it: -T1, -T4, sim in both DUP modes
 #   spec-*     hvm4-spec's test folder (tests/upstream/hvm4-spec) likewise
-#              (tests/upstream/pending_names.txt: failures expected for now)
 #   asan-*     an ASan+UBSan build re-runs unit, examples (leaks reported)
 #              and cpu (SKIP_ASAN=1 skips)
 #   tsan-*     thread-sanitizer builds run the examples and the thread_*
@@ -70,21 +69,16 @@ record() {
 
 add_phase() { PHASES+=("$1"); mkdir -p "$RES/$1"; }
 
-# Prints a phase's failures, its pending ones (known failures whose fix is
-# on its way: tests/upstream/pending_names.txt) and its counts.
+# Prints a phase's failures and its counts.
 report_phase() {
   local phase=$1 p f s n
   p=$(find "$RES/$phase" -name '*.pass' | wc -l)
   f=$(find "$RES/$phase" -name '*.fail' | wc -l)
   s=$(find "$RES/$phase" -name '*.skip' | wc -l)
-  n=$(find "$RES/$phase" -name '*.pend' | wc -l)
   local fl
   for fl in $(find "$RES/$phase" -name '*.fail' | sort); do
     say "[FAIL] $phase/$(basename "$fl" .fail): $(head -n1 "$fl")"
     [ "${VERBOSE:-0}" = 1 ] && tail -n +2 "$fl"
-  done
-  for fl in $(find "$RES/$phase" -name '*.pend' | sort); do
-    say "[PEND] $phase/$(basename "$fl" .pend): $(head -n1 "$fl")"
   done
   if [ "${VERBOSE:-0}" = 1 ]; then
     for fl in $(find "$RES/$phase" -name '*.skip' | sort); do
@@ -92,7 +86,6 @@ report_phase() {
     done
   fi
   printf '  %-13s %4d passed, %4d failed' "$phase" "$p" "$f"
-  [ "$n" -gt 0 ] && printf ', %d pending' "$n"
   [ "$s" -gt 0 ] && printf ', %d skipped (VERBOSE=1 says why)' "$s"
   printf '\n'
 }
@@ -734,7 +727,9 @@ pkg_check exit_io       5 'cannot write the output'         sh -c '"$0" cli_list
 if [ "$(uname -s)" != Darwin ]; then
   pkg_check exit_device 6 '^hvm4g: --device=metal: '      "$BIN" cli_list.hvm4 --gpu --device=metal
 fi
-pkg_check undef_warn    0 '^ok$' sh -c 'o=$("$0" pk_undef.hvm4 2>e.txt) && [ "$o" = "@foo(1)" ] &&
+# An undefined reference: silent by default, as upstream; one warning with --warn-undefined
+pkg_check undef_warn    0 '^ok$' sh -c 'o=$("$0" pk_undef.hvm4 2>e.txt) && [ "$o" = "@foo(1)" ] && [ ! -s e.txt ] &&
+  o=$("$0" pk_undef.hvm4 --warn-undefined 2>e.txt) && [ "$o" = "@foo(1)" ] &&
   [ "$(grep -c "^hvm4g: warning: undefined reference @foo" e.txt)" = 1 ] && echo ok' "$BIN"
 pkg_check stdin         0 '^42$' sh -c 'echo "@main = (40 + 2)" | "$0" -' "$BIN"
 pkg_check eval          0 '^42$'                            "$BIN" -e '(40 + 2)'
@@ -969,22 +964,18 @@ fi
 # its ffi/ programs included) and hvm4-spec's test/ (tests/upstream/hvm4-spec,
 # less the programs its skip.txt names), on one thread, under -T4 and on the
 # simulated device in both DUP modes. make check runs the one-thread phases.
-# One result per program; the programs tests/upstream/pending_names.txt
-# names, while it exists, run as known failures (--pending).
+# One result per program.
 
 conformance_phase() {   # phase, folder, conformance.sh args
-  local phase=$1 dir=$2 line name pending=()
+  local phase=$1 dir=$2 line name
   shift 2
   add_phase "$phase"
-  [ -f "$ROOT/tests/upstream/pending_names.txt" ] &&
-    pending=(--pending="$ROOT/tests/upstream/pending_names.txt")
-  HVM4G_BIN="$BIN" bash "$ROOT/tests/conformance.sh" "$ROOT/$dir" "${pending[@]}" "$@" > "$TMP/$phase.log" 2>&1
+  HVM4G_BIN="$BIN" bash "$ROOT/tests/conformance.sh" "$ROOT/$dir" "$@" > "$TMP/$phase.log" 2>&1
   while IFS= read -r line; do
     case "$line" in
       "[PASS] "*) record "$phase" "${line#\[PASS\] }" 1 ;;
       "[FAIL] "*) name=${line#\[FAIL\] }; record "$phase" "${name%%:*}" 0 "${name#*: }" ;;
       "[SKIP] "*) name=${line#\[SKIP\] }; printf '%s\n' "${name#*: }" > "$RES/$phase/${name%%:*}.skip" ;;
-      "[PEND] "*) name=${line#\[PEND\] }; printf '%s\n' "${name#*: }" > "$RES/$phase/${name%%:*}.pend" ;;
     esac
   done < "$TMP/$phase.log"
   grep -q '^conformance: ' "$TMP/$phase.log" || record "$phase" runner 0 "$(tail -n1 "$TMP/$phase.log")"

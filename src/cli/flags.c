@@ -96,6 +96,8 @@ static const Flag FLAGS[] = {
     "run TERM as @main (leading #include \"file\" lines allowed); - as FILE: stdin" },
   { "--progress", NULL, FL_SWITCH, C(progress), 0, 0, NULL, NULL, NONE,
     "on a terminal", 0, "a progress line on stderr, refreshed every 0.5 s" },
+  { "--warn-undefined", NULL, FL_SWITCH, C(warn_undefined), 0, 0, NULL, NULL, NONE, NULL, 0,
+    "warn on stderr of references to names never defined (printed as written)" },
   { "--ffi", NULL, FL_LOAD, O(ffi), 0, 0, "LIB", NULL, NONE, "none", 0,
     "load a library of primitives (HVM4's FFI; runs its code), repeatable" },
   { "--ffi-dir", NULL, FL_LOAD, O(ffi), 1, 0, "DIR", NULL, NONE, "none", 0,

@@ -18,6 +18,7 @@ typedef struct {
   long long   limit;       // -CN: at most N lines (-1: all)
   int         threads_set; // -T given
   int         progress;    // --progress
+  int         warn_undefined;   // --warn-undefined: print the load's warning
 } Cli;
 
 // A command line: the runtime's options (api_open applies them) and the rest.

@@ -261,7 +261,8 @@ static int run(Prog *p) {
   p->runtime = h;
   pthread_mutex_unlock(&p->line);
   if ((rc = load(p, h)) != HVM4G_OK) return fail(p, h, rc);
-  if (hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
+  // silent by default, as HVM4: an undefined reference prints as written
+  if (cmd->cli.warn_undefined && hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
 
   int where = cmd->opt.sched.requested ? HVM4G_DEVICE : HVM4G_CPU;
   p->run_t0 = now();

@@ -150,10 +150,10 @@
 // so interactions bump-allocate without checks.
 #define WNF_RESERVE 128u
 
-// Built-in constructor nicks that EQL treats specially: nick("SUC") and
-// nick("CON"), the NICK_SUC / NICK_CON of names.h (test_wnf checks).
-#define WNF_NAM_SUC 187357u  // #SUC{p}: EQL wraps the comparison in ↑
-#define WNF_NAM_CON 121448u  // #CON{h,t}: EQL wraps tail and whole in ↑
+// Built-in constructors that EQL treats specially, by the fixed ids the
+// name table gives them: CTR_SUC / CTR_CON of names.h (test_wnf checks).
+#define WNF_NAM_SUC 4u  // #SUC{p}: EQL wraps the comparison in ↑
+#define WNF_NAM_CON 1u  // #CON{h,t}: EQL wraps tail and whole in ↑
 
 // Terms
 // =====

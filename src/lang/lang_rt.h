@@ -1,12 +1,13 @@
 // lang_rt.h: the lang/ layer's part of a runtime's context (RT->lang,
 // heap/rt.h): every piece of this layer's state that outlives a call. Each
-// module's share is defined in its header: the reference table (names.h),
+// module's share is defined in its header: the name tables (names.h),
 // the parser's scratch and what it learnt of the program (parse.h), the
 // printer's stack and name maps (print.h).
 
 #ifndef HVM4G_LANG_RT_H
 #define HVM4G_LANG_RT_H
 
+#include <pthread.h>
 #include "heap/rt.h"
 #include "lang/names.h"
 #include "lang/parse.h"
@@ -14,6 +15,8 @@
 
 typedef struct LangRt {
   Names   names;   // @name <-> book id
+  Names   ctrs;    // #Name <-> constructor id (CTR_x first)
+  pthread_mutex_t ctr_lock;   // ctrs' finds and adds (names.h)
   Parse   parse;   // the parser's
   Printer print;   // the printer's
   const struct PrimHooks *prims;   // names_set_prims (names.h): the FFI's primitives

@@ -1,4 +1,4 @@
-// names.c: nick codec, reference table, primitive names.
+// names.c: nick codec, name tables, primitive names.
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +44,8 @@ void nick_print(FILE *f, u32 nick) {
   for (char *c = buf; *c; c++) putc_unlocked(*c, f);   // print.c holds the lock
 }
 
-// Reference table
-// ===============
+// Name tables
+// ===========
 
 static u32 hash_of(const char *s, u32 len) {
   u32 h = 2166136261u;
@@ -80,17 +80,15 @@ static u32 lookup(const Names *t, const char *s, u32 len, u32 *slot) {
   return ~0u;
 }
 
-u32 table_find(const char *s, u32 len) {
-  u32 slot;
-  return lookup(&RT->lang->names, s, len, &slot);
+static u32 limit_of(const Names *t) {
+  return t->limit && t->limit < NAMES_LIMIT ? t->limit : NAMES_LIMIT;
 }
 
-u32 table_id(const char *s, u32 len) {
-  Names *t = &RT->lang->names;
+static u32 find_or_add(Names *t, const char *s, u32 len) {
   u32 slot;
   u32 id = lookup(t, s, len, &slot);
   if (id != ~0u) return id;
-  if (t->len >= (1u << 24)) return ~0u;
+  if (t->len >= limit_of(t)) return ~0u;
   if ((t->len + 1) * 2 > t->slots) {
     if (grow_slots(t) != 0) return ~0u;
     lookup(t, s, len, &slot);
@@ -112,6 +110,24 @@ u32 table_id(const char *s, u32 len) {
   return id;
 }
 
+static void names_free(Names *t) {
+  for (u32 id = 0; id < t->len; id++) free(t->name[id]);
+  free(t->name);
+  free(t->slot);
+  *t = (Names){0};
+}
+
+// References
+
+u32 table_find(const char *s, u32 len) {
+  u32 slot;
+  return lookup(&RT->lang->names, s, len, &slot);
+}
+
+u32 table_id(const char *s, u32 len) {
+  return find_or_add(&RT->lang->names, s, len);
+}
+
 const char *table_name(u32 id) {
   const Names *t = &RT->lang->names;
   return id < t->len ? t->name[id] : NULL;
@@ -121,11 +137,59 @@ u32 table_count(void) {
   return RT->lang->names.len;
 }
 
-static void names_free(Names *t) {
-  for (u32 id = 0; id < t->len; id++) free(t->name[id]);
-  free(t->name);
-  free(t->slot);
-  *t = (Names){0};
+u32 table_limit(void) {
+  return limit_of(&RT->lang->names);
+}
+
+// Constructors
+
+static const char *const CTR_BUILTIN[CTR_BUILTINS] = CTR_BUILTIN_NAMES;
+
+// The builtins at their ids, when the table is empty (a part that was
+// never opened gets them on first use); 0, or -1: out of memory.
+static int seed_ctrs(Names *t) {
+  for (u32 i = t->len; i < CTR_BUILTINS; i++) {
+    if (find_or_add(t, CTR_BUILTIN[i], (u32)strlen(CTR_BUILTIN[i])) != i) return -1;
+  }
+  return 0;
+}
+
+u32 ctr_id(const char *s, u32 len) {
+  LangRt *l = RT->lang;
+  pthread_mutex_lock(&l->ctr_lock);
+  u32 id = seed_ctrs(&l->ctrs) == 0 ? find_or_add(&l->ctrs, s, len) : ~0u;
+  pthread_mutex_unlock(&l->ctr_lock);
+  return id;
+}
+
+u32 ctr_find(const char *s, u32 len) {
+  LangRt *l = RT->lang;
+  u32     slot;
+  pthread_mutex_lock(&l->ctr_lock);
+  u32 id = seed_ctrs(&l->ctrs) == 0 ? lookup(&l->ctrs, s, len, &slot) : ~0u;
+  pthread_mutex_unlock(&l->ctr_lock);
+  return id;
+}
+
+const char *ctr_name(u32 id) {
+  if (id < CTR_BUILTINS) return CTR_BUILTIN[id];
+  LangRt *l = RT->lang;
+  pthread_mutex_lock(&l->ctr_lock);
+  const char *n = id < l->ctrs.len ? l->ctrs.name[id] : NULL;   // a name never moves
+  pthread_mutex_unlock(&l->ctr_lock);
+  return n;
+}
+
+u32 ctr_count(void) {
+  LangRt *l = RT->lang;
+  pthread_mutex_lock(&l->ctr_lock);
+  u32 n = l->ctrs.len > CTR_BUILTINS ? l->ctrs.len : CTR_BUILTINS;
+  pthread_mutex_unlock(&l->ctr_lock);
+  return n;
+}
+
+u32 ctr_limit(void) {
+  return limit_of(&RT->lang->ctrs);
 }
 
 // Operators
@@ -209,12 +273,19 @@ void names_set_prims(const PrimHooks *h) {
 // The part
 // =
 int lang_rt_open(void) {
-  return 0;
+  LangRt *l = RT->lang;
+  if (pthread_mutex_init(&l->ctr_lock, NULL) != 0) return -1;
+  if (seed_ctrs(&l->ctrs) == 0) return 0;
+  pthread_mutex_destroy(&l->ctr_lock);
+  names_free(&l->ctrs);
+  return -1;
 }
 
 void lang_rt_close(void) {
   LangRt *l = RT->lang;
   names_free(&l->names);
+  names_free(&l->ctrs);
+  pthread_mutex_destroy(&l->ctr_lock);
   parse_free();
   print_free();
 }

@@ -1,10 +1,12 @@
-// names.h: nicks (constructor names, labels) and the reference name table.
+// names.h: names as the term's 24-bit EXT field holds them.
 //
-// A nick packs a name into 24 bits: base 64 over `_a-zA-Z0-9$` (`_` = 0),
-// 6 bits a character, so only the last 4 characters survive, as in HVM4
-// (`#Foobar` and `#obar` are the same constructor, `&(5)` and `&e` the same
-// label). References (`@name`) keep their full names in a hashed table whose
-// ids are book ids.
+// - Constructors (`#Name`) and references (`@name`) are told apart by their
+//   full spelling, as today's HVM4 does: each has a table that gives every
+//   distinct spelling its own id, and the term holds the id. The printer
+//   reads the tables back; the core and the device see only ids.
+// - Labels (`&L`) and `^name` keep their spelling in the field itself, as
+//   a nick: base 64 over `_a-zA-Z0-9$` (`_` = 0), 6 bits a character, so a
+//   nick holds 4 characters; the parser refuses a longer one.
 
 #ifndef HVM4G_NAMES_H
 #define HVM4G_NAMES_H
@@ -12,45 +14,63 @@
 #include <stdio.h>
 #include "core/term.h"
 
-// A name character's digit (nick_digit's) as a constant expression, and
-// the nick of a three-character name.
-#define NICK_DIGIT(c) ((c) == '_' ? 0 : (c) >= 'a' && (c) <= 'z' ? 1 + (c) - 'a' : \
-                       (c) >= 'A' && (c) <= 'Z' ? 27 + (c) - 'A' :              \
-                       (c) >= '0' && (c) <= '9' ? 53 + (c) - '0' : 63)
-#define NICK3(a, b, c) ((u32)(NICK_DIGIT(a) << 12 | NICK_DIGIT(b) << 6 | NICK_DIGIT(c)))
+// Constructors the core and the runtime build and test, at fixed ids: each
+// table starts with them in this order (lang_rt_open; test_names checks).
+// #NIL #CON #CHR #ZER #SUC are the list, string and nat sugar (capitals as
+// in HVM4; `#Nil` is an ordinary user constructor); #OK #ERR #BYT are the
+// primitives' results and bytes; #T #F their booleans.
+#define CTR_NIL 0u
+#define CTR_CON 1u
+#define CTR_CHR 2u
+#define CTR_ZER 3u
+#define CTR_SUC 4u
+#define CTR_OK  5u
+#define CTR_ERR 6u
+#define CTR_BYT 7u
+#define CTR_T   8u
+#define CTR_F   9u
+#define CTR_BUILTINS 10u
+#define CTR_BUILTIN_NAMES {"NIL", "CON", "CHR", "ZER", "SUC", "OK", "ERR", "BYT", "T", "F"}
 
-// Builtin constructor nicks (#NIL #CON #CHR #ZER #SUC, capitals as in
-// HVM4; `#Nil` is an ordinary user constructor).
-#define NICK_NIL NICK3('N', 'I', 'L')
-#define NICK_CON NICK3('C', 'O', 'N')
-#define NICK_CHR NICK3('C', 'H', 'R')
-#define NICK_ZER NICK3('Z', 'E', 'R')
-#define NICK_SUC NICK3('S', 'U', 'C')
-
-// Nothing to set up: the nicks above are constants and the reference table
-// lives in RT->lang (lang_rt.h). Kept until its callers drop it.
-static inline void names_init(void) {}
-
-// Nicks
-int  nick_digit(int c);                  // 0..63, or -1 if not a name char
-u32  nick_of(const char *s, u32 len);    // encode (keeps the last 4 chars)
-void nick_print(FILE *f, u32 nick);      // decode: shortest spelling
-int  nick_str(u32 nick, char *buf);      // same into buf (>= 5 bytes); length
-
-// Reference table: name <-> book id, RT's (RT->lang->names), made as
-// names come and freed by lang_rt_close. Open addressing over full names;
-// ids are dense (book ids).
+// A table of names: spelling <-> dense id. Open addressing over full
+// spellings.
 typedef struct {
   char **name;       // id -> name
   u32    len, cap;   // ids given, room in `name`
   u32   *slot;       // hash slot -> id + 1 (0 = empty)
   u32    slots;      // slots, a power of two
+  u32    limit;      // ids it may give (0: NAMES_LIMIT); tests lower it
 } Names;
 
+// Ids a table gives at most: what the EXT field holds.
+#define NAMES_LIMIT (1u << 24)
+
+// Constructor names, RT's (RT->lang->ctrs). A table of its own, apart from
+// the references': reference ids are book ids, which index the book and
+// must stay dense, and a constructor's id must not spend a book slot.
+// Found or added under RT->lang->ctr_lock, since libraries of primitives
+// ask for names from the pool's threads while the program runs.
+u32         ctr_id(const char *s, u32 len);   // find or add; ~0u when full
+u32         ctr_find(const char *s, u32 len); // find only; ~0u if absent
+const char *ctr_name(u32 id);                 // NULL if id unknown
+u32         ctr_count(void);
+u32         ctr_limit(void);                  // ids it may give
+
+// Nicks (labels, `^name`)
+#define NICK_CHARS 4u                    // characters a nick holds
+int  nick_digit(int c);                  // 0..63, or -1 if not a name char
+u32  nick_of(const char *s, u32 len);    // encode (a longer name: its last NICK_CHARS)
+void nick_print(FILE *f, u32 nick);      // decode: shortest spelling
+int  nick_str(u32 nick, char *buf);      // same into buf (>= 5 bytes); length
+
+// Reference table: name <-> book id, RT's (RT->lang->names), made as
+// names come and freed by lang_rt_close; ids are dense (book ids). Used
+// while loading, on the loading thread.
 u32         table_id(const char *s, u32 len); // find or add; ~0u when full
 u32         table_find(const char *s, u32 len); // find only; ~0u if absent
 const char *table_name(u32 id);          // NULL if id unknown
 u32         table_count(void);
+u32         table_limit(void);           // ids it may give
 
 // Operators: OP_x -> its infix spelling ("+", "<<", ..); NULL if unknown.
 const char *op_name(u32 op);

@@ -39,8 +39,20 @@
 
 enum { B_LAM, B_DUP, B_DYN, B_SIDE };
 
+// A variable's name as written: where it is in the definition's text and
+// its length (variables are told apart by their full spelling, as today's
+// HVM4 does), with its nick, which tells most names apart at once.
+typedef struct {
+  const char *at;
+  u32         len, nick;
+} VarName;
+
+static int same_name(VarName a, VarName b) {
+  return a.nick == b.nick && a.len == b.len && memcmp(a.at, b.at, a.len) == 0;
+}
+
 typedef struct Bind {
-  u32 nick;      // name, as a nick (HVM4 resolves variables by nick)
+  VarName name;  // as written
   u8  kind;      // B_LAM: lambda/let; B_DUP: static dup; B_DYN: dynamic dup;
                  // B_SIDE: `x` of `! &L{x,y} = v`, side `lab` of dup loc[0]
   u8  forked;    // bound by a fork: a bare use picks the branch's side
@@ -128,13 +140,11 @@ static void err_msg(Src *s, const char *fmt, ...) {
   die();
 }
 
-static void err_affine(Src *s, u32 nick, int side, u32 uses) {
-  char nm[8];
-  nick_str(nick, nm);
+static void err_affine(Src *s, VarName v, int side, u32 uses) {
   err_head(s);
-  fprintf(ERR_OUT, "- variable '%s%s' used %u times\n", nm,
+  fprintf(ERR_OUT, "- variable '%.*s%s' used %u times\n", (int)v.len, v.at,
           side == 0 ? "₀" : side == 1 ? "₁" : "", uses);
-  fprintf(ERR_OUT, "- hint: declare variable as '&%s' to allow multiple uses\n", nm);
+  fprintf(ERR_OUT, "- hint: declare variable as '&%.*s' to allow multiple uses\n", (int)v.len, v.at);
   die();
 }
 
@@ -198,7 +208,7 @@ static void need(Src *s, const char *w) {
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_init(char c)  { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-// A full name (references, primitives): start and length in the source.
+// A name of any kind, whole: start and length in the source.
 static u32 name_span(Src *s, u32 *len) {
   blank(s);
   if (!is_init(cur(s))) err_expected(s, "name");
@@ -208,11 +218,43 @@ static u32 name_span(Src *s, u32 *len) {
   return at;
 }
 
-// A name as a nick (variables, labels, constructors).
-static u32 name(Src *s) {
+// A variable's name.
+static VarName var_name(Src *s) {
   u32 len, at = name_span(s, &len);
   blank(s);
+  return (VarName){s->txt + at, len, nick_of(s->txt + at, len)};
+}
+
+// A label's or a `^name`'s name (`what`), as a nick: one that does not fit
+// the field is an error, not a truncation.
+static u32 nick_name(Src *s, const char *what) {
+  blank(s);
+  Src from = *s;   // a message points at the name
+  u32 len, at = name_span(s, &len);
+  if (len > NICK_CHARS) {
+    err_msg(&from, "%s '%.*s' is too long: a %s holds at most %u characters (its 24-bit field)",
+            what, (int)len, s->txt + at, what, NICK_CHARS);
+  }
+  blank(s);
   return nick_of(s->txt + at, len);
+}
+
+// A constructor's (sigil '#') or a reference's ('@') name, as its id in
+// its table (names.h); a table that is full is an error, not a wrap.
+static u32 named_id(Src *s, char sigil) {
+  blank(s);
+  Src from = *s;   // a message points at the name
+  u32 len, at = name_span(s, &len);
+  const char *nm  = s->txt + at;
+  int         ctr = sigil == '#';
+  u32 id = ctr ? ctr_id(nm, len) : table_id(nm, len);
+  if (id == ~0u) {
+    err_msg(&from, "too many %s: '%c%.*s' would be distinct name number %u, and the name field holds %u",
+            ctr ? "constructor names" : "definitions", sigil, (int)len, nm,
+            (ctr ? ctr_count() : table_count()) + 1, ctr ? ctr_limit() : table_limit());
+  }
+  blank(s);
+  return id;
 }
 
 static u32 utf8(Src *s) {
@@ -283,17 +325,17 @@ static Term node2(u8 tag, u32 ext, Term a, Term b) {
 
 static Term node1(u8 tag, u32 ext, Term a) { return node(tag, ext, 1, &a); }
 
-static Term ctr0(u32 nick)          { return TERM(C00, nick, 0); }
-static Term ctr1(u32 nick, Term a)  { return node1(C00 + 1, nick, a); }
-static Term ctr2(u32 nick, Term a, Term b) { return node2(C00 + 2, nick, a, b); }
+static Term ctr0(u32 id)          { return TERM(C00, id, 0); }
+static Term ctr1(u32 id, Term a)  { return node1(C00 + 1, id, a); }
+static Term ctr2(u32 id, Term a, Term b) { return node2(C00 + 2, id, a, b); }
 
 // Binders
 // =======
 
-static u32 bind_new(u32 nick, u8 kind, u32 lab, u8 forked, u8 cloned) {
+static u32 bind_new(VarName nm, u8 kind, u32 lab, u8 forked, u8 cloned) {
   Parse *p = ps();
   p->b = grow(p->b, &p->b_cap, (u64)p->b_len + 1, sizeof(Bind));
-  p->b[p->b_len] = (Bind){nick, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
+  p->b[p->b_len] = (Bind){nm, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
   return p->b_len++;
 }
 
@@ -362,12 +404,12 @@ static Term auto_dup(Term body, u32 b, u32 side, u32 uses) {
   u32 n   = uses - 1;
   u32 lab = fresh_labs(n);
   u32 si  = side == 1;
-  u32 als = bind_new(p->b[b].nick, p->b[b].kind, p->b[b].lab, 0, 0);
+  u32 als = bind_new(p->b[b].name, p->b[b].kind, p->b[b].lab, 0, 0);
   p->b[als].loc[0] = p->b[b].loc[0];
   p->b[als].loc[1] = p->b[b].loc[1];
   u32 d0  = p->b_len;
   for (u32 i = 0; i < n; i++) {
-    bind_new(p->b[b].nick, B_DUP, (lab + i) & EXT_MASK, 0, 0);
+    bind_new(p->b[b].name, B_DUP, (lab + i) & EXT_MASK, 0, 0);
   }
   // Chain nodes, outermost first; body goes into the last.
   u32 loc = salloc(2 * n);
@@ -491,7 +533,7 @@ static Term parse_post(Src *s, Term f, int lvl) {
     if (op && op->lhs >= lvl) {
       steps(s, (u32)strlen(infix_sym(op)));
       Term rhs = parse_post(s, parse_atom(s), op->rhs);
-      f = op->tag == CONS ? ctr2(NICK_CON, f, rhs) : node2(op->tag, op->op, f, rhs);
+      f = op->tag == CONS ? ctr2(CTR_CON, f, rhs) : node2(op->tag, op->op, f, rhs);
     } else if (cur(s) == '(') {
       f = parse_call(s, f);
     } else {
@@ -525,14 +567,14 @@ static NOINLINE Term parse_var(Src *s) {
   Parse *p = ps();
   blank(s);
   Src  use  = *s;   // a message points at the use, not past it
-  u32 nick = name(s);
+  VarName nm = var_name(s);
   blank(s);
   int side = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
   blank(s);
   int skipped = 0;
   for (u32 i = p->scope_len; i > 0; i--) {
     Bind *b = &p->b[p->scope[i - 1]];
-    if (b->nick != nick) continue;
+    if (!same_name(b->name, nm)) continue;
     if (side == -1 && b->kind != B_LAM && b->kind != B_SIDE && !b->forked) {
       skipped = 1;
       continue;
@@ -541,15 +583,14 @@ static NOINLINE Term parse_var(Src *s) {
     if (b->kind == B_SIDE && side != -1)              { skipped = 1; continue; }
     return occ_of(p->scope[i - 1], side);
   }
-  char nm[8];
-  nick_str(nick, nm);
+  int n = (int)nm.len;
   err_head(&use);
   if (side == -1 && skipped) {
-    fprintf(ERR_OUT, "- dup variable '%s' requires subscript ₀ or ₁\n", nm);
+    fprintf(ERR_OUT, "- dup variable '%.*s' requires subscript ₀ or ₁\n", n, nm.at);
   } else if (side != -1 && skipped) {
-    fprintf(ERR_OUT, "- non-dup variable '%s' must be used without subscript (₀ or ₁)\n", nm);
+    fprintf(ERR_OUT, "- non-dup variable '%.*s' must be used without subscript (₀ or ₁)\n", n, nm.at);
   } else {
-    fprintf(ERR_OUT, "- undefined variable '%s'\n", nm);
+    fprintf(ERR_OUT, "- undefined variable '%.*s'\n", n, nm.at);
   }
   die();
   return 0;
@@ -560,7 +601,7 @@ static Term close_lam(Src *s, u32 b, Term body) {
   Parse *p = ps();
   u32 uses = p->b[b].uses[0];
   if (p->b[b].cloned) return auto_dup(body, b, SIDE_ANY, uses);
-  if (uses > 1) err_affine(s, p->b[b].nick, -1, uses);
+  if (uses > 1) err_affine(s, p->b[b].name, -1, uses);
   return body;
 }
 
@@ -573,8 +614,8 @@ static Term close_dup_sides(Src *s, u32 b, Term body, u32 first) {
     body = auto_dup(body, b, first, first ? u1 : u0);
     return auto_dup(body, b, 1 - first, first ? u0 : u1);
   }
-  if (u0 > 1) err_affine(s, p->b[b].nick, 0, u0);
-  if (u1 > 1) err_affine(s, p->b[b].nick, 1, u1);
+  if (u0 > 1) err_affine(s, p->b[b].name, 0, u0);
+  if (u1 > 1) err_affine(s, p->b[b].name, 1, u1);
   return body;
 }
 
@@ -584,10 +625,10 @@ static Term lam_at(u32 loc, Term body, u32 uses) {
   return TERM(LAM, uses == 0 ? LAM_ERA : 0, loc);
 }
 
-// λnick.body, the body read by lam_rest (more binders) or parse_term.
-static Term lam_scope(Src *s, u32 nick, u8 cloned, int more) {
+// λnm.body, the body read by lam_rest (more binders) or parse_term.
+static Term lam_scope(Src *s, VarName nm, u8 cloned, int more) {
   Parse *p = ps();
-  u32 b   = bind_new(nick, B_LAM, 0, 0, cloned);
+  u32 b   = bind_new(nm, B_LAM, 0, 0, cloned);
   u32 loc = salloc(1);
   p->b[b].loc[0] = loc;
   scope_push(b);
@@ -620,12 +661,9 @@ static Label read_label(Src *s, const char *fresh) {
   } else if (c != 0 && strchr(fresh, c)) {
     l.lab = fresh_labs(1);
   } else {
-    l.lab = name(s);
-    if (l.lab >= LAB_OWN) {
-      char nm[8];
-      nick_str(l.lab, nm);
-      err_msg(s, "label '%s' is reserved: labels whose last four characters start with '$' belong to the runtime", nm);
-    }
+    // a name starts with a letter, so a label of at most four characters
+    // stays below LAB_OWN (term.h), the runtime's own
+    l.lab = nick_name(s, "label");
   }
   blank(s);
   return l;
@@ -633,10 +671,10 @@ static Label read_label(Src *s, const char *fresh) {
 
 // A dup binder under label l, with its two words: a DUP node's [expr, body]
 // or, for a dynamic label, the two lambda slots that bind x₀ and x₁.
-static u32 dup_bind(u32 nick, const Label *l, u8 forked, u8 cloned) {
+static u32 dup_bind(VarName nm, const Label *l, u8 forked, u8 cloned) {
   Parse *p = ps();
   u32 dn = salloc(2);
-  u32 b  = bind_new(nick, l->dyn ? B_DYN : B_DUP, l->lab, forked, cloned);
+  u32 b  = bind_new(nm, l->dyn ? B_DYN : B_DUP, l->lab, forked, cloned);
   p->b[b].loc[0] = dn;
   p->b[b].loc[1] = dn + 1;
   return b;
@@ -666,9 +704,9 @@ static Term dup_of(u32 b, const Label *l, Term val, Term body) {
 static int case_key(Src *s, u8 *tag, u32 *ext) {
   char c = cur(s);
   *tag = MAT;
-  if (c == '#')       { step(s); *ext = name(s); return 1; }
-  if (take(s, "[]"))  { *ext = NICK_NIL; return 1; }
-  if (take(s, "<>"))  { *ext = NICK_CON; return 1; }
+  if (c == '#')       { step(s); *ext = named_id(s, '#'); return 1; }
+  if (take(s, "[]"))  { *ext = CTR_NIL; return 1; }
+  if (take(s, "<>"))  { *ext = CTR_CON; return 1; }
   if (c == '\'')      { *tag = SWI; *ext = char_lit(s); blank(s); return 1; }
   if (!is_digit(c)) return 0;
   u32 num = 0;
@@ -677,8 +715,8 @@ static int case_key(Src *s, u8 *tag, u32 *ext) {
   if (cur(s) == ':') { *tag = SWI; *ext = num; return 1; }
   if (cur(s) != 'n') return 0;
   int plus = ch(s, 1) == '+';
-  if (num == 0 && !plus) { step(s);     *ext = NICK_ZER; return 1; }
-  if (num == 1 && plus)  { steps(s, 2); *ext = NICK_SUC; return 1; }
+  if (num == 0 && !plus) { step(s);     *ext = CTR_ZER; return 1; }
+  if (num == 1 && plus)  { steps(s, 2); *ext = CTR_SUC; return 1; }
   return 0;
 }
 
@@ -734,14 +772,14 @@ static Term lam_rest(Src *s) {
 
 // `λx&L.`, `λx&.` and `λx&(e).` after the second `&`: the lambda's
 // variable goes straight into a dup, λv.!x&L = v; body.
-static NOINLINE Term parse_lam_dup(Src *s, u32 nick, u8 cloned) {
+static NOINLINE Term parse_lam_dup(Src *s, VarName nm, u8 cloned) {
   Parse *p = ps();
   Label l   = read_label(s, ",.");
   u32   loc = salloc(1);
-  u32   v   = bind_new(nick, B_LAM, 0, 0, 0);
+  u32   v   = bind_new(nm, B_LAM, 0, 0, 0);
   p->b[v].loc[0]  = loc;
   p->b[v].uses[0] = 1;
-  u32 b = dup_bind(nick, &l, 0, cloned);
+  u32 b = dup_bind(nm, &l, 0, cloned);
   scope_push(b);
   Term body = lam_rest(s);
   scope_pop();
@@ -757,9 +795,9 @@ static NOINLINE Term parse_lam(Src *s) {
   if (cur(s) == '{') return parse_lam_block(s);
   if (take(s, "$")) return parse_uns_lam(s);
   u8  cloned = (u8)take(s, "&");
-  u32 nick   = name(s);
-  if (take(s, "&")) return parse_lam_dup(s, nick, cloned);
-  return lam_scope(s, nick, cloned, 1);
+  VarName nm = var_name(s);
+  if (take(s, "&")) return parse_lam_dup(s, nm, cloned);
+  return lam_scope(s, nm, cloned, 1);
 }
 
 // Superpositions and forks
@@ -800,11 +838,11 @@ static NOINLINE Term parse_autofork(Src *s, const Label *l) {
     Bind *b = &p->b[p->scope[i - 1]];
     if (b->kind != B_LAM && b->kind != B_SIDE) continue;
     int shadowed = 0;
-    for (u32 j = i; j < p->scope_len && !shadowed; j++) shadowed = p->b[p->scope[j]].nick == b->nick;
+    for (u32 j = i; j < p->scope_len && !shadowed; j++) shadowed = same_name(p->b[p->scope[j]].name, b->name);
     if (!shadowed) vs[n++] = p->scope[i - 1];
   }
   for (u32 i = 0; i < n; i++) {
-    bs[i] = dup_bind(p->b[vs[i]].nick, l, 1, 1);
+    bs[i] = dup_bind(p->b[vs[i]].name, l, 1, 1);
     scope_push(bs[i]);
   }
   Term br[2];
@@ -827,10 +865,11 @@ static NOINLINE Term parse_autofork(Src *s, const Label *l) {
 static NOINLINE Term parse_fork(Src *s, const Label *l) {
   Parse *p = ps();
   if (p->fork_side != -1) err_msg(s, "nested forks are not allowed");
-  u32 nicks[MAX_FLD], n = 0;
+  VarName nms[MAX_FLD];
+  u32     n = 0;
   do {
     if (n == MAX_FLD) err_expected(s, "at most 16 fork variables");
-    nicks[n++] = name(s);
+    nms[n++] = var_name(s);
     take(s, ",");
     blank(s);
   } while (cur(s) != '{');
@@ -838,7 +877,7 @@ static NOINLINE Term parse_fork(Src *s, const Label *l) {
   u32 bs[MAX_FLD] = {0}, lams[MAX_FLD];
   for (u32 i = 0; i < n; i++) {
     lams[i] = salloc(1);
-    bs[i]   = dup_bind(nicks[i], l, 1, 0);
+    bs[i]   = dup_bind(nms[i], l, 1, 0);
     scope_push(bs[i]);
   }
   Term br[2];
@@ -851,12 +890,12 @@ static NOINLINE Term parse_fork(Src *s, const Label *l) {
   // accepted and rejected.
   for (u32 i = 0; i < n && l->dyn; i++) {
     u32 u = p->b[bs[i]].uses[0] - left[i];
-    if (u > 1) err_affine(s, nicks[i], 1, u);
+    if (u > 1) err_affine(s, nms[i], 1, u);
   }
   Term k[3] = {l->term, br[0], br[1]};
   Term body = l->dyn ? node(DSU, 0, 3, k) : node2(SUP, l->lab, br[0], br[1]);
   for (u32 i = n; i-- > 0;) {
-    u32 v = bind_new(nicks[i], B_LAM, 0, 0, 0);
+    u32 v = bind_new(nms[i], B_LAM, 0, 0, 0);
     p->b[v].loc[0] = lams[i];
     Label li = *l;
     if (li.dyn) li.term = copy_term(l->term);
@@ -891,9 +930,9 @@ static NOINLINE Term parse_sup(Src *s) {
 // ========
 
 // `!f = λv; body` after the `;`: an unscoped lambda pair, each affine.
-static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
+static NOINLINE Term parse_uns(Src *s, VarName fnm, VarName vnm) {
   Parse *p = ps();
-  u32 b[2] = {bind_new(fnick, B_LAM, 0, 0, 0), bind_new(vnick, B_LAM, 0, 0, 0)};
+  u32 b[2] = {bind_new(fnm, B_LAM, 0, 0, 0), bind_new(vnm, B_LAM, 0, 0, 0)};
   u32 at   = salloc(2);
   for (u32 i = 0; i < 2; i++) {
     p->b[b[i]].loc[0] = at + i;
@@ -903,7 +942,7 @@ static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
   scope_pop();
   scope_pop();
   for (u32 i = 0; i < 2; i++) {
-    if (p->b[b[i]].uses[0] > 1) err_affine(s, p->b[b[i]].nick, -1, p->b[b[i]].uses[0]);
+    if (p->b[b[i]].uses[0] > 1) err_affine(s, p->b[b[i]].name, -1, p->b[b[i]].uses[0]);
   }
   for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, p->b[b[i]].uses[0]);
   p->unscoped = 1;
@@ -914,16 +953,16 @@ static NOINLINE Term parse_uns(Src *s, u32 fnick, u32 vnick) {
 // fresh f that no name reaches; x is unscoped, later binders scoped.
 static NOINLINE Term parse_uns_lam(Src *s) {
   Parse *p = ps();
-  u32 vnick = name(s);
-  u32 f     = bind_new(vnick, B_LAM, 0, 0, 0);
-  u32 v     = bind_new(vnick, B_LAM, 0, 0, 0);
+  VarName vnm = var_name(s);
+  u32     f   = bind_new(vnm, B_LAM, 0, 0, 0);
+  u32     v   = bind_new(vnm, B_LAM, 0, 0, 0);
   u32 at    = salloc(2);
   p->b[f].loc[0] = at;
   p->b[v].loc[0] = at + 1;
   scope_push(v);
   Term body = lam_rest(s);
   scope_pop();
-  if (p->b[v].uses[0] > 1) err_affine(s, vnick, -1, p->b[v].uses[0]);
+  if (p->b[v].uses[0] > 1) err_affine(s, vnm, -1, p->b[v].uses[0]);
   p->b[f].uses[0] = 1;
   Term t = node2(APP, 0, TERM(OCC, SIDE_ANY, f), body);
   t = lam_at(at + 1, t, p->b[v].uses[0]);
@@ -939,13 +978,13 @@ static NOINLINE Term parse_uns_lam(Src *s) {
 static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
   Parse *p = ps();
   if (strict) err_msg(s, "a dup pattern takes `!`, not `!!`");
-  u32 nicks[2];
-  int subs[2];
+  VarName nms[2];
+  int     subs[2];
   u8  cloned[2];
   for (int i = 0; i < 2; i++) {
     blank(s);
     cloned[i] = (u8)take(s, "&");
-    nicks[i]  = name(s);
+    nms[i]    = var_name(s);
     blank(s);
     subs[i] = take(s, "₀") ? 0 : take(s, "₁") ? 1 : -1;
     blank(s);
@@ -956,17 +995,17 @@ static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
   Term val = parse_term(s);
   blank(s);
   take(s, ";");
-  int named = subs[0] == 0 && subs[1] == 1 && nicks[0] == nicks[1];
+  int named = subs[0] == 0 && subs[1] == 1 && same_name(nms[0], nms[1]);
   if (!named && (subs[0] != -1 || subs[1] != -1)) {
     err_msg(s, "a dup pattern binds plain names, or x₀ and x₁ of one name");
   }
-  u32 b = dup_bind(nicks[0], l, 0, (u8)(named && cloned[0]));
+  u32 b = dup_bind(nms[0], l, 0, (u8)(named && cloned[0]));
   u32 sides[2];
   if (named) {
     scope_push(b);
   } else {
     for (u32 i = 0; i < 2; i++) {
-      sides[i] = bind_new(nicks[i], B_SIDE, i, 0, 0);
+      sides[i] = bind_new(nms[i], B_SIDE, i, 0, 0);
       p->b[sides[i]].loc[0] = b;
       scope_push(sides[i]);
     }
@@ -979,10 +1018,10 @@ static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
     u32 i = l->dyn ? k : 1 - k;
     u32 u = p->b[b].uses[i];
     if (cloned[i]) {
-      p->b[b].nick = nicks[i];
+      p->b[b].name = nms[i];
       body = auto_dup(body, b, i, u);
     } else if (u > 1) {
-      err_affine(s, nicks[i], -1, u);
+      err_affine(s, nms[i], -1, u);
     }
   }
   return dup_of(b, l, val, body);
@@ -991,28 +1030,28 @@ static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
 // `!x = v; body` after the `=`: (λx.body)(v), with `!!` (strict) λ{λx.body}.
 // `!f = λv; body` is an unscoped lambda instead; as in HVM4 a name must
 // follow that λ, so `!f = λ{..}` is an error.
-static NOINLINE Term parse_let(Src *s, u32 nick, int strict, u8 cloned) {
+static NOINLINE Term parse_let(Src *s, VarName nm, int strict, u8 cloned) {
   blank(s);
   Src probe = *s;
   if (take(&probe, "λ")) {
-    u32 vnick = name(&probe);
+    VarName vnm = var_name(&probe);
     if (take(&probe, ";")) {
       *s = probe;
-      return parse_uns(s, nick, vnick);
+      return parse_uns(s, nm, vnm);
     }
   }
   Term val = parse_term(s);
   blank(s);
   take(s, ";");
-  Term lam = lam_scope(s, nick, cloned, 0);
+  Term lam = lam_scope(s, nm, cloned, 0);
   if (strict) lam = node1(USE, 0, lam);
   return node2(APP, 0, lam, val);
 }
 
 // `!x&L = v; body`, `!x& = v; body` or `!x&(e) = v; body` after the `&`.
-static NOINLINE Term parse_dup(Src *s, u32 nick, u8 cloned) {
+static NOINLINE Term parse_dup(Src *s, VarName nm, u8 cloned) {
   Label l = read_label(s, "=");
-  u32   b = dup_bind(nick, &l, 0, cloned);
+  u32   b = dup_bind(nm, &l, 0, cloned);
   need(s, "=");
   Term val = parse_term(s);
   blank(s);
@@ -1046,16 +1085,16 @@ static NOINLINE Term parse_bang(Src *s) {
       return parse_dup_pattern(s, &l, strict);
     }
   }
-  u32 nick   = name(s);
-  if (take(s, "=")) return parse_let(s, nick, strict, cloned);
+  VarName nm = var_name(s);
+  if (take(s, "=")) return parse_let(s, nm, strict, cloned);
   need(s, "&");
-  return parse_dup(s, nick, cloned);
+  return parse_dup(s, nm, cloned);
 }
 
 static NOINLINE Term parse_ctr(Src *s) {
   Parse *p = ps();
-  u32 nick = name(s);
-  u32 n = 0;
+  u32 id = named_id(s, '#');
+  u32 n  = 0;
   blank(s);
   if (take(s, "{")) {
     // Fields wait on Parse.args (not in this frame: nesting depth costs stack).
@@ -1073,9 +1112,9 @@ static NOINLINE Term parse_ctr(Src *s) {
     }
     need(s, "}");
     p->args_len = base;
-    if (n > 0) return node((u8)(C00 + n), nick, n, p->args + base);
+    if (n > 0) return node((u8)(C00 + n), id, n, p->args + base);
   }
-  return ctr0(nick);
+  return ctr0(id);
 }
 
 static NOINLINE Term parse_pri(Src *s) {
@@ -1110,12 +1149,12 @@ static NOINLINE Term parse_list(Src *s) {
   Parse *p = ps();
   step(s);
   blank(s);
-  if (cur(s) == ']') { step(s); return ctr0(NICK_NIL); }
+  if (cur(s) == ']') { step(s); return ctr0(CTR_NIL); }
   // Elements chain as they come: each Con's tail slot is filled next.
   u32 head = salloc(1), tip = head;
   while (cur(s) != ']') {
     Term el  = parse_term(s);
-    Term con = ctr2(NICK_CON, el, 0);
+    Term con = ctr2(CTR_CON, el, 0);
     p->w[tip] = con;
     tip    = VAL(con) + 1;
     blank(s);
@@ -1123,7 +1162,7 @@ static NOINLINE Term parse_list(Src *s) {
     blank(s);
   }
   need(s, "]");
-  p->w[tip] = ctr0(NICK_NIL);
+  p->w[tip] = ctr0(CTR_NIL);
   return p->w[head];
 }
 
@@ -1134,12 +1173,12 @@ static NOINLINE Term parse_str(Src *s) {
   u32 head = salloc(1), tip = head;
   while (cur(s) != fence) {
     u32  c   = char_esc(s);
-    Term con = ctr2(NICK_CON, ctr1(NICK_CHR, TERM(NUM, 0, c)), 0);
+    Term con = ctr2(CTR_CON, ctr1(CTR_CHR, TERM(NUM, 0, c)), 0);
     p->w[tip] = con;
     tip    = VAL(con) + 1;
   }
   step(s);
-  p->w[tip] = ctr0(NICK_NIL);
+  p->w[tip] = ctr0(CTR_NIL);
   return p->w[head];
 }
 
@@ -1163,8 +1202,8 @@ static NOINLINE Term parse_number(Src *s) {
     err_msg(s, "nat literal %.*sn is larger than the heap's %llu free words", (int)k,
             s->txt + s->at - k - 1, (unsigned long long)(RT->heap.cap - heap_used()));
   }
-  Term t = take(s, "+") ? parse_term(s) : ctr0(NICK_ZER);
-  for (u64 i = 0; i < big; i++) t = ctr1(NICK_SUC, t);
+  Term t = take(s, "+") ? parse_term(s) : ctr0(CTR_ZER);
+  for (u64 i = 0; i < big; i++) t = ctr1(CTR_SUC, t);
   return t;
 }
 
@@ -1176,11 +1215,7 @@ static Term parse_atom(Src *s) {
   if (take(s, "&")) return parse_sup(s);
   if (take(s, "#")) return parse_ctr(s);
   if (take(s, "@")) {
-    u32 len, at = name_span(s, &len);
-    u32 id = table_id(s->txt + at, len);
-    if (id == ~0u) err_msg(s, "too many definitions");
-    blank(s);
-    return TERM(REF, id, 0);
+    return TERM(REF, named_id(s, '@'), 0);
   }
   if (take(s, "%")) return parse_pri(s);
   if (take(s, "^")) {
@@ -1192,7 +1227,7 @@ static Term parse_atom(Src *s) {
       need(s, ")");
       return node2(DRY, 0, f, x);
     }
-    return TERM(NAM, name(s), 0);
+    return TERM(NAM, nick_name(s, "name"), 0);
   }
   if (take(s, "↑")) return node1(INC, 0, parse_atom(s));
   if (take(s, "*")) return TERM(ANY, 0, 0);
@@ -1203,7 +1238,7 @@ static Term parse_atom(Src *s) {
   }
   char c = cur(s);
   if (c == '[')              return parse_list(s);
-  if (c == '\'')             return ctr1(NICK_CHR, TERM(NUM, 0, char_lit(s)));
+  if (c == '\'')             return ctr1(CTR_CHR, TERM(NUM, 0, char_lit(s)));
   if (c == '"' || c == '`')  return parse_str(s);
   if (is_digit(c))           return parse_number(s);
   return parse_var(s);
@@ -1445,10 +1480,7 @@ static int parse_defs(Src *s) {
     if (s->at >= s->end) return 0;
     if (take(s, "#include")) { parse_include(s); continue; }
     if (!take(s, "@")) err_expected(s, "definition or #include");
-    u32 len, at = name_span(s, &len);
-    u32 id = table_id(s->txt + at, len);
-    if (id == ~0u) err_msg(s, "too many definitions");
-    blank(s);
+    u32 id = named_id(s, '@');
     need(s, "=");
     p->w_len = 0;
     p->b_len = 0;

@@ -19,14 +19,14 @@
 //       with body; DP0/DP1 (ext = label) point at the node. A DUP whose
 //       vars are unused is kept (HVM4 keeps it too).
 //   REF ext=book id, val 0  NUM val=u32
-//   C00+n ext=ctor nick [field0 .. field(n-1)]  (C00: val 0, no node)
-//   MAT ext=ctor nick [hit, miss]   SWI ext=number [hit, miss]
+//   C00+n ext=ctor id [field0 .. field(n-1)]  (C00: val 0, no node)
+//   MAT ext=ctor id [hit, miss]   SWI ext=number [hit, miss]
 //       `λ{#A:a; #B:b; d}` = MAT(A)[a, MAT(B)[b, d]]: right-nested, `miss`
 //       is the next case or the default; a chain with no default ends in
 //       NUM 0 (as HVM4: a miss there is not defined). `λ{0:a; d}` is SWI
 //       ext=0 [a, d].
 //       Patterns `[]` `<>` `0n` `1n+` are MAT on #NIL #CON #ZER #SUC
-//       (names.h NICK_x); `'c'` is SWI on the code point.
+//       (names.h CTR_x); `'c'` is SWI on the code point.
 //   USE [fun]               `λ{f}`;  `λ{}` is ERA.
 //   OP2 ext=OP_x [lhs, rhs] EQL/AND/OR [lhs, rhs] (=== .&. .|.)
 //   RED [lhs, rhs]          (lhs ~> rhs)

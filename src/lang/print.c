@@ -214,12 +214,20 @@ static Term word(u32 loc) {
 
 static Term at(u32 loc) { return NO_SUB(word(loc)); }
 
-static int is_ctr(Term t, u32 ar, u32 nick) {
-  return TAG(t) == C00 + ar && EXT(t) == nick;
+static int is_ctr(Term t, u32 ar, u32 id) {
+  return TAG(t) == C00 + ar && EXT(t) == id;
 }
 
 static int is_chr(Term h, char quote) {
-  return is_ctr(h, 1, NICK_CHR) && TAG(at(VAL(h))) == NUM && can_esc(VAL(at(VAL(h))), quote);
+  return is_ctr(h, 1, CTR_CHR) && TAG(at(VAL(h))) == NUM && can_esc(VAL(at(VAL(h))), quote);
+}
+
+// A constructor's name, from its table; an id no name was given (a library
+// of primitives may build one) prints as a nick.
+static void ctr_print(FILE *f, u32 id) {
+  const char *n = ctr_name(id);
+  if (n) out_s(n, f);
+  else   nick_print(f, id);
 }
 
 // A case's key: a number for SWI; for MAT the builtin constructors in their
@@ -229,16 +237,16 @@ static void print_key(FILE *f, Term cas) {
     out_u(EXT(cas), f);
     return;
   }
-  const u32   nick[4] = {NICK_ZER, NICK_SUC, NICK_NIL, NICK_CON};
+  const u32   key[4] = {CTR_ZER, CTR_SUC, CTR_NIL, CTR_CON};
   const char *text[4] = {"0n", "1n+", "[]", "<>"};
   for (u32 i = 0; i < 4; i++) {
-    if (EXT(cas) == nick[i]) {
+    if (EXT(cas) == key[i]) {
       out_s(text[i], f);
       return;
     }
   }
   out_c('#', f);
-  nick_print(f, EXT(cas));
+  ctr_print(f, EXT(cas));
 }
 
 // Pushes "a0,a1,..,an-1" then `close` for the n words at loc.
@@ -252,13 +260,13 @@ static void push_args(Printer *p, u32 loc, u32 n, u32 d, const char *close) {
 
 // Constructors, with the nat, char, string and list sugar.
 static void print_ctr(Printer *p, FILE *f, Term t, u32 d) {
-  u32 nick = EXT(t), loc = VAL(t), ar = CTR_ARITY(TAG(t));
-  if (is_ctr(t, 0, NICK_ZER) || is_ctr(t, 1, NICK_SUC)) {
+  u32 id = EXT(t), loc = VAL(t), ar = CTR_ARITY(TAG(t));
+  if (is_ctr(t, 0, CTR_ZER) || is_ctr(t, 1, CTR_SUC)) {
     u32 n = 0;
-    while (is_ctr(t, 1, NICK_SUC)) { n++; t = at(VAL(t)); }
+    while (is_ctr(t, 1, CTR_SUC)) { n++; t = at(VAL(t)); }
     out_u(n, f);
     out_c('n', f);
-    if (!is_ctr(t, 0, NICK_ZER)) { out_c('+', f); push_t(p, t, d); }
+    if (!is_ctr(t, 0, CTR_ZER)) { out_c('+', f); push_t(p, t, d); }
     return;
   }
   if (is_chr(t, '\'')) {
@@ -267,17 +275,17 @@ static void print_ctr(Printer *p, FILE *f, Term t, u32 d) {
     out_c('\'', f);
     return;
   }
-  if (nick == NICK_NIL || nick == NICK_CON) {
+  if (id == CTR_NIL || id == CTR_CON) {
     Term end = t;
-    int  str = nick == NICK_CON;
-    while (is_ctr(end, 2, NICK_CON)) {
+    int  str = id == CTR_CON;
+    while (is_ctr(end, 2, CTR_CON)) {
       if (str && !is_chr(at(VAL(end)), '"')) str = 0;
       end = at(VAL(end) + 1);
     }
-    if (is_ctr(end, 0, NICK_NIL)) {
+    if (is_ctr(end, 0, CTR_NIL)) {
       if (str) {
         out_c('"', f);
-        for (Term x = t; is_ctr(x, 2, NICK_CON); x = at(VAL(x) + 1)) {
+        for (Term x = t; is_ctr(x, 2, CTR_CON); x = at(VAL(x) + 1)) {
           print_esc(f, VAL(at(VAL(at(VAL(x))))), '"');
         }
         out_c('"', f);
@@ -285,16 +293,16 @@ static void print_ctr(Printer *p, FILE *f, Term t, u32 d) {
       }
       out_c('[', f);
       push_s(p, "]");
-      if (nick == NICK_CON) push(p, I_ELEMS, t, d, NULL);
+      if (id == CTR_CON) push(p, I_ELEMS, t, d, NULL);
       return;
     }
-    if (is_ctr(t, 2, NICK_CON)) {   // improper: h<>h<>..<>tail
+    if (is_ctr(t, 2, CTR_CON)) {   // improper: h<>h<>..<>tail
       push(p, I_CONS, t, d, NULL);
       return;
     }
   }
   out_c('#', f);
-  nick_print(f, nick);
+  ctr_print(f, id);
   out_c('{', f);
   push_args(p, loc, ar, d, "}");
 }
@@ -500,7 +508,7 @@ static void drain(Printer *p, FILE *f) {
       case I_TERM: print_one(p, f, it.t, it.depth); break;
       case I_STR:  out_s(it.s, f); break;
       case I_ELEMS: case I_ELEMS1: {
-        if (!is_ctr(it.t, 2, NICK_CON)) break;
+        if (!is_ctr(it.t, 2, CTR_CON)) break;
         if (it.kind == I_ELEMS1) out_c(',', f);
         push(p, I_ELEMS1, at(VAL(it.t) + 1), it.depth, NULL);
         push_t(p, at(VAL(it.t)), it.depth);
@@ -509,7 +517,7 @@ static void drain(Printer *p, FILE *f) {
       case I_CASES: print_cases(p, f, it.t, it.depth); break;
       case I_CONS: {
         Term tl = at(VAL(it.t) + 1);
-        if (is_ctr(tl, 2, NICK_CON)) push(p, I_CONS, tl, it.depth, NULL);
+        if (is_ctr(tl, 2, CTR_CON)) push(p, I_CONS, tl, it.depth, NULL);
         else                         push_t(p, tl, it.depth);
         push_s(p, "<>");
         push_t(p, at(VAL(it.t)), it.depth);

@@ -334,7 +334,6 @@ int api_open(hvm4g **out, const Options *o) {
   }
   prim_set_args(o->argc, o->argv);
   eval_set_fatal(on_fatal);
-  names_init();
   sched_init();
   // The libraries the command line names: their primitives are names the
   // program may use, so before it is read. Loading one runs its code.
@@ -407,8 +406,9 @@ static int load(hvm4g *h, const char *path, const char *name, const char *src) {
   }
   free(msg);
   if (rc != 0) return strstr(h->err, "heap exhausted") ? HVM4G_ERR_HEAP : HVM4G_ERR_PARSE;
-  // A reference to a name never defined stays as written in the output
-  // (as the reference prints it): worth one warning, not an error.
+  // A reference to a name never defined stays as written in the output,
+  // as HVM4 prints it: worth a warning a caller may show (the hvm4g
+  // program shows it under --warn-undefined).
   size_t at = 0;
   u32    n  = 0;
   for (u32 id = 0; id < table_count() && id < RT->heap.book_cap; id++) {

@@ -141,11 +141,7 @@ static Term node(u32 tag, u32 ext, u32 n, const Term *kids, const char *fn) {
   return TERM(tag, ext, at);
 }
 
-// Names and labels: the number the parser gives `#name` and `&name`.
-static u32 name_of(const char *s, u32 len) {
-  return s ? nick_of(s, len) : 0;
-}
-
+// Labels: the number the parser gives `&name` (its spelling in base 64).
 static u32 label_of(u32 label, const char *fn) {
   if ((label & EXT_MASK) >= LAB_OWN) misuse("%s got label %u, one of the runtime's own", fn, label);
   return label & EXT_MASK;
@@ -262,8 +258,14 @@ static u64 api_alloc(u64 words) {
   return at;
 }
 
+// A constructor's name: its id in the program's table (names.h ctr_id),
+// added when new, so the number the program's `#name` has. Both entries of
+// the table give it, as HVM4's do.
 static u32 api_name(const char *s, u32 len) {
-  return name_of(s, len);
+  if (!s || len == 0) misuse("name_from_str got an empty name");
+  u32 id = ctr_id(s, len);
+  if (id == ~0u) misuse("name_from_str: the name table is full (%u names)", ctr_limit());
+  return id;
 }
 
 static void api_error(const char *msg) {

@@ -55,7 +55,7 @@ typedef struct {
 } FfiRt;
 
 // Loads the libraries `l` names, in order, into RT's runtime: after its
-// layers are open (names_init), before the program is read. HVM4G_OK, or
+// layers are open, before the program is read. HVM4G_OK, or
 // an HVM4G_ERR_FFI_* status (hvm4g.h) with a one-line message in why.
 int  ffi_load_all(const FfiLoads *l, char *why, size_t cap);
 

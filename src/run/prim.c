@@ -31,20 +31,28 @@
 // Terms
 // =====
 
-Term prim_ctr(Wnf *w, u32 nick, u32 ari, const Term *args) {
-  if (ari == 0) return TERM(C00, nick, 0);
-  u32 loc = eval_alloc(w, ari);
-  for (u32 i = 0; i < ari; i++) RT->heap.at[loc + i] = args[i];
-  return TERM(C00 + ari, nick, loc);
+// Found or added: a result's constructor may be one the program never
+// spells.
+u32 prim_ctr_id(const char *name) {
+  u32 id = ctr_id(name, (u32)strlen(name));
+  if (id == ~0u) eval_die("the constructor name table is full");
+  return id;
 }
 
-Term prim_ctr1(Wnf *w, u32 nick, Term arg) {
-  return prim_ctr(w, nick, 1, &arg);
+Term prim_ctr(Wnf *w, u32 id, u32 ari, const Term *args) {
+  if (ari == 0) return TERM(C00, id, 0);
+  u32 loc = eval_alloc(w, ari);
+  for (u32 i = 0; i < ari; i++) RT->heap.at[loc + i] = args[i];
+  return TERM(C00 + ari, id, loc);
+}
+
+Term prim_ctr1(Wnf *w, u32 id, Term arg) {
+  return prim_ctr(w, id, 1, &arg);
 }
 
 static Term chr_con(Wnf *w, Term code, Term tail) {
-  Term ht[2] = { prim_ctr1(w, NICK_CHR, code), tail };
-  return prim_ctr(w, NICK_CON, 2, ht);
+  Term ht[2] = { prim_ctr1(w, CTR_CHR, code), tail };
+  return prim_ctr(w, CTR_CON, 2, ht);
 }
 
 // Decodes one UTF-8 sequence at s[*i]: the code point, or ~0u for a byte
@@ -78,22 +86,18 @@ Term prim_string(Wnf *w, const char *s, size_t n) {
     u32 cp = utf8_next((const u8 *)s, n, &i);
     cps[k++] = cp == ~0u ? 0xFFFD : cp;   // HVM4 replaces a bad byte so
   }
-  Term list = TERM(C00, NICK_NIL, 0);
+  Term list = TERM(C00, CTR_NIL, 0);
   while (k > 0) list = chr_con(w, TERM(NUM, 0, cps[--k]), list);
   free(cps);
   return list;
 }
 
-static u32 nick_named(const char *s) {
-  return nick_of(s, (u32)strlen(s));
-}
-
 Term prim_ok(Wnf *w, Term t) {
-  return prim_ctr1(w, nick_named("OK"), t);
+  return prim_ctr1(w, CTR_OK, t);
 }
 
 Term prim_ok_nil(Wnf *w) {
-  return prim_ok(w, TERM(C00, NICK_NIL, 0));
+  return prim_ok(w, TERM(C00, CTR_NIL, 0));
 }
 
 static Term vstringf(Wnf *w, const char *fmt, va_list ap) {
@@ -117,7 +121,7 @@ Term prim_err(Wnf *w, const char *fmt, ...) {
   va_start(ap, fmt);
   Term s = vstringf(w, fmt, ap);
   va_end(ap);
-  return prim_ctr1(w, nick_named("ERR"), s);
+  return prim_ctr1(w, CTR_ERR, s);
 }
 
 char *prim_utf8(const u32 *codes, u32 len, u32 *bad) {
@@ -226,8 +230,8 @@ int prim_lift(Wnf *w, Term pri, u32 arg, Term *val, Term *out) {
 static u32 *str_codes(Wnf *w, Term acc, u32 *len) {
   u32  cap = 64, n = 0;
   u32 *cps = malloc(cap * sizeof *cps);
-  Term cur = eval_wnf(w, app(w, acc, TERM(C00, NICK_NIL, 0)));
-  while (cps && TAG(cur) == C00 + 2 && EXT(cur) == NICK_CON) {
+  Term cur = eval_wnf(w, app(w, acc, TERM(C00, CTR_NIL, 0)));
+  while (cps && TAG(cur) == C00 + 2 && EXT(cur) == CTR_CON) {
     Term head = eval_wnf(w, RT->heap.at[VAL(cur) + 0]);
     Term code = eval_wnf(w, RT->heap.at[VAL(head)]);
     if (n == cap) {
@@ -257,11 +261,11 @@ StrRead prim_str_arg(Wnf *w, Term pri, u32 arg, u32 **codes, u32 *len, Term *out
       *out = str_split(w, pri, arg, acc, list, 0, 0);
       return STR_LIFTED;
     }
-    if (tag == C00 && EXT(list) == NICK_NIL) {
+    if (tag == C00 && EXT(list) == CTR_NIL) {
       *codes = str_codes(w, acc, len);
       return STR_DONE;
     }
-    if (!(tag == C00 + 2 && EXT(list) == NICK_CON)) { *len = 0; return STR_SHAPE; }
+    if (!(tag == C00 + 2 && EXT(list) == CTR_CON)) { *len = 0; return STR_SHAPE; }
     Term head = eval_wnf(w, RT->heap.at[VAL(list) + 0]);
     Term tail = RT->heap.at[VAL(list) + 1];
     u32  ht   = TAG(head);
@@ -270,7 +274,7 @@ StrRead prim_str_arg(Wnf *w, Term pri, u32 arg, u32 **codes, u32 *len, Term *out
       *out = str_split(w, pri, arg, acc, head, 1, tail);
       return STR_LIFTED;
     }
-    if (!(ht == C00 + 1 && EXT(head) == NICK_CHR)) { *len = 1; return STR_SHAPE; }
+    if (!(ht == C00 + 1 && EXT(head) == CTR_CHR)) { *len = 1; return STR_SHAPE; }
     Term code = eval_wnf(w, RT->heap.at[VAL(head)]);
     u32  ct   = TAG(code);
     if (ct == ERA) { *out = code; return STR_LIFTED; }
@@ -295,12 +299,12 @@ static StrRead str_codes_of(Wnf *w, Term list, u32 **codes, u32 *len) {
   if (!cps) eval_die("out of memory reading a string");
   for (;;) {
     list = eval_wnf(w, list);
-    if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
+    if (TAG(list) == C00 && EXT(list) == CTR_NIL) break;
     *len = 0;
-    if (TAG(list) == C00 + 2 && EXT(list) == NICK_CON) {
+    if (TAG(list) == C00 + 2 && EXT(list) == CTR_CON) {
       Term head = eval_wnf(w, RT->heap.at[VAL(list) + 0]);
       *len = 1;
-      if (TAG(head) == C00 + 1 && EXT(head) == NICK_CHR) {
+      if (TAG(head) == C00 + 1 && EXT(head) == CTR_CHR) {
         Term code = eval_wnf(w, RT->heap.at[VAL(head)]);
         *len = 2;
         if (TAG(code) == NUM) {
@@ -350,15 +354,15 @@ int prim_str_field(Wnf *w, Term str, const char *prim, const char *what, char **
 // =====
 
 BytesRead prim_bytes_arg(Wnf *w, Term list, size_t max, u8 **buf, size_t *n, u32 *bad) {
-  u32    byt = nick_named("BYT");
+  u32    byt = CTR_BYT;
   size_t cap = 0, len = 0;
   u8    *out = NULL;
   BytesRead r = BYTES_DONE;
   for (;;) {
     list = eval_wnf(w, list);
-    if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
+    if (TAG(list) == C00 && EXT(list) == CTR_NIL) break;
     r = BYTES_SHAPE;
-    if (!(TAG(list) == C00 + 2 && EXT(list) == NICK_CON)) break;
+    if (!(TAG(list) == C00 + 2 && EXT(list) == CTR_CON)) break;
     Term head = eval_wnf(w, RT->heap.at[VAL(list)]);
     if (!(TAG(head) == C00 + 1 && EXT(head) == byt)) break;
     Term b = eval_wnf(w, RT->heap.at[VAL(head)]);
@@ -391,11 +395,11 @@ BytesRead prim_bytes_arg(Wnf *w, Term list, size_t max, u8 **buf, size_t *n, u32
 
 // Built from the end, so each cell is written once.
 Term prim_bytes_list(Wnf *w, const u8 *buf, size_t n) {
-  u32  byt  = nick_named("BYT");
-  Term list = TERM(C00, NICK_NIL, 0);
+  u32  byt  = CTR_BYT;
+  Term list = TERM(C00, CTR_NIL, 0);
   for (size_t i = n; i > 0; i--) {
     Term ht[2] = { prim_ctr1(w, byt, TERM(NUM, 0, buf[i - 1])), list };
-    list = prim_ctr(w, NICK_CON, 2, ht);
+    list = prim_ctr(w, CTR_CON, 2, ht);
   }
   return list;
 }
@@ -426,7 +430,7 @@ static Term prim_log(Wnf *w, Term pri) {
   }
   effect_line_write(&line);
   free(codes);
-  return TERM(C00, NICK_NIL, 0);
+  return TERM(C00, CTR_NIL, 0);
 }
 
 // %panic(s): s printed as %log prints it, then the run ends (exit 1) with

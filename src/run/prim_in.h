@@ -1,4 +1,4 @@
-// prim_in.h: what the host primitives' files (prim.c, prim_io.c) share:
+// prim_in.h: what the host primitives' files (prim*.c) share:
 // building terms on a worker's arena, and reading a string argument.
 
 #ifndef HVM4G_PRIM_IN_H
@@ -9,8 +9,9 @@
 #include "core/core.h"
 
 // Terms
-Term prim_ctr(Wnf *w, u32 nick, u32 ari, const Term *args);
-Term prim_ctr1(Wnf *w, u32 nick, Term arg);          // #NICK{arg}
+u32  prim_ctr_id(const char *name);                   // #name's id (names.h ctr_id)
+Term prim_ctr(Wnf *w, u32 id, u32 ari, const Term *args);
+Term prim_ctr1(Wnf *w, u32 id, Term arg);            // #Name{arg}
 Term prim_string(Wnf *w, const char *s, size_t n);   // UTF-8 bytes -> "..."
 Term prim_stringf(Wnf *w, const char *fmt, ...)      // printf -> "..."
   __attribute__((format(printf, 2, 3)));

@@ -214,10 +214,10 @@ static Term write_file(Wnf *w, Term pri, int bytes) {
 
 static Term prim_argv(Wnf *w) {
   const PrimRt *p    = &RT->run->prim;
-  Term          list = TERM(C00, NICK_NIL, 0);
+  Term          list = TERM(C00, CTR_NIL, 0);
   for (int i = p->argc; i > 0; i--) {
     Term ht[2] = { prim_string(w, p->argv[i - 1], strlen(p->argv[i - 1])), list };
-    list = prim_ctr(w, NICK_CON, 2, ht);
+    list = prim_ctr(w, CTR_CON, 2, ht);
   }
   return list;
 }

@@ -49,12 +49,8 @@
 
 enum { TCP_CONNECTING = 1, TCP_OPEN, TCP_REMOTE_EOF, TCP_CLOSED, TCP_FAILED };
 
-static u32 nick_named(const char *s) {
-  return nick_of(s, (u32)strlen(s));
-}
-
 static Term ctr0(const char *name) {
-  return TERM(C00, nick_named(name), 0);
+  return TERM(C00, prim_ctr_id(name), 0);
 }
 
 // Time and sockets
@@ -143,14 +139,14 @@ static int num_field(Wnf *w, Term t, u32 *out) {
 static int bool_field(Wnf *w, Term t, u32 *out) {
   Term v = eval_wnf(w, t);
   if (TAG(v) != C00) return 0;
-  if (EXT(v) == nick_named("T")) { *out = 1; return 1; }
-  if (EXT(v) == nick_named("F")) { *out = 0; return 1; }
+  if (EXT(v) == CTR_T) { *out = 1; return 1; }
+  if (EXT(v) == CTR_F) { *out = 0; return 1; }
   return 0;
 }
 
 // `v` is the constructor #name with `ari` fields.
 static int is_ctr(Term v, const char *name, u32 ari) {
-  return TAG(v) == C00 + ari && EXT(v) == nick_named(name);
+  return TAG(v) == C00 + ari && EXT(v) == prim_ctr_id(name);
 }
 
 // For a call of two arguments, a handle and a value: lifts both over
@@ -169,7 +165,7 @@ static int handle_args(Wnf *w, Term pri, u32 kind, u32 *id, u32 *seq, Term *seco
 
 static Term fail_event(Wnf *w, Term reason, Term msg) {
   Term k[2] = { reason, msg };
-  return prim_ctr(w, nick_named("Fail"), 2, k);
+  return prim_ctr(w, prim_ctr_id("Fail"), 2, k);
 }
 
 // HVM4's reasons for an errno; #Sys{errno} for the others.
@@ -185,7 +181,7 @@ static Term errno_reason(Wnf *w, int e) {
     case EPROTO:
     case EPROTONOSUPPORT:
     case EPROTOTYPE:      return ctr0("Protocol");
-    default:              return prim_ctr1(w, nick_named("Sys"), TERM(NUM, 0, (u32)e));
+    default:              return prim_ctr1(w, prim_ctr_id("Sys"), TERM(NUM, 0, (u32)e));
   }
 }
 
@@ -313,9 +309,9 @@ static Term tcp_transfer(Wnf *w, Term pri, u32 id, u32 seq, Slot *s, int wait, i
   while (!event && !out) {
     ssize_t got = sending ? send(s->fd, buf, n, MSG_NOSIGNAL) : recv(s->fd, buf, n, 0);
     if (got >= 0 && sending) {
-      event = prim_ctr1(w, nick_named("Sent"), TERM(NUM, 0, (u32)got));
+      event = prim_ctr1(w, prim_ctr_id("Sent"), TERM(NUM, 0, (u32)got));
     } else if (got > 0) {
-      event = prim_ctr1(w, nick_named("Recv"), prim_bytes_list(w, buf, (size_t)got));
+      event = prim_ctr1(w, prim_ctr_id("Recv"), prim_bytes_list(w, buf, (size_t)got));
     } else if (got == 0) {
       s->state = TCP_REMOTE_EOF;
       prim_slot_update(id, s);
@@ -848,7 +844,7 @@ static void http_step(Http *h, int wait) {
 static Term http_outcome(Wnf *w, Http *h) {
   if (h->canceled) return ctr0("Canceled");
   if (h->fail) {
-    Term reason = h->fail_has_arg ? prim_ctr1(w, nick_named(h->fail), TERM(NUM, 0, h->fail_arg))
+    Term reason = h->fail_has_arg ? prim_ctr1(w, prim_ctr_id(h->fail), TERM(NUM, 0, h->fail_arg))
                                   : ctr0(h->fail);
     return fail_event(w, reason, prim_string(w, h->fail_msg, strlen(h->fail_msg)));
   }
@@ -858,7 +854,7 @@ static Term http_outcome(Wnf *w, Http *h) {
   for (const char *l = h->resp_head; *l && count < 256; l += strcspn(l, "\n"), l += *l == '\n') {
     if (strcspn(l, ":\n") < strcspn(l, "\n")) lines[count++] = l;
   }
-  Term list = TERM(C00, NICK_NIL, 0);
+  Term list = TERM(C00, CTR_NIL, 0);
   while (count > 0) {
     const char *l     = lines[--count];
     size_t      name  = strcspn(l, ":");
@@ -867,11 +863,11 @@ static Term http_outcome(Wnf *w, Http *h) {
     while (vlen > 0 && (*v == ' ' || *v == '\t')) v++, vlen--;
     while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t')) vlen--;
     Term nv[2]  = { prim_string(w, l, name), prim_string(w, v, vlen) };
-    Term ht[2]  = { prim_ctr(w, nick_named("Hdr"), 2, nv), list };
-    list = prim_ctr(w, NICK_CON, 2, ht);
+    Term ht[2]  = { prim_ctr(w, prim_ctr_id("Hdr"), 2, nv), list };
+    list = prim_ctr(w, CTR_CON, 2, ht);
   }
   Term k[3] = { TERM(NUM, 0, h->status), list, prim_bytes_list(w, h->resp_body, h->resp_len) };
-  return prim_ctr(w, nick_named("Resp"), 3, k);
+  return prim_ctr(w, prim_ctr_id("Resp"), 3, k);
 }
 
 // http: the primitives
@@ -888,8 +884,8 @@ static int request_headers(Wnf *w, Term pri, Term list, char **lines, Term *out)
   buf[0] = 0;
   for (;;) {
     list = eval_wnf(w, list);
-    if (TAG(list) == C00 && EXT(list) == NICK_NIL) break;
-    Term hdr = TAG(list) == C00 + 2 && EXT(list) == NICK_CON ? eval_wnf(w, RT->heap.at[VAL(list)]) : 0;
+    if (TAG(list) == C00 && EXT(list) == CTR_NIL) break;
+    Term hdr = TAG(list) == C00 + 2 && EXT(list) == CTR_CON ? eval_wnf(w, RT->heap.at[VAL(list)]) : 0;
     if (!hdr || !is_ctr(hdr, "Hdr", 2)) {
       free(buf);
       *out = prim_coded_err(w, pri, E_BAD_ARG, "invalid `headers`; expected List<#Hdr{name,value}>");

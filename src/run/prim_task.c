@@ -107,26 +107,22 @@ static const char *KIND_WORD[]   = { [K_STDIN] = "stream", [K_FILE] = "stream",
                                      [K_TIMER] = "timer", [K_PROC] = "process",
                                      [K_TCP]   = "tcp",   [K_HTTP] = "http" };
 
-static u32 nick_named(const char *s) {
-  return nick_of(s, (u32)strlen(s));
-}
-
 Term prim_coded_err(Wnf *w, Term pri, u32 code, const char *msg) {
   return prim_err(w, "ERROR(%s): E%u %s", prim_name(EXT(pri)), code, msg);
 }
 
 Term prim_handle(Wnf *w, u32 kind, u32 id, u32 seq) {
   Term k[2] = { TERM(NUM, 0, id), TERM(NUM, 0, seq) };
-  return prim_ctr(w, nick_named(HANDLE_NAME[kind]), 2, k);
+  return prim_ctr(w, prim_ctr_id(HANDLE_NAME[kind]), 2, k);
 }
 
 Term prim_ready(Wnf *w, u32 kind, u32 id, u32 seq, Term payload) {
   Term k[2] = { prim_handle(w, kind, id, seq), payload };
-  return prim_ctr(w, nick_named("Rdy"), 2, k);
+  return prim_ctr(w, prim_ctr_id("Rdy"), 2, k);
 }
 
 Term prim_pending(Wnf *w, u32 kind, u32 id, u32 seq) {
-  return prim_ctr1(w, nick_named("Pend"), prim_handle(w, kind, id, seq));
+  return prim_ctr1(w, prim_ctr_id("Pend"), prim_handle(w, kind, id, seq));
 }
 
 // A new slot of `kind` (its other fields from `init`): its id, or 0 when
@@ -160,7 +156,7 @@ int prim_handle_of(Wnf *w, Term pri, Term v, u32 kind, u32 *id, u32 *seq, Term *
   char msg[96];
   snprintf(msg, sizeof msg, "invalid `%s`; expected #%s{id,seq}", HANDLE_ARG[kind],
            HANDLE_NAME[kind]);
-  if (TAG(v) != C00 + 2 || EXT(v) != nick_named(HANDLE_NAME[kind])) {
+  if (TAG(v) != C00 + 2 || EXT(v) != prim_ctr_id(HANDLE_NAME[kind])) {
     *out = prim_coded_err(w, pri, E_BAD_HANDLE, msg);
     return 0;
   }
@@ -281,8 +277,8 @@ static Term stream_next(Wnf *w, Term pri, int wait) {
   int r = stream_read(s.fd, wait ? -1 : 0, &byte, &eof);
   if (r < 0) return prim_coded_err(w, pri, E_IO, strerror(errno));
   if (r == 0) return prim_ok(w, prim_pending(w, s.kind, id, seq + 1));
-  Term payload = eof ? TERM(C00, nick_named("Eof"), 0)
-                     : prim_ctr1(w, nick_named("Byt"), TERM(NUM, 0, byte));
+  Term payload = eof ? TERM(C00, prim_ctr_id("Eof"), 0)
+                     : prim_ctr1(w, prim_ctr_id("Byt"), TERM(NUM, 0, byte));
   return prim_ok(w, prim_ready(w, s.kind, id, seq + 1, payload));
 }
 
@@ -331,7 +327,7 @@ static Term timer_next(Wnf *w, Term pri, int wait) {
     nanosleep(&t, NULL);
     now = prim_now_ns();
   }
-  return prim_ok(w, prim_ready(w, K_TIMER, id, seq + 1, TERM(C00, nick_named("None"), 0)));
+  return prim_ok(w, prim_ready(w, K_TIMER, id, seq + 1, TERM(C00, prim_ctr_id("None"), 0)));
 }
 
 // Processes
@@ -385,7 +381,7 @@ static Term process_next(Wnf *w, Term pri, int how) {
                : WIFSIGNALED(status) ? (u32)WTERMSIG(status) : 255;
     prim_slot_update(id, &s);
   }
-  Term how_ended = prim_ctr1(w, nick_named(s.signaled ? "Sig" : "Exit"), TERM(NUM, 0, s.code));
+  Term how_ended = prim_ctr1(w, prim_ctr_id(s.signaled ? "Sig" : "Exit"), TERM(NUM, 0, s.code));
   return prim_ok(w, prim_ready(w, K_PROC, id, seq + 1, how_ended));
 }
 

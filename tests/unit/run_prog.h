@@ -57,7 +57,6 @@ typedef struct {
 static void run_child(const char *src, RunConf c) {
   if (heap_init(1u << 24) != 0) _exit(2);
   cpu_rt_open();
-  names_init();
   if (parse_text("test.hvm4", src) != 0) _exit(3);
   u32 id = table_find("main", 4);
   if (id == ~0u || RT->heap.book[id] == 0) _exit(4);

@@ -744,7 +744,6 @@ int main(void) {
     printf("heap_init failed\n0 passed, 1 failed\n");
     return 1;
   }
-  names_init();
   many_on_one_slot(DUP_ATOMIC);
   many_on_one_slot(DUP_OWNER);
   for (u32 m = 0; m < 2; m++) {

@@ -51,8 +51,8 @@ static Term ok_string(void) {
   u32 c1 = nodes(1), c2 = nodes(1);
   RT->heap.at[c1] = TERM(NUM, 0, 'o');
   RT->heap.at[c2] = TERM(NUM, 0, 'k');
-  Term tail = cell(C00 + 2, NICK_CON, TERM(C00 + 1, NICK_CHR, c2), TERM(C00, NICK_NIL, 0));
-  return cell(C00 + 2, NICK_CON, TERM(C00 + 1, NICK_CHR, c1), tail);
+  Term tail = cell(C00 + 2, CTR_CON, TERM(C00 + 1, CTR_CHR, c2), TERM(C00, CTR_NIL, 0));
+  return cell(C00 + 2, CTR_CON, TERM(C00 + 1, CTR_CHR, c1), tail);
 }
 
 static int printed_as(Term t, const char *want) {
@@ -71,9 +71,9 @@ static int printed_as(Term t, const char *want) {
 // "1" and "2".
 static void record(Wnf *w) {
   journal_start(1);
-  call(w, PRIM_LOG, journal_hash(JOURNAL_SEED, "x", 1), TERM(C00, NICK_NIL, 0));
+  call(w, PRIM_LOG, journal_hash(JOURNAL_SEED, "x", 1), TERM(C00, CTR_NIL, 0));
   call(w, PRIM_RAND, JOURNAL_SEED, TERM(NUM, 0, 7));
-  Term ok = TERM(C00 + 1, nick_of("OK", 2), nodes(1));
+  Term ok = TERM(C00 + 1, CTR_OK, nodes(1));
   RT->heap.at[VAL(ok)] = ok_string();
   call(w, PRIM_READ_FILE, journal_hash(JOURNAL_SEED, "f", 1), ok);
   CHECK(journal_line("1", 1) == 1);
@@ -85,7 +85,6 @@ int main(void) {
     printf("heap_init failed\n");
     return 1;
   }
-  names_init();
   RT->cpu->conf.threads = 1;
   eval_init();
   eval_set_fatal(on_fatal);
@@ -96,7 +95,7 @@ int main(void) {
   record(w);
   CHECK(journal_replay() == 1);
   CHECK(call(w, PRIM_LOG, journal_hash(JOURNAL_SEED, "x", 1), TERM(NUM, 0, 99)) ==
-        TERM(C00, NICK_NIL, 0));
+        TERM(C00, CTR_NIL, 0));
   CHECK(call(w, PRIM_RAND, JOURNAL_SEED, TERM(NUM, 0, 99)) == TERM(NUM, 0, 7));
   CHECK(printed_as(call(w, PRIM_READ_FILE, journal_hash(JOURNAL_SEED, "f", 1), TERM(NUM, 0, 99)),
                    "#OK{\"ok\"}"));

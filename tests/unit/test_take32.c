@@ -304,7 +304,6 @@ int main(void) {
     printf("heap_init failed\n0 passed, 1 failed\n");
     return 1;
   }
-  names_init();
   for (u32 r = 0; r < 10; r++) {
     core_one_slot(DUP_OWNER);
     core_one_slot(DUP_ATOMIC);

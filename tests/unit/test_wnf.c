@@ -851,8 +851,7 @@ static void test_oom(void) {
 
 // The core's builtin nicks agree with names.c's.
 static void test_consts(void) {
-  names_init();
-  CHECK(WNF_NAM_SUC == NICK_SUC && WNF_NAM_CON == NICK_CON);
+  CHECK(WNF_NAM_SUC == CTR_SUC && WNF_NAM_CON == CTR_CON);
 }
 
 // A number cloned at once (wnf.h, WNF_CLONE_NOW): OP2-SUP, OP2-NUM-SUP and
@@ -963,10 +962,10 @@ static void case_book(void) {
   CHECK(parse_text("case.hvm4", CASE_SRC) == 0);
   F_ID = table_find("f", 1);
   G_ID = table_find("g", 1);
-  K_A  = nick_of("A", 1);
-  K_B  = nick_of("B", 1);
-  K_C  = nick_of("C", 1);
-  K_Z  = nick_of("Z", 1);
+  K_A  = ctr_id("A", 1);
+  K_B  = ctr_id("B", 1);
+  K_C  = ctr_id("C", 1);
+  K_Z  = ctr_id("Z", 1);
   CHECK(F_ID != ~0u && G_ID != ~0u);
   W.book_cnt = table_count();
 }
@@ -1087,7 +1086,7 @@ static void test_case_words(void) {
   W.end = W.next + WNF_RESERVE;                // the reserve, no more
   r = wnf_run(&W, app(TERM(REF, pid, 0), TERM(C00 + 16, K_B, cn)));
   CHECK(W.status == WNF_OK && W.itrs == 17 && W.next <= W.end);
-  CHECK(TAG(r) == C00 + 2 && EXT(r) == NICK_CON);
+  CHECK(TAG(r) == C00 + 2 && EXT(r) == CTR_CON);
   // a header without spans (ext 0: a case the parser found pointing
   // outside its words): calls copy the whole match, the header left out.
   // @h = λ{0: 10; λ_.20}
