@@ -649,6 +649,11 @@ NFD=$TMP/cli_nf_deep.hvm4
   for i in $(seq 100); do printf ')'; done; printf '))}\n'
   printf '@main = λ&f. @rep(60000, f, 1)\n'; } > "$NFD"
 cli_check nf_nested_deep 1 'nested too deeply' "$BIN" "$NFD"
+# Any host primitive nested millions deep (%log reading an argument that
+# is another %log) overflowed the C stack (exit 139): the guard %nf has,
+# for every primitive, with the primitive's name.
+printf '@f = λ{0: "x"; λ&n. %%log(@f(n - 1))}\n@main = @f(5000000)\n' > "$TMP/cli_log_deep.hvm4"
+cli_check prim_nested_deep 1 '^RUNTIME_ERROR: %log nested too deeply' "$BIN" cli_log_deep.hvm4
 # Under -C the device leaves half the heap's free words to the collapser:
 # with a 16M heap it filled the heap first (26,262 passes on sim).
 cli_check collapse_grow_room 0 'heap growth limit under -C' \

@@ -453,22 +453,27 @@ static Term prim_panic(Wnf *w, Term pri) {
 // %nf, %gnf, %compact
 // ===================
 
-// Nested %nf/%gnf recurse on the C stack (each runs a normal form that may
-// meet another): past the thread's stack, less a margin for one more level,
-// a runtime error instead of a crash (millions of nested levels overflowed
-// it; tests/run.sh, cli nf_nested_deep).
+// Nested host primitives recurse on the C stack: a primitive reads its
+// arguments through WNF, which may meet another primitive (%log(@f(n)),
+// %nf(%nf(..)), a library's call inside another's). Past the thread's
+// stack, less a margin for one more level, a runtime error instead of a
+// crash (millions of nested levels overflowed it; tests/run.sh, cli
+// nf_nested_deep, prim_nested_deep).
 // Per thread: the floor of this thread's own stack (0: not measured yet;
 // 1: unknown, no check).
-static _Thread_local uintptr_t NF_STACK_LO = 0;
+static _Thread_local uintptr_t PRIM_STACK_LO = 0;
 
-static void nf_stack_check(void) {
+static void prim_stack_check(Term pri) {
   char here;
-  if (NF_STACK_LO == 0) {
-    NF_STACK_LO = stack_floor((uintptr_t)1 << 20);
-    if (NF_STACK_LO == 0) NF_STACK_LO = 1;
+  if (PRIM_STACK_LO == 0) {
+    PRIM_STACK_LO = stack_floor((uintptr_t)1 << 20);
+    if (PRIM_STACK_LO == 0) PRIM_STACK_LO = 1;
   }
-  if ((uintptr_t)&here < NF_STACK_LO) {
-    eval_die("%nf/%gnf nested too deeply (out of stack)");
+  if ((uintptr_t)&here < PRIM_STACK_LO) {
+    const char *name = prim_name(EXT(pri));
+    char msg[160];
+    snprintf(msg, sizeof msg, "%%%s nested too deeply (out of stack)", name ? name : "?");
+    eval_die(msg);
   }
 }
 
@@ -477,7 +482,6 @@ static void nf_stack_check(void) {
 // copied out of its nursery; this heap has no nursery to reclaim, so the
 // normal form itself is the result.
 static Term prim_nf(Wnf *w, Term pri, int dev) {
-  nf_stack_check();
   u32 slot = eval_alloc(w, 1);
   RT->heap.at[slot] = RT->heap.at[VAL(pri)];
   if (dev) {
@@ -504,6 +508,7 @@ Term prim_host(Wnf *w, Term pri) {
   u64  budget = w->budget;
   Term r;
   w->budget = ~0ull;
+  prim_stack_check(pri);
   journal_call();
   if (PRIM_IS_FFI(EXT(pri))) {   // a library's (run/ffi.c), a built-in's name included
     r = ffi_call(w, pri);
