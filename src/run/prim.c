@@ -120,7 +120,7 @@ Term prim_err(Wnf *w, const char *fmt, ...) {
   return prim_ctr1(w, nick_named("ERR"), s);
 }
 
-char *prim_utf8(const u32 *codes, u32 len, u32 *bad) {
+char *prim_utf8(const u32 *codes, u32 len, u32 *bad, size_t *bytes) {
   char *s = malloc((size_t)len * 4 + 1);
   u32   n = 0;
   if (!s) eval_die("out of memory reading a string");
@@ -134,6 +134,7 @@ char *prim_utf8(const u32 *codes, u32 len, u32 *bad) {
     n += utf8_encode(c, s + n);
   }
   s[n] = 0;
+  if (bytes) *bytes = n;
   return s;
 }
 
@@ -324,14 +325,24 @@ static StrRead str_codes_of(Wnf *w, Term list, u32 **codes, u32 *len) {
 }
 
 int prim_str_utf8(Wnf *w, StrRead r, const char *prim, const char *what, u32 *codes, u32 len,
-                  char **s, Term *out) {
+                  char **s, size_t *n, Term *out) {
   u32 bad;
   if (r != STR_DONE) {
     *out = prim_err(w, "ERROR(%s): invalid `%s`; expected #NIL or #CON(#CHR{NUM}, tail)",
                     prim, what);
     return 0;
   }
-  *s = prim_utf8(codes, len, &bad);
+  // A C string ends at its first NUL: one inside would cut the path,
+  // name or command short, and the call would act on another one.
+  for (u32 i = 0; !n && i < len; i++) {
+    if (codes[i] == 0) {
+      *out = prim_err(w, "ERROR(%s): E%u invalid `%s`; a NUL character at index %u",
+                      prim, E_BAD_ARG, what, i);
+      free(codes);
+      return 0;
+    }
+  }
+  *s = prim_utf8(codes, len, &bad, n);
   if (!*s) {
     *out = prim_err(w, "ERROR(%s): invalid UTF-32 codepoint U+%08X at `%s` index %u",
                     prim, codes[bad], what, bad);
@@ -340,10 +351,11 @@ int prim_str_utf8(Wnf *w, StrRead r, const char *prim, const char *what, u32 *co
   return *s != NULL;
 }
 
-int prim_str_field(Wnf *w, Term str, const char *prim, const char *what, char **s, Term *out) {
+int prim_str_field(Wnf *w, Term str, const char *prim, const char *what, char **s, size_t *n,
+                   Term *out) {
   u32    *codes = NULL, len;
   StrRead r     = str_codes_of(w, str, &codes, &len);
-  return prim_str_utf8(w, r, prim, what, codes, len, s, out);
+  return prim_str_utf8(w, r, prim, what, codes, len, s, n, out);
 }
 
 // Bytes

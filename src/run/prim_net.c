@@ -224,7 +224,9 @@ static Term tcp_connect(Wnf *w, Term pri) {
     return prim_coded_err(w, pri, E_BAD_ARG, "invalid `req`; expected #TcpReq{host,port,opts}");
   }
   char *host;
-  if (!prim_str_field(w, RT->heap.at[VAL(req) + 0], "tcp_connect", "host", &host, &out)) return out;
+  if (!prim_str_field(w, RT->heap.at[VAL(req) + 0], "tcp_connect", "host", &host, NULL, &out)) {
+    return out;
+  }
   Slot s = { .kind = K_TCP, .fd = -1 };
   u32  port = 0, flag[2] = { 0, 0 };
   char msg[160];
@@ -896,11 +898,13 @@ static int request_headers(Wnf *w, Term pri, Term list, char **lines, Term *out)
       return 0;
     }
     char *name, *value;
-    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 0], "http_request", "header_name", &name, out)) {
+    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 0], "http_request", "header_name", &name, NULL,
+                        out)) {
       free(buf);
       return 0;
     }
-    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 1], "http_request", "header_value", &value, out)) {
+    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 1], "http_request", "header_value", &value, NULL,
+                        out)) {
       free(name);
       free(buf);
       return 0;
@@ -936,9 +940,12 @@ static int request_body(Wnf *w, Term pri, Term body, Http *h, Term *out) {
   h->has_body = 1;
   if (is_ctr(v, "BodyText", 1)) {
     char *text;
-    if (!prim_str_field(w, RT->heap.at[VAL(v)], "http_request", "body_text", &text, out)) return 0;
+    size_t n;
+    if (!prim_str_field(w, RT->heap.at[VAL(v)], "http_request", "body_text", &text, &n, out)) {
+      return 0;
+    }
     h->body     = (u8 *)text;
-    h->body_len = strlen(text);
+    h->body_len = n;
     return 1;
   }
   if (!is_ctr(v, "BodyBytes", 1)) {
@@ -1029,7 +1036,8 @@ static Term http_request(Wnf *w, Term pri) {
   if (!h) eval_die("out of memory starting an http request");
   h->fd       = -1;
   h->body_max = BODY_DEF;
-  int ok = prim_str_field(w, RT->heap.at[VAL(req) + 1], "http_request", "url", &url, &out) &&
+  int ok = prim_str_field(w, RT->heap.at[VAL(req) + 1], "http_request", "url", &url, NULL,
+                          &out) &&
            request_headers(w, pri, RT->heap.at[VAL(req) + 2], &h->headers, &out) &&
            request_body(w, pri, RT->heap.at[VAL(req) + 3], h, &out) &&
            request_opts(w, pri, RT->heap.at[VAL(req) + 4], h, &out);
