@@ -649,6 +649,14 @@ NFD=$TMP/cli_nf_deep.hvm4
   for i in $(seq 100); do printf ')'; done; printf '))}\n'
   printf '@main = λ&f. @rep(60000, f, 1)\n'; } > "$NFD"
 cli_check nf_nested_deep 1 'nested too deeply' "$BIN" "$NFD"
+# A run that meets a DUP again after an effect whose result passes the
+# journal's bound (a 6 MB file read whole: 18M words) cannot start over,
+# and its error says why.
+head -c 6000000 /dev/zero | tr '\0' a > "$TMP/cli_big.txt"
+{ printf '@c2 = λ&f.λx.f(f(x))\n'
+  printf '@main = λ{#OK: λs. #R{s, @c2(@c2, λy.#P{y}, 0)}; #ERR: λe. e}(%%read_file("cli_big.txt"))\n'
+} > "$TMP/cli_journal_full.hvm4"
+cli_check journal_full 1 "cannot start over .*passed the journal's bound" "$BIN" cli_journal_full.hvm4
 # Any host primitive nested millions deep (%log reading an argument that
 # is another %log) overflowed the C stack (exit 139): the guard %nf has,
 # for every primitive, with the primitive's name.

@@ -486,6 +486,16 @@ static int may_start_over(void) {
   return may_restart() && journal_replay();
 }
 
+// A run that met a DUP again and may not start over: its error says why.
+static void refused_why(hvm4g *h) {
+  const char *why = RT->cpu->conf.debug ? "a run step by step does not start over"
+                  : parse_unscoped()     ? "the program has an unscoped binder, which the "
+                                           "lazy copy of the book does not bind"
+                                         : journal_refusal();
+  size_t n = strlen(h->err);
+  if (why && n < ERR_CAP) snprintf(h->err + n, ERR_CAP - n, " (%s)", why);
+}
+
 // Back to the heap as the program left it (top): the book's templates are
 // only read, so the words above are all a run made. Every thread of the
 // pool stops first (work ahead of -C, sparks), and what it held is dropped.
@@ -516,11 +526,13 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   volatile int lazy = 0;
   journal_start(may_restart());
   if (setjmp(c.env) != 0) {
-    if (!lazy && eval_met_again() && may_start_over()) {
+    int again = !lazy && eval_met_again();
+    if (again && may_start_over()) {
       lazy      = 1;
       h->err[0] = '\0';
       start_over_lazily(top);
     } else {
+      if (again) refused_why(h);
       if (lazy) eval_lazy_book(0);
       journal_end();
       collapse_set_line_check(NULL);
