@@ -710,6 +710,21 @@ pkg_check exit_include  3 "pk_inc.hvm4:1:10: cannot open '.*pk_nope.hvm4' \(#inc
 pkg_check exit_no_main  3 '^hvm4g: @main not defined$'      "$BIN" pk_lib.hvm4
 pkg_check exit_heap     4 '^hvm4g: heap exhausted'          "$BIN" cli_nats.hvm4 --heap=64K
 pkg_check exit_io       5 'cannot write the output'         sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
+# More threads than the system starts (-T1024 in 8 GB of address space,
+# 64 MiB of stack each) is the request's fault: a usage error that says
+# so, not a runtime error; where the threads' WNF stacks are what does
+# not fit, the heap's status, saying the same.
+pkg_check exit_threads  2 'cannot start a thread: the system has no room for -T 1024 threads' \
+  sh -c 'ulimit -v 8000000; "$0" cli_list.hvm4 -T1024' "$BIN"
+pkg_check exit_threads_stacks 4 'cannot reserve a WNF stack: the system has no room for -T 1024 threads' \
+  sh -c 'ulimit -v 8000000; "$0" cli_list.hvm4 -T1024 --heap=1M' "$BIN"
+# A reader that goes (`| head -c1`) is the same output error, status 5 as
+# the README says, not a SIGPIPE (141): for -C's lines and %log's.
+printf '@l = λ&n. !!x = %%log("a line"); @l(n + 1)\n@main = @l(0)\n' > "$TMP/pk_log_loop.hvm4"
+pkg_check exit_io_pipe  5 'cannot write the output' \
+  bash -c '"$0" cli_nats.hvm4 -C | head -c1 > /dev/null; exit "${PIPESTATUS[0]}"' "$BIN"
+pkg_check exit_io_pipe_log 5 'cannot write the output' \
+  bash -c '"$0" pk_log_loop.hvm4 | head -c1 > /dev/null; exit "${PIPESTATUS[0]}"' "$BIN"
 if [ "$(uname -s)" != Darwin ]; then
   pkg_check exit_device 6 '^hvm4g: --device=metal: '      "$BIN" cli_list.hvm4 --gpu --device=metal
 fi

@@ -35,7 +35,6 @@
 #include "run/prim.h"
 #include "run/ffi.h"
 #include "run/journal.h"
-#include "run/effects.h"
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
@@ -116,21 +115,23 @@ static int fatal_code(const char *kind, const char *msg) {
     return HVM4G_ERR_HEAP;
   }
   if (strstr(msg, "cannot write")) return HVM4G_ERR_IO;
+  // more threads asked for than the system starts: the request's fault,
+  // not the program's
+  if (strstr(msg, "cannot start a thread")) return HVM4G_ERR_USAGE;
   if (starts(msg, SCHED_NO_CUDA ":") || starts(msg, SCHED_NO_METAL ":")) return HVM4G_ERR_DEVICE;
   return HVM4G_ERR_RUNTIME;
 }
 
 // The error as the call's result: its message in h->err, its status
-// returned. A %panic's message (no kind) is the program's last line of
-// output, written as %log writes, and leaves no message.
+// returned. A %panic's (no kind) is the program's own text, returned as
+// it is with the runtime error's status: the library writes nothing of it
+// (the hvm4g program prints it as the run's last line of output).
 static int take_error(hvm4g *h, const char *kind, const char *msg) {
-  if (!kind) {
-    effect_text_line(msg);
-    kind = "";
-    msg  = "";
-  }
-  snprintf(h->err, ERR_CAP, "%s%s", kind, msg);
-  return fatal_code(kind, msg);
+  size_t k = kind ? strlen(kind) : 0;
+  if (k >= ERR_CAP) k = ERR_CAP - 1;
+  memcpy(h->err, kind ? kind : "", k);
+  snprintf(h->err + k, ERR_CAP - k, "%s", msg);   // cut at ERR_CAP
+  return kind ? fatal_code(kind, msg) : HVM4G_ERR_RUNTIME;
 }
 
 // No call's frame on this thread: the first such error is kept on the
