@@ -758,6 +758,26 @@ pkg_check interrupt     0 '^ok ' sh -c '"$0" pk_long.hvm4 -s > int.out 2> int.er
   echo "rc=$rc ${ms}ms $(head -c 300 int.out)"' "$BIN"
 pkg_check terminate     0 '^ok$' sh -c '"$0" pk_long.hvm4 > /dev/null 2>&1 & p=$!
   sleep 0.5; kill -TERM $p; wait $p; [ $? = 130 ] && echo ok' "$BIN"
+# A child the program started and did not wait for ends with hvm4g: after
+# the run, after a runtime error, after an interrupt (it outlived hvm4g,
+# a shell's `sleep` too). The child writes its pid, then the program waits
+# 300 ms for it; a pid still there after hvm4g is a leak.
+for how in ok err int; do
+  case $how in
+    ok)  tail='%timer_wait(t)' ;;
+    err) tail='λ{#OK: λx. 1(2); #ERR: λe. e}(%timer_wait(t))' ;;
+    int) tail='λ{#OK: λx. @spin(0); #ERR: λe. e}(%timer_wait(t))' ;;
+  esac
+  { printf '@bind = λr. λk. λ{#OK: λx. k(x); #ERR: λe. #ERR{e}}(r)\n'
+    printf '@spin = λ&n. @spin(n + 1)\n'
+    printf '@main = @bind(%%process_spawn("echo $$ > kid_%s.pid; sleep 60; exit"), λp.\n' "$how"
+    printf '  @bind(%%timer_start(300), λt. %s))\n' "$tail"; } > "$TMP/pk_kid_$how.hvm4"
+done
+kid_gone='sleep 0.2; k=$(cat kid_$1.pid 2>/dev/null); [ -n "$k" ] && ! kill -0 "$k" 2>/dev/null && echo gone || echo "child ${k:-never started} left running"'
+pkg_check spawn_reaped     0 '^gone$' sh -c '"$0" pk_kid_ok.hvm4 > /dev/null 2>&1; '"$kid_gone" "$BIN" ok
+pkg_check spawn_reaped_err 0 '^gone$' sh -c '"$0" pk_kid_err.hvm4 > /dev/null 2>&1; '"$kid_gone" "$BIN" err
+pkg_check spawn_reaped_int 0 '^gone$' sh -c '"$0" pk_kid_int.hvm4 > /dev/null 2>&1 & p=$!
+  sleep 1; kill -INT $p; wait $p; '"$kid_gone" "$BIN" int
 # --progress: a line with the interactions, the rate, the heap and the side.
 pkg_check progress      130 'hvm4g: [0-9.]+[KMGT]? interactions, [0-9.]+[KMGT]?/s, heap [0-9.]+ MiB, CPU' \
   sh -c '"$0" pk_long.hvm4 --progress 2>&1 >/dev/null & p=$!; sleep 1.3; kill -INT $p; wait $p' "$BIN"

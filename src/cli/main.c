@@ -26,6 +26,7 @@
 #include "cli/flags.h"
 #include "run/sched.h"
 #include "run/stats.h"
+#include "run/prim.h"
 #include "heap/heap.h"
 #include "cpu/eval.h"
 #include "dev/gpu.h"
@@ -169,9 +170,10 @@ static void *watcher(void *arg) {
       p->done = 1;
       line_clear(p);
       fprintf(stderr, "hvm4g: interrupted (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-      if (p->runtime && p->run_t0 > 0) {
+      if (p->runtime) {
         api_use(p->runtime);
-        stats_print(now() - p->run_t0, 1);
+        if (p->run_t0 > 0) stats_print(now() - p->run_t0, 1);
+        prim_procs_end();   // the program's children end with it
       }
       fflush(NULL);
       _exit(HVM4G_INTERRUPTED);
@@ -243,6 +245,7 @@ static int load(Prog *p, hvm4g *h) {
 // be joinable after an error.
 static int fail(Prog *p, hvm4g *h, int rc) {
   progress_end(p);
+  prim_procs_end();   // the program's children end with it
   notice(p, h);
   report(hvm4g_error(h), rc, p->cmd.opt.eval.threads);
   fflush(stdout);

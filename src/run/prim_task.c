@@ -55,15 +55,41 @@ int prim_open(void) {
   return pthread_mutex_init(&t->lock, NULL) == 0 ? 0 : -1;
 }
 
+// A child the program did not wait for: its group asked to stop, then
+// killed after PROC_GRACE_MS, and reaped.
+#define PROC_GRACE_MS 100
+
+static void proc_end(Slot *s) {
+  if (s->kind != K_PROC || s->finished) return;
+  kill(-s->pid, SIGTERM);
+  for (u32 ms = 0; ms < PROC_GRACE_MS; ms++) {
+    if (waitpid(s->pid, NULL, WNOHANG) != 0) break;
+    struct timespec t = { 0, 1000000L };
+    nanosleep(&t, NULL);
+  }
+  kill(-s->pid, SIGKILL);   // the shell's commands, if the shell went first
+  while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR) {}
+  s->finished = 1;
+}
+
+void prim_procs_end(void) {
+  PrimHandles *t = &RT->run->prim.handles;
+  // an interrupt may come while a thread holds the table: its slots are
+  // read all the same (a pid is set once, before the slot is published)
+  int locked = pthread_mutex_trylock(&t->lock) == 0;
+  for (u32 i = 1; i < t->slot_next; i++) proc_end(&t->slots[i]);
+  if (locked) pthread_mutex_unlock(&t->lock);
+}
+
 // A file, a socket or an exchange the program did not close is closed; a
-// child is reaped if it ended, else left to run (no one waits for it).
+// child is ended (proc_end).
 static void slot_release(Slot *s) {
   switch (s->kind) {
     case K_FILE:
       if (!s->closed) close(s->fd);
       break;
     case K_PROC:
-      if (!s->finished) waitpid(s->pid, NULL, WNOHANG);
+      proc_end(s);
       break;
     case K_TCP:
     case K_HTTP:
@@ -346,9 +372,11 @@ static Term process_spawn(Wnf *w, Term pri) {
   fflush(stdout);
   pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);   // its own group, which prim_procs_end ends whole
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
     _exit(127);
   }
+  if (pid > 0) setpgid(pid, pid);   // before any kill: either call may come first
   int e = errno;
   free(cmd);
   if (pid < 0) return prim_coded_err(w, pri, E_IO, strerror(e));
