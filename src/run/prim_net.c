@@ -255,8 +255,12 @@ static Term tcp_connect(Wnf *w, Term pri) {
   }
   int connected = 0, gai, err;
   s.fd = dial(host, port, (int)flag[0], (int)flag[1], &connected, &gai, &err);
+  if (gai != 0) {   // the handle errors' form (docs/language.md), an I/O error
+    snprintf(msg, sizeof msg, "cannot resolve host '%.64s': %s", host, gai_strerror(gai));
+    free(host);
+    return prim_coded_err(w, pri, E_IO, msg);
+  }
   free(host);
-  if (gai != 0) return prim_err(w, "tcp_connect: %s (gai=%d)", gai_strerror(gai), gai);
   if (s.fd < 0) return prim_coded_err(w, pri, E_IO, strerror(err));
   s.state  = connected ? TCP_OPEN : TCP_CONNECTING;
   s.due_ns = prim_now_ns();
