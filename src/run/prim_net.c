@@ -47,7 +47,9 @@
 #define BODY_DEF   (1u << 20)
 #define HEAD_MAX   (1u << 16)   // response headers past this are malformed
 
-enum { TCP_CONNECTING = 1, TCP_OPEN, TCP_REMOTE_EOF, TCP_CLOSED, TCP_FAILED };
+// TCP_UNRESOLVED: the host's name did not resolve (the resolver's error in
+// the slot's code); the connect's poll or wait says so, #Fail{#Dns, ..}.
+enum { TCP_CONNECTING = 1, TCP_OPEN, TCP_REMOTE_EOF, TCP_CLOSED, TCP_FAILED, TCP_UNRESOLVED };
 
 static u32 nick_named(const char *s) {
   return nick_of(s, (u32)strlen(s));
@@ -255,14 +257,12 @@ static Term tcp_connect(Wnf *w, Term pri) {
   }
   int connected = 0, gai, err;
   s.fd = dial(host, port, (int)flag[0], (int)flag[1], &connected, &gai, &err);
-  if (gai != 0) {   // the handle errors' form (docs/language.md), an I/O error
-    snprintf(msg, sizeof msg, "cannot resolve host '%.64s': %s", host, gai_strerror(gai));
-    free(host);
-    return prim_coded_err(w, pri, E_IO, msg);
-  }
   free(host);
-  if (s.fd < 0) return prim_coded_err(w, pri, E_IO, strerror(err));
-  s.state  = connected ? TCP_OPEN : TCP_CONNECTING;
+  if (gai == 0 && s.fd < 0) return prim_coded_err(w, pri, E_IO, strerror(err));
+  // a name that does not resolve is a failed operation, an event as the
+  // others (docs/language.md), which the connect's poll or wait gives
+  s.state  = gai != 0 ? TCP_UNRESOLVED : connected ? TCP_OPEN : TCP_CONNECTING;
+  s.code   = (u32)gai;
   s.due_ns = prim_now_ns();
   u32 id;
   out = prim_opened(w, pri, &s, &id);
@@ -280,6 +280,11 @@ static Term tcp_connected(Wnf *w, Term pri, int wait) {
   Term event;
   if (s.state == TCP_OPEN || s.state == TCP_REMOTE_EOF) {
     event = ctr0("Conn");
+  } else if (s.state == TCP_UNRESOLVED) {
+    event = fail_event(w, ctr0("Dns"), prim_stringf(w, "tcp_connect: cannot resolve the host: %s",
+                                                    gai_strerror((int)s.code)));
+    s.state = TCP_FAILED;
+    prim_slot_update(id, &s);
   } else if (s.state != TCP_CONNECTING) {
     event = not_connected(w);
   } else {
@@ -394,7 +399,7 @@ static Term tcp_close(Wnf *w, Term pri) {
   u32  id, seq;
   Term out;
   if (!prim_claim(w, pri, K_TCP, &s, &id, &seq, &out)) return out;
-  if (s.state == TCP_CLOSED || s.state == TCP_FAILED) {
+  if (s.state == TCP_CLOSED || s.state == TCP_FAILED || s.state == TCP_UNRESOLVED) {
     return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, not_connected(w)));
   }
   int bad = close(s.fd) != 0 && errno != EINTR ? errno : 0;
