@@ -96,6 +96,7 @@ typedef struct Slot {
   u8    finished;  // a process reaped: `signaled` and `code` hold how
   u8    signaled;
   u8    state;     // a tcp connection's (prim_net.c)
+  u8    ending;    // a process whose group prim_procs_end asked to stop
   u32   seq;       // the seq the next call must bring
   u32   code;      // exit status or signal
   int   fd;        // a stream's, a tcp connection's
