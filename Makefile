@@ -258,9 +258,14 @@ tsan:
 # The fuzzer (tests/fuzz/README.md) for FUZZ_TIME seconds (default 30 min),
 # from a random seed; `make test` runs a fixed-seed sample.
 FUZZ_TIME ?= 1800
+# Its library call driver (tests/fuzz/api_seq.c) links the runtime built
+# with ASan and without CUDA, in its own folder.
 fuzz: asan build-metal/hvm4g-mtl
+	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=build-asan-lib NVCC= METAL= build-asan-lib/libhvm4g.a
+	$(CC) -std=gnu11 -Wall -Wextra -Iinclude $(ASAN_CFLAGS) -o build-asan-lib/api_seq \
+	  tests/fuzz/api_seq.c build-asan-lib/libhvm4g.a $(LDLIBS)
 	python3 tests/fuzz/fuzz.py --bin build-asan/hvm4g --time $(FUZZ_TIME) \
-	  --metal build-metal/hvm4g-mtl --out fuzz-findings \
+	  --metal build-metal/hvm4g-mtl --out fuzz-findings --api build-asan-lib/api_seq \
 	  $(if $(HVM4_REF_TESTS),--ref-tests $(HVM4_REF_TESTS))
 
 .PHONY: fuzz

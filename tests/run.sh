@@ -676,6 +676,19 @@ NFD=$TMP/cli_nf_deep.hvm4
   for i in $(seq 100); do printf ')'; done; printf '))}\n'
   printf '@main = λ&f. @rep(60000, f, 1)\n'; } > "$NFD"
 cli_check nf_nested_deep 1 'nested too deeply' "$BIN" "$NFD"
+# A run that meets a DUP again after an effect whose result passes the
+# journal's bound (a 6 MB file read whole: 18M words) cannot start over,
+# and its error says why.
+head -c 6000000 /dev/zero | tr '\0' a > "$TMP/cli_big.txt"
+{ printf '@c2 = λ&f.λx.f(f(x))\n'
+  printf '@main = λ{#OK: λs. #R{s, @c2(@c2, λy.#P{y}, 0)}; #ERR: λe. e}(%%read_file("cli_big.txt"))\n'
+} > "$TMP/cli_journal_full.hvm4"
+cli_check journal_full 1 "cannot start over .*passed the journal's bound" "$BIN" cli_journal_full.hvm4
+# Any host primitive nested millions deep (%log reading an argument that
+# is another %log) overflowed the C stack (exit 139): the guard %nf has,
+# for every primitive, with the primitive's name.
+printf '@f = λ{0: "x"; λ&n. %%log(@f(n - 1))}\n@main = @f(5000000)\n' > "$TMP/cli_log_deep.hvm4"
+cli_check prim_nested_deep 1 '^RUNTIME_ERROR: %log nested too deeply' "$BIN" cli_log_deep.hvm4
 # Under -C the device leaves half the heap's free words to the collapser:
 # with a 16M heap it filled the heap first (26,262 passes on sim).
 cli_check collapse_grow_room 0 'heap growth limit under -C' \
@@ -724,6 +737,21 @@ pkg_check exit_include  3 "pk_inc.hvm4:1:10: cannot open '.*pk_nope.hvm4' \(#inc
 pkg_check exit_no_main  3 '^hvm4g: @main not defined$'      "$BIN" pk_lib.hvm4
 pkg_check exit_heap     4 '^hvm4g: heap exhausted'          "$BIN" cli_nats.hvm4 --heap=64K
 pkg_check exit_io       5 'cannot write the output'         sh -c '"$0" cli_list.hvm4 > /dev/full' "$BIN"
+# More threads than the system starts (-T1024 in 8 GB of address space,
+# 64 MiB of stack each) is the request's fault: a usage error that says
+# so, not a runtime error; where the threads' WNF stacks are what does
+# not fit, the heap's status, saying the same.
+pkg_check exit_threads  2 'cannot start a thread: the system has no room for -T 1024 threads' \
+  sh -c 'ulimit -v 8000000; "$0" cli_list.hvm4 -T1024' "$BIN"
+pkg_check exit_threads_stacks 4 'cannot reserve a WNF stack: the system has no room for -T 1024 threads' \
+  sh -c 'ulimit -v 8000000; "$0" cli_list.hvm4 -T1024 --heap=1M' "$BIN"
+# A reader that goes (`| head -c1`) is the same output error, status 5 as
+# the README says, not a SIGPIPE (141): for -C's lines and %log's.
+printf '@l = λ&n. !!x = %%log("a line"); @l(n + 1)\n@main = @l(0)\n' > "$TMP/pk_log_loop.hvm4"
+pkg_check exit_io_pipe  5 'cannot write the output' \
+  bash -c '"$0" cli_nats.hvm4 -C | head -c1 > /dev/null; exit "${PIPESTATUS[0]}"' "$BIN"
+pkg_check exit_io_pipe_log 5 'cannot write the output' \
+  bash -c '"$0" pk_log_loop.hvm4 | head -c1 > /dev/null; exit "${PIPESTATUS[0]}"' "$BIN"
 if [ "$(uname -s)" != Darwin ]; then
   pkg_check exit_device 6 '^hvm4g: --device=metal: '      "$BIN" cli_list.hvm4 --gpu --device=metal
 fi
@@ -759,6 +787,26 @@ pkg_check interrupt     0 '^ok ' sh -c '"$0" pk_long.hvm4 -s > int.out 2> int.er
   echo "rc=$rc ${ms}ms $(head -c 300 int.out)"' "$BIN"
 pkg_check terminate     0 '^ok$' sh -c '"$0" pk_long.hvm4 > /dev/null 2>&1 & p=$!
   sleep 0.5; kill -TERM $p; wait $p; [ $? = 130 ] && echo ok' "$BIN"
+# A child the program started and did not wait for ends with hvm4g: after
+# the run, after a runtime error, after an interrupt (it outlived hvm4g,
+# a shell's `sleep` too). The child writes its pid, then the program waits
+# 300 ms for it; a pid still there after hvm4g is a leak.
+for how in ok err int; do
+  case $how in
+    ok)  tail='%timer_wait(t)' ;;
+    err) tail='λ{#OK: λx. 1(2); #ERR: λe. e}(%timer_wait(t))' ;;
+    int) tail='λ{#OK: λx. @spin(0); #ERR: λe. e}(%timer_wait(t))' ;;
+  esac
+  { printf '@bind = λr. λk. λ{#OK: λx. k(x); #ERR: λe. #ERR{e}}(r)\n'
+    printf '@spin = λ&n. @spin(n + 1)\n'
+    printf '@main = @bind(%%process_spawn("echo $$ > kid_%s.pid; sleep 60; exit"), λp.\n' "$how"
+    printf '  @bind(%%timer_start(300), λt. %s))\n' "$tail"; } > "$TMP/pk_kid_$how.hvm4"
+done
+kid_gone='sleep 0.2; k=$(cat kid_$1.pid 2>/dev/null); [ -n "$k" ] && ! kill -0 "$k" 2>/dev/null && echo gone || echo "child ${k:-never started} left running"'
+pkg_check spawn_reaped     0 '^gone$' sh -c '"$0" pk_kid_ok.hvm4 > /dev/null 2>&1; '"$kid_gone" "$BIN" ok
+pkg_check spawn_reaped_err 0 '^gone$' sh -c '"$0" pk_kid_err.hvm4 > /dev/null 2>&1; '"$kid_gone" "$BIN" err
+pkg_check spawn_reaped_int 0 '^gone$' sh -c '"$0" pk_kid_int.hvm4 > /dev/null 2>&1 & p=$!
+  sleep 1; kill -INT $p; wait $p; '"$kid_gone" "$BIN" int
 # --progress: a line with the interactions, the rate, the heap and the side.
 pkg_check progress      130 'hvm4g: [0-9.]+[KMGT]? interactions, [0-9.]+[KMGT]?/s, heap [0-9.]+ MiB, CPU' \
   sh -c '"$0" pk_long.hvm4 --progress 2>&1 >/dev/null & p=$!; sleep 1.3; kill -INT $p; wait $p' "$BIN"

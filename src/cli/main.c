@@ -26,6 +26,7 @@
 #include "cli/flags.h"
 #include "run/sched.h"
 #include "run/stats.h"
+#include "run/prim.h"
 #include "heap/heap.h"
 #include "cpu/eval.h"
 #include "dev/gpu.h"
@@ -54,13 +55,22 @@ static int starts(const char *s, const char *prefix) {
 #define OURS "hvm4g: "   // the start of the library's own messages
 
 // Prints a library message on stderr, with the flag that helps where it
-// says what one changes; PARSE_ERROR in red on a terminal.
-static void report(const char *msg, int rc) {
-  if (!msg[0]) return;   // a %panic's message went to the output
+// says what one changes; PARSE_ERROR in red on a terminal. A runtime
+// error that is none of the library's messages is a %panic's text: the
+// program's last line of output, on stdout.
+static void report(const char *msg, int rc, u32 threads) {
+  if (rc == HVM4G_ERR_RUNTIME && !starts(msg, "RUNTIME_ERROR") && !starts(msg, OURS)) {
+    printf("%s\n", msg);
+    return;
+  }
+  if (!msg[0]) return;
   if (starts(msg, "PARSE_ERROR") && colour_on(2)) {
     fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m%s\n", msg + 11);
   } else if (rc == HVM4G_ERR_HEAP && starts(msg, OURS "heap exhausted") && !strstr(msg, "--heap")) {
     fprintf(stderr, "%s (use --heap=SIZE for a larger heap)\n", msg);
+  } else if ((rc == HVM4G_ERR_USAGE && starts(msg, OURS "cannot start a thread")) ||
+             (threads > 1 && starts(msg, OURS "cannot reserve a WNF stack"))) {
+    fprintf(stderr, "%s: the system has no room for -T %u threads (use fewer)\n", msg, threads);
   } else if (rc == HVM4G_ERR_DEVICE && starts(msg, OURS SCHED_NO_CUDA ": ")) {
     fprintf(stderr, OURS "--device=cuda: %s; use --device=sim for the simulated device\n",
             msg + strlen(OURS SCHED_NO_CUDA ": "));
@@ -160,9 +170,10 @@ static void *watcher(void *arg) {
       p->done = 1;
       line_clear(p);
       fprintf(stderr, "hvm4g: interrupted (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-      if (p->runtime && p->run_t0 > 0) {
+      if (p->runtime) {
         api_use(p->runtime);
-        stats_print(now() - p->run_t0, 1);
+        if (p->run_t0 > 0) stats_print(now() - p->run_t0, 1);
+        prim_procs_end();   // the program's children end with it
       }
       fflush(NULL);
       _exit(HVM4G_INTERRUPTED);
@@ -234,8 +245,9 @@ static int load(Prog *p, hvm4g *h) {
 // be joinable after an error.
 static int fail(Prog *p, hvm4g *h, int rc) {
   progress_end(p);
+  prim_procs_end();   // the program's children end with it
   notice(p, h);
-  report(hvm4g_error(h), rc);
+  report(hvm4g_error(h), rc, p->cmd.opt.eval.threads);
   fflush(stdout);
   return rc;
 }
@@ -308,6 +320,9 @@ int main(int argc, char **argv) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
+  // A reader that goes (`| head -c1`) is a write that fails (EPIPE): the
+  // run ends with the output error's status and message, not killed.
+  signal(SIGPIPE, SIG_IGN);
   // Progress on a terminal or with --progress (read here: the watcher
   // starts before the flags are parsed, on the program's thread).
   int progress = 0;

@@ -197,6 +197,14 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
       continue;
     }
     RT->heap.at[f->loc + f->i] = res;
+    if (*held) {
+      // the children after a held effect, and a SUP before it, wait for
+      // the one-thread order: lifting it now would run that effect in
+      // each of the SUP's branches, after lines printed meanwhile
+      sp--;
+      res = f->term;
+      continue;
+    }
     if (TAG(res) == ERA) {
       sp--;
       continue;
@@ -278,7 +286,7 @@ int collapse_branch(Wnf *w, u32 loc) {
   for (;;) {
     Term t = cnf(w, RT->heap.at[loc], 0, &held);
     RT->heap.at[loc] = t;
-    if (TAG(t) != INC) return held;
+    if (held || TAG(t) != INC) return held;
     loc = VAL(t);
   }
 }

@@ -35,7 +35,6 @@
 #include "run/prim.h"
 #include "run/ffi.h"
 #include "run/journal.h"
-#include "run/effects.h"
 #include "collapse/collapse.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
@@ -116,21 +115,23 @@ static int fatal_code(const char *kind, const char *msg) {
     return HVM4G_ERR_HEAP;
   }
   if (strstr(msg, "cannot write")) return HVM4G_ERR_IO;
+  // more threads asked for than the system starts: the request's fault,
+  // not the program's
+  if (strstr(msg, "cannot start a thread")) return HVM4G_ERR_USAGE;
   if (starts(msg, SCHED_NO_CUDA ":") || starts(msg, SCHED_NO_METAL ":")) return HVM4G_ERR_DEVICE;
   return HVM4G_ERR_RUNTIME;
 }
 
 // The error as the call's result: its message in h->err, its status
-// returned. A %panic's message (no kind) is the program's last line of
-// output, written as %log writes, and leaves no message.
+// returned. A %panic's (no kind) is the program's own text, returned as
+// it is with the runtime error's status: the library writes nothing of it
+// (the hvm4g program prints it as the run's last line of output).
 static int take_error(hvm4g *h, const char *kind, const char *msg) {
-  if (!kind) {
-    effect_text_line(msg);
-    kind = "";
-    msg  = "";
-  }
-  snprintf(h->err, ERR_CAP, "%s%s", kind, msg);
-  return fatal_code(kind, msg);
+  size_t k = kind ? strlen(kind) : 0;
+  if (k >= ERR_CAP) k = ERR_CAP - 1;
+  memcpy(h->err, kind ? kind : "", k);
+  snprintf(h->err + k, ERR_CAP - k, "%s", msg);   // cut at ERR_CAP
+  return kind ? fatal_code(kind, msg) : HVM4G_ERR_RUNTIME;
 }
 
 // No call's frame on this thread: the first such error is kept on the
@@ -467,13 +468,49 @@ static u32 run_root(hvm4g *h, const char *name) {
   return root;
 }
 
+// Whether @name, or a definition it names through the book, has an
+// unscoped binder: only those are copied when a run starts over, so an
+// unused one refuses nothing. Templates are scanned word by word (a
+// match's header read as UNS only refuses, as any unscoped binder did).
+static int reaches_unscoped(const char *name) {
+  if (!parse_unscoped()) return 0;
+  if (!name) name = "main";
+  u32  n    = table_count();
+  u32  root = table_find(name, (u32)strlen(name));
+  u8  *seen = calloc(n + 1, 1);
+  u32 *todo = malloc(((size_t)n + 1) * sizeof(u32));
+  int  uns  = !seen || !todo;   // no room to look: refused, as before
+  u32  sp   = 0;
+  if (!uns && root < n) {
+    seen[root]  = 1;
+    todo[sp++] = root;
+  }
+  while (!uns && sp > 0) {
+    u32 id  = todo[--sp];
+    u32 tpl = id < RT->heap.book_cap ? RT->heap.book[id] : 0;
+    u32 len = tpl ? RT->heap.book_len[id] : 0;
+    for (u32 i = 0; i < len && !uns; i++) {
+      Term t = RT->heap.at[tpl + i];
+      u32  r = EXT(t);
+      if (TAG(t) == UNS) uns = 1;
+      if (TAG(t) == REF && r < n && !seen[r]) {
+        seen[r]    = 1;
+        todo[sp++] = r;
+      }
+    }
+  }
+  free(seen);
+  free(todo);
+  return uns;
+}
+
 // Whether a run may start over, as far as the program and the flags say;
 // such a run journals its effects and -C lines (journal.h) while it goes.
 // Refused: -D, whose steps already printed would show twice and which has
 // no journal of its own; an unscoped binder, whose variables the lazy copy
 // of the book does not bind.
-static int may_restart(void) {
-  return !RT->cpu->conf.debug && !parse_unscoped();
+static int may_restart(const char *name) {
+  return !RT->cpu->conf.debug && !reaches_unscoped(name);
 }
 
 // A run that met a DUP again while reducing it (eval_met_again) starts
@@ -482,8 +519,18 @@ static int may_restart(void) {
 // printed are replayed from the journal, not done again; a journal that
 // does not hold them all as data (a result that is not data, or one past
 // its bound) refuses.
-static int may_start_over(void) {
-  return may_restart() && journal_replay();
+static int may_start_over(const char *name) {
+  return may_restart(name) && journal_replay();
+}
+
+// A run that met a DUP again and may not start over: its error says why.
+static void refused_why(hvm4g *h, const char *name) {
+  const char *why = RT->cpu->conf.debug     ? "a run step by step does not start over"
+                  : reaches_unscoped(name) ? "a definition it runs has an unscoped binder, which the "
+                                             "lazy copy of the book does not bind"
+                                           : journal_refusal();
+  size_t n = strlen(h->err);
+  if (why && n < ERR_CAP) snprintf(h->err + n, ERR_CAP - n, " (%s)", why);
 }
 
 // Back to the heap as the program left it (top): the book's templates are
@@ -514,13 +561,15 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   double t0  = now();
   u64    top = heap_used();
   volatile int lazy = 0;
-  journal_start(may_restart());
+  journal_start(may_restart(name));
   if (setjmp(c.env) != 0) {
-    if (!lazy && eval_met_again() && may_start_over()) {
+    int again = !lazy && eval_met_again();
+    if (again && may_start_over(name)) {
       lazy      = 1;
       h->err[0] = '\0';
       start_over_lazily(top);
     } else {
+      if (again) refused_why(h, name);
       if (lazy) eval_lazy_book(0);
       journal_end();
       collapse_set_line_check(NULL);

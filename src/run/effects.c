@@ -23,15 +23,9 @@ void effect_line_write(EffectLine *l) {
   effect_line_put(l, "\n", 1);
   flockfile(stdout);
   fwrite(l->buf, 1, l->len, stdout);
+  int failed = ferror(stdout);
   funlockfile(stdout);
   free(l->buf);
   *l = (EffectLine){0};
-}
-
-void effect_text_line(const char *s) {
-  flockfile(stdout);
-  fputs(s, stdout);
-  fputc('\n', stdout);
-  fflush(stdout);   // the run ends here: the line is out before the status
-  funlockfile(stdout);
+  if (failed) eval_out_check();   // a closed pipe ends an endless %log too
 }

@@ -17,7 +17,5 @@ typedef struct {
 
 void effect_line_put(EffectLine *l, const char *s, size_t n);
 void effect_line_write(EffectLine *l);   // writes it and a newline, frees it
-// A whole line of the program's output: s and a newline (%panic's message).
-void effect_text_line(const char *s);
 
 #endif

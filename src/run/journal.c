@@ -27,6 +27,9 @@
 
 typedef enum { OFF, RECORD, REPLAY } Mode;
 
+// Why the journal cannot replay (Journal.broken).
+typedef enum { WHOLE, FULL, NOT_DATA, UNFINISHED } Broken;
+
 typedef struct {
   u32 prim;   // the primitive's id
   u8  done;   // its result is in DATA
@@ -67,11 +70,11 @@ static void vec_free(Vec *v) {
   *v = (Vec){0};
 }
 
-// Stops recording: the run can no longer start over.
-static void broken(void) {
+// Stops recording: the run can no longer start over, for `why`.
+static void broken(Broken why) {
   Journal *J = &RT->run->journal;
-  J->broken = 1;
-  J->mode   = OFF;
+  if (!J->broken) J->broken = why;
+  J->mode = OFF;
 }
 
 // Eight bytes a step (a -C line is hashed as it is printed), the rest one
@@ -107,13 +110,23 @@ int journal_replay(void) {
   Journal *J = &RT->run->journal;
   Entry *e = J->entries.at;
   for (u64 i = 0; i < J->entries.len; i++) {
-    if (!e[i].done) J->broken = 1;   // a call the first run did not finish
+    if (!e[i].done && !J->broken) J->broken = UNFINISHED;   // the first run did not finish it
   }
   if (!J->kept || J->broken) return 0;
   J->mode     = REPLAY;
   J->entry_at = 0;
   J->line_at  = 0;
   return 1;
+}
+
+const char *journal_refusal(void) {
+  switch (RT->run->journal.broken) {
+    case FULL:       return "the effects and lines it journaled passed the journal's "
+                            "bound of 128 MiB";
+    case NOT_DATA:   return "an effect's result is not data, and cannot be replayed";
+    case UNFINISHED: return "an effect was under way";
+    default:         return NULL;
+  }
 }
 
 void journal_check_done(void) {
@@ -146,25 +159,26 @@ void journal_end(void) {
 // Results as data
 // ===============
 
-// Appends t's preorder to the journal's data: 0 if a node is not data.
-static int save(Term t) {
+// Appends t's preorder to the journal's data: WHOLE, or why not (a node
+// that is not data, or no room).
+static Broken save(Term t) {
   Journal *J = &RT->run->journal;
-  Vec todo = {0};
-  int ok   = 1;
-  u64 from = J->data.len;
-  if (!vec_room(&todo, sizeof(Term), 1)) return 0;
+  Vec    todo = {0};
+  Broken why  = WHOLE;
+  u64    from = J->data.len;
+  if (!vec_room(&todo, sizeof(Term), 1)) return FULL;
   ((Term *)todo.at)[todo.len++] = t;
-  while (ok && todo.len > 0) {
+  while (!why && todo.len > 0) {
     Term cur = ((Term *)todo.at)[--todo.len];
     u32  tag = TAG(cur);
     if (tag != NUM && tag != ERA && !(tag >= C00 && tag <= C16)) {
-      ok = 0;
+      why = NOT_DATA;
       break;
     }
     u32 ari = tag >= C00 ? tag - C00 : 0;
     if (J->words + 1 > JOURNAL_MAX_WORDS || !vec_room(&J->data, sizeof(Term), 1) ||
         !vec_room(&todo, sizeof(Term), ari)) {
-      ok = 0;
+      why = FULL;
       break;
     }
     J->words++;
@@ -173,8 +187,8 @@ static int save(Term t) {
     for (u32 i = ari; i > 0; i--) ((Term *)todo.at)[todo.len++] = RT->heap.at[VAL(cur) + i - 1];
   }
   vec_free(&todo);
-  if (!ok) J->data.len = from;
-  return ok;
+  if (why) J->data.len = from;
+  return why;
 }
 
 // The result data[at .. at + len) rebuilt on w's arena.
@@ -220,7 +234,7 @@ int journal_effect(Wnf *w, Term pri, u64 key, Term *out) {
   if (J->mode == RECORD) {
     u64 words = sizeof(Entry) / sizeof(u64);
     if (J->words + words > JOURNAL_MAX_WORDS || !vec_room(&J->entries, sizeof(Entry), 1)) {
-      broken();
+      broken(FULL);
     } else {
       J->words  += words;
       PENDING = (long long)J->entries.len;
@@ -265,11 +279,12 @@ Term journal_result(Term r) {
   if (J->mode == RECORD) {
     Entry *e = &((Entry *)J->entries.at)[PENDING];
     e->at    = J->data.len;
-    if (save(r)) {
+    Broken why = save(r);
+    if (!why) {
       e->len  = J->data.len - e->at;
       e->done = 1;
     } else {
-      broken();
+      broken(why);
     }
   }
   PENDING = -1;
@@ -286,7 +301,7 @@ int journal_line(const char *text, size_t n) {
   u64 h = journal_hash(JOURNAL_SEED, text, n);
   if (J->mode == RECORD) {
     if (J->words + 1 > JOURNAL_MAX_WORDS || !vec_room(&J->lines, sizeof(u64), 1)) {
-      broken();
+      broken(FULL);
     } else {
       J->words++;
       ((u64 *)J->lines.at)[J->lines.len++] = h;

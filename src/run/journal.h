@@ -31,7 +31,7 @@ typedef struct {
 typedef struct {
   int             mode;       // journal.c's Mode: off, recording, replaying
   int             kept;       // this run records (journal_start)
-  int             broken;     // something recorded is not data: no replay
+  int             broken;     // no replay, and why (journal.c's Broken)
   JournalVec      entries;    // journal.c's Entry
   JournalVec      data;       // Term
   JournalVec      lines;      // u64: the hashes of the lines printed
@@ -54,6 +54,8 @@ void journal_start(int record);
 // the journal now replays it; 0 when it cannot be replayed (a result that
 // is not data, or a journal past its bound).
 int  journal_replay(void);
+// Why journal_replay refused, in words for a message (NULL: it did not).
+const char *journal_refusal(void);
 // After the run started over ended well: a runtime error if it left some
 // of the journaled effects or lines unasked (the output would show what it
 // never did).

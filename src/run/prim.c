@@ -124,7 +124,7 @@ Term prim_err(Wnf *w, const char *fmt, ...) {
   return prim_ctr1(w, CTR_ERR, s);
 }
 
-char *prim_utf8(const u32 *codes, u32 len, u32 *bad) {
+char *prim_utf8(const u32 *codes, u32 len, u32 *bad, size_t *bytes) {
   char *s = malloc((size_t)len * 4 + 1);
   u32   n = 0;
   if (!s) eval_die("out of memory reading a string");
@@ -138,6 +138,7 @@ char *prim_utf8(const u32 *codes, u32 len, u32 *bad) {
     n += utf8_encode(c, s + n);
   }
   s[n] = 0;
+  if (bytes) *bytes = n;
   return s;
 }
 
@@ -328,14 +329,24 @@ static StrRead str_codes_of(Wnf *w, Term list, u32 **codes, u32 *len) {
 }
 
 int prim_str_utf8(Wnf *w, StrRead r, const char *prim, const char *what, u32 *codes, u32 len,
-                  char **s, Term *out) {
+                  char **s, size_t *n, Term *out) {
   u32 bad;
   if (r != STR_DONE) {
     *out = prim_err(w, "ERROR(%s): invalid `%s`; expected #NIL or #CON(#CHR{NUM}, tail)",
                     prim, what);
     return 0;
   }
-  *s = prim_utf8(codes, len, &bad);
+  // A C string ends at its first NUL: one inside would cut the path,
+  // name or command short, and the call would act on another one.
+  for (u32 i = 0; !n && i < len; i++) {
+    if (codes[i] == 0) {
+      *out = prim_err(w, "ERROR(%s): E%u invalid `%s`; a NUL character at index %u",
+                      prim, E_BAD_ARG, what, i);
+      free(codes);
+      return 0;
+    }
+  }
+  *s = prim_utf8(codes, len, &bad, n);
   if (!*s) {
     *out = prim_err(w, "ERROR(%s): invalid UTF-32 codepoint U+%08X at `%s` index %u",
                     prim, codes[bad], what, bad);
@@ -344,10 +355,11 @@ int prim_str_utf8(Wnf *w, StrRead r, const char *prim, const char *what, u32 *co
   return *s != NULL;
 }
 
-int prim_str_field(Wnf *w, Term str, const char *prim, const char *what, char **s, Term *out) {
+int prim_str_field(Wnf *w, Term str, const char *prim, const char *what, char **s, size_t *n,
+                   Term *out) {
   u32    *codes = NULL, len;
   StrRead r     = str_codes_of(w, str, &codes, &len);
-  return prim_str_utf8(w, r, prim, what, codes, len, s, out);
+  return prim_str_utf8(w, r, prim, what, codes, len, s, n, out);
 }
 
 // Bytes
@@ -457,22 +469,27 @@ static Term prim_panic(Wnf *w, Term pri) {
 // %nf, %gnf, %compact
 // ===================
 
-// Nested %nf/%gnf recurse on the C stack (each runs a normal form that may
-// meet another): past the thread's stack, less a margin for one more level,
-// a runtime error instead of a crash (millions of nested levels overflowed
-// it; tests/run.sh, cli nf_nested_deep).
+// Nested host primitives recurse on the C stack: a primitive reads its
+// arguments through WNF, which may meet another primitive (%log(@f(n)),
+// %nf(%nf(..)), a library's call inside another's). Past the thread's
+// stack, less a margin for one more level, a runtime error instead of a
+// crash (millions of nested levels overflowed it; tests/run.sh, cli
+// nf_nested_deep, prim_nested_deep).
 // Per thread: the floor of this thread's own stack (0: not measured yet;
 // 1: unknown, no check).
-static _Thread_local uintptr_t NF_STACK_LO = 0;
+static _Thread_local uintptr_t PRIM_STACK_LO = 0;
 
-static void nf_stack_check(void) {
+static void prim_stack_check(Term pri) {
   char here;
-  if (NF_STACK_LO == 0) {
-    NF_STACK_LO = stack_floor((uintptr_t)1 << 20);
-    if (NF_STACK_LO == 0) NF_STACK_LO = 1;
+  if (PRIM_STACK_LO == 0) {
+    PRIM_STACK_LO = stack_floor((uintptr_t)1 << 20);
+    if (PRIM_STACK_LO == 0) PRIM_STACK_LO = 1;
   }
-  if ((uintptr_t)&here < NF_STACK_LO) {
-    eval_die("%nf/%gnf nested too deeply (out of stack)");
+  if ((uintptr_t)&here < PRIM_STACK_LO) {
+    const char *name = prim_name(EXT(pri));
+    char msg[160];
+    snprintf(msg, sizeof msg, "%%%s nested too deeply (out of stack)", name ? name : "?");
+    eval_die(msg);
   }
 }
 
@@ -481,7 +498,6 @@ static void nf_stack_check(void) {
 // copied out of its nursery; this heap has no nursery to reclaim, so the
 // normal form itself is the result.
 static Term prim_nf(Wnf *w, Term pri, int dev) {
-  nf_stack_check();
   u32 slot = eval_alloc(w, 1);
   RT->heap.at[slot] = RT->heap.at[VAL(pri)];
   if (dev) {
@@ -508,6 +524,7 @@ Term prim_host(Wnf *w, Term pri) {
   u64  budget = w->budget;
   Term r;
   w->budget = ~0ull;
+  prim_stack_check(pri);
   journal_call();
   if (PRIM_IS_FFI(EXT(pri))) {   // a library's (run/ffi.c), a built-in's name included
     r = ffi_call(w, pri);

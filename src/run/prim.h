@@ -32,10 +32,14 @@ typedef struct {
 
 // The primitives' part from the runtime's open (0, or -1) to its close,
 // which ends what the program left open: its files and connections are
-// closed, and a child process that ended is reaped (one still running is
-// left to run, as after the hvm4g program ends).
+// closed, and its child processes are ended (prim_procs_end).
 int  prim_open(void);
 void prim_close(void);
+// Ends the child processes the program started and did not wait for: each
+// (its process group: a shell's commands too) is asked to stop (SIGTERM),
+// killed if it has not within a moment, and reaped; none outlives the
+// runtime, nor the hvm4g program after an error or an interrupt.
+void prim_procs_end(void);
 
 // The result of the primitive application `pri`, reduced by worker w.
 Term prim_host(Wnf *w, Term pri);

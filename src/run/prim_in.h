@@ -39,9 +39,10 @@ StrRead prim_str_arg(Wnf *w, Term pri, u32 arg, u32 **codes, u32 *len, Term *out
 // &{}, ↑x or &L{x,y}, 1 with the call lifted over it in *out.
 int prim_lift(Wnf *w, Term pri, u32 arg, Term *val, Term *out);
 
-// The code points as a NUL-terminated UTF-8 string (malloc'd); NULL when one
-// is not a Unicode scalar value (*bad: its index).
-char *prim_utf8(const u32 *codes, u32 len, u32 *bad);
+// The code points as a NUL-terminated UTF-8 string (malloc'd; *bytes, if
+// asked, its length, NULs inside counted); NULL when one is not a Unicode
+// scalar value (*bad: its index).
+char *prim_utf8(const u32 *codes, u32 len, u32 *bad, size_t *bytes);
 
 // Argument 0 of pri, a path (or a command), as prim_io reads it: 1 with
 // the UTF-8 string in *s (malloc'd), or 0 with the result in *out.
@@ -65,12 +66,17 @@ Term prim_bytes_list(Wnf *w, const u8 *buf, size_t n);
 
 // A string that is a field of an argument (not lifted): 1 with the UTF-8
 // string in *s (malloc'd); 0 with HVM4's #ERR naming `prim` and `what`.
-int prim_str_field(Wnf *w, Term str, const char *prim, const char *what, char **s, Term *out);
+// n as prim_str_utf8's.
+int prim_str_field(Wnf *w, Term str, const char *prim, const char *what, char **s, size_t *n,
+                   Term *out);
 
 // The code points read for `what` as UTF-8 (prim_str_arg's STR_DONE or
-// STR_SHAPE): 1 with *s; 0 with the #ERR HVM4 gives. Frees codes.
+// STR_SHAPE): 1 with *s; 0 with the #ERR HVM4 gives. Frees codes. With n,
+// text whose length (NULs included) goes to *n; without, a C string (a
+// path, a name, a command), where a NUL is an error (E1): cut there, the
+// call would act on another string.
 int prim_str_utf8(Wnf *w, StrRead r, const char *prim, const char *what, u32 *codes, u32 len,
-                  char **s, Term *out);
+                  char **s, size_t *n, Term *out);
 
 // Handles
 // =======
@@ -91,6 +97,7 @@ typedef struct Slot {
   u8    finished;  // a process reaped: `signaled` and `code` hold how
   u8    signaled;
   u8    state;     // a tcp connection's (prim_net.c)
+  u8    ending;    // a process whose group prim_procs_end asked to stop
   u32   seq;       // the seq the next call must bring
   u32   code;      // exit status or signal
   int   fd;        // a stream's, a tcp connection's

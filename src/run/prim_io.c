@@ -35,16 +35,17 @@ void prim_set_args(int argc, char **argv) {
 
 // The string argument `arg` of pri as a NUL-terminated UTF-8 string in *s
 // (malloc'd): 1. Otherwise 0, and *out is the result: the call lifted over
-// a SUP/INC/ERA, or #ERR naming the primitive and the argument.
-static int str_arg(Wnf *w, Term pri, u32 arg, const char *what, char **s, Term *out) {
+// a SUP/INC/ERA, or #ERR naming the primitive and the argument. n as
+// prim_str_utf8's: NULL for a C string, which may hold no NUL.
+static int str_arg(Wnf *w, Term pri, u32 arg, const char *what, char **s, size_t *n, Term *out) {
   u32    *codes = NULL, len;
   StrRead r     = prim_str_arg(w, pri, arg, &codes, &len, out);
   if (r == STR_LIFTED) return 0;
-  return prim_str_utf8(w, r, prim_name(EXT(pri)), what, codes, len, s, out);
+  return prim_str_utf8(w, r, prim_name(EXT(pri)), what, codes, len, s, n, out);
 }
 
 int prim_str_path(Wnf *w, Term pri, char **s, Term *out) {
-  return str_arg(w, pri, 0, EXT(pri) == PRIM_PROCESS_SPAWN ? "cmd" : "path", s, out);
+  return str_arg(w, pri, 0, EXT(pri) == PRIM_PROCESS_SPAWN ? "cmd" : "path", s, NULL, out);
 }
 
 static Term err_errno(Wnf *w, const char *prim, const char *doing, const char *path, int e) {
@@ -54,14 +55,27 @@ static Term err_errno(Wnf *w, const char *prim, const char *doing, const char *p
 // Files
 // =====
 
-// The file's bytes (malloc'd, *n of them), or NULL with errno set and
-// *opened saying whether the open or the read failed.
-static u8 *file_bytes(const char *path, size_t *n, int *opened) {
+// A read takes at most this many bytes, and no more than a string of them
+// could fit the heap (three words a character or byte: its cell and its
+// #CHR/#BYT): past it, an endless file (/dev/zero) or a huge one is an
+// error, not gigabytes of memory first (docs/language.md).
+#define READ_MAX ((size_t)1 << 28)
+
+static size_t read_max(void) {
+  u64 fit = RT->heap.cap / 3;
+  return fit < READ_MAX ? (size_t)fit : READ_MAX;
+}
+
+// The file's bytes (malloc'd, *n of them), or NULL with errno set (EFBIG:
+// more than `max` bytes) and *opened saying whether the open or the read
+// failed.
+static u8 *file_bytes(const char *path, size_t max, size_t *n, int *opened) {
   FILE *f = fopen(path, "rb");
   *opened = f != NULL;
   if (!f) return NULL;
   size_t cap = 4096, len = 0;
   u8    *buf = malloc(cap);
+  int    e   = 0;
   while (buf) {
     if (len == cap) {
       u8 *more = realloc(buf, cap *= 2);
@@ -71,16 +85,19 @@ static u8 *file_bytes(const char *path, size_t *n, int *opened) {
     }
     size_t got = fread(buf + len, 1, cap - len, f);
     len += got;
+    if (len > max) {
+      e = EFBIG;
+      break;
+    }
     if (got == 0) break;
   }
-  int e = errno;
-  if (!buf || ferror(f)) {
+  if (!e) e = !buf ? ENOMEM : ferror(f) ? errno : 0;
+  fclose(f);
+  if (e) {
     free(buf);
-    fclose(f);
-    errno = buf ? e : ENOMEM;
+    errno = e;
     return NULL;
   }
-  fclose(f);
   *n = len;
   return buf;
 }
@@ -121,11 +138,17 @@ static Term read_file(Wnf *w, Term pri, int bytes) {
   const char *prim = bytes ? "read_bytes" : "read_file";
   char       *path;
   Term        out;
-  if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
+  if (!str_arg(w, pri, 0, "path", &path, NULL, &out)) return out;
   if (journal_effect_text(w, pri, path, &out)) return out;
-  size_t n;
+  size_t n, max = read_max();
   int    opened;
-  u8    *buf = file_bytes(path, &n, &opened);
+  u8    *buf = file_bytes(path, max, &n, &opened);
+  if (!buf && errno == EFBIG) {
+    out = prim_err(w, "ERROR(%s): '%s' is longer than a read takes (%zu bytes: %s)", prim, path,
+                   max, max == READ_MAX ? "the limit of one read" : "what the heap could hold");
+    free(path);
+    return out;
+  }
   if (!buf) {
     out = err_errno(w, prim, opened ? "I/O error while reading" : "failed to open path", path,
                     errno);
@@ -176,12 +199,11 @@ static Term write_file(Wnf *w, Term pri, int bytes) {
   u8         *data;
   size_t      n;
   Term        out;
-  if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
+  if (!str_arg(w, pri, 0, "path", &path, NULL, &out)) return out;
   if (bytes) {
     data = bytes_arg(w, RT->heap.at[VAL(pri) + 1], &n, &out);
   } else {
-    data = str_arg(w, pri, 1, "data", &text, &out) ? (u8 *)text : NULL;
-    n    = data ? strlen(text) : 0;
+    data = str_arg(w, pri, 1, "data", &text, &n, &out) ? (u8 *)text : NULL;
   }
   if (!data) {
     free(path);
@@ -225,7 +247,7 @@ static Term prim_argv(Wnf *w) {
 static Term prim_env(Wnf *w, Term pri) {
   char *name;
   Term  out;
-  if (!str_arg(w, pri, 0, "name", &name, &out)) return out;
+  if (!str_arg(w, pri, 0, "name", &name, NULL, &out)) return out;
   if (journal_effect_text(w, pri, name, &out)) return out;
   const char *value = getenv(name);
   if (value) {
@@ -250,7 +272,7 @@ static Term prim_cwd(Wnf *w, Term pri) {
 static Term prim_chdir(Wnf *w, Term pri) {
   char *path;
   Term  out;
-  if (!str_arg(w, pri, 0, "path", &path, &out)) return out;
+  if (!str_arg(w, pri, 0, "path", &path, NULL, &out)) return out;
   if (journal_effect_text(w, pri, path, &out)) return out;
   out = chdir(path) == 0 ? prim_ok_nil(w)
                          : err_errno(w, "chdir", "failed to change directory to", path, errno);

@@ -47,7 +47,9 @@
 #define BODY_DEF   (1u << 20)
 #define HEAD_MAX   (1u << 16)   // response headers past this are malformed
 
-enum { TCP_CONNECTING = 1, TCP_OPEN, TCP_REMOTE_EOF, TCP_CLOSED, TCP_FAILED };
+// TCP_UNRESOLVED: the host's name did not resolve (the resolver's error in
+// the slot's code); the connect's poll or wait says so, #Fail{#Dns, ..}.
+enum { TCP_CONNECTING = 1, TCP_OPEN, TCP_REMOTE_EOF, TCP_CLOSED, TCP_FAILED, TCP_UNRESOLVED };
 
 static Term ctr0(const char *name) {
   return TERM(C00, prim_ctr_id(name), 0);
@@ -220,7 +222,9 @@ static Term tcp_connect(Wnf *w, Term pri) {
     return prim_coded_err(w, pri, E_BAD_ARG, "invalid `req`; expected #TcpReq{host,port,opts}");
   }
   char *host;
-  if (!prim_str_field(w, RT->heap.at[VAL(req) + 0], "tcp_connect", "host", &host, &out)) return out;
+  if (!prim_str_field(w, RT->heap.at[VAL(req) + 0], "tcp_connect", "host", &host, NULL, &out)) {
+    return out;
+  }
   Slot s = { .kind = K_TCP, .fd = -1 };
   u32  port = 0, flag[2] = { 0, 0 };
   char msg[160];
@@ -250,9 +254,11 @@ static Term tcp_connect(Wnf *w, Term pri) {
   int connected = 0, gai, err;
   s.fd = dial(host, port, (int)flag[0], (int)flag[1], &connected, &gai, &err);
   free(host);
-  if (gai != 0) return prim_err(w, "tcp_connect: %s (gai=%d)", gai_strerror(gai), gai);
-  if (s.fd < 0) return prim_coded_err(w, pri, E_IO, strerror(err));
-  s.state  = connected ? TCP_OPEN : TCP_CONNECTING;
+  if (gai == 0 && s.fd < 0) return prim_coded_err(w, pri, E_IO, strerror(err));
+  // a name that does not resolve is a failed operation, an event as the
+  // others (docs/language.md), which the connect's poll or wait gives
+  s.state  = gai != 0 ? TCP_UNRESOLVED : connected ? TCP_OPEN : TCP_CONNECTING;
+  s.code   = (u32)gai;
   s.due_ns = prim_now_ns();
   u32 id;
   out = prim_opened(w, pri, &s, &id);
@@ -270,6 +276,11 @@ static Term tcp_connected(Wnf *w, Term pri, int wait) {
   Term event;
   if (s.state == TCP_OPEN || s.state == TCP_REMOTE_EOF) {
     event = ctr0("Conn");
+  } else if (s.state == TCP_UNRESOLVED) {
+    event = fail_event(w, ctr0("Dns"), prim_stringf(w, "tcp_connect: cannot resolve the host: %s",
+                                                    gai_strerror((int)s.code)));
+    s.state = TCP_FAILED;
+    prim_slot_update(id, &s);
   } else if (s.state != TCP_CONNECTING) {
     event = not_connected(w);
   } else {
@@ -384,7 +395,7 @@ static Term tcp_close(Wnf *w, Term pri) {
   u32  id, seq;
   Term out;
   if (!prim_claim(w, pri, K_TCP, &s, &id, &seq, &out)) return out;
-  if (s.state == TCP_CLOSED || s.state == TCP_FAILED) {
+  if (s.state == TCP_CLOSED || s.state == TCP_FAILED || s.state == TCP_UNRESOLVED) {
     return prim_ok(w, prim_ready(w, K_TCP, id, seq + 1, not_connected(w)));
   }
   int bad = close(s.fd) != 0 && errno != EINTR ? errno : 0;
@@ -892,11 +903,13 @@ static int request_headers(Wnf *w, Term pri, Term list, char **lines, Term *out)
       return 0;
     }
     char *name, *value;
-    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 0], "http_request", "header_name", &name, out)) {
+    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 0], "http_request", "header_name", &name, NULL,
+                        out)) {
       free(buf);
       return 0;
     }
-    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 1], "http_request", "header_value", &value, out)) {
+    if (!prim_str_field(w, RT->heap.at[VAL(hdr) + 1], "http_request", "header_value", &value, NULL,
+                        out)) {
       free(name);
       free(buf);
       return 0;
@@ -932,9 +945,12 @@ static int request_body(Wnf *w, Term pri, Term body, Http *h, Term *out) {
   h->has_body = 1;
   if (is_ctr(v, "BodyText", 1)) {
     char *text;
-    if (!prim_str_field(w, RT->heap.at[VAL(v)], "http_request", "body_text", &text, out)) return 0;
+    size_t n;
+    if (!prim_str_field(w, RT->heap.at[VAL(v)], "http_request", "body_text", &text, &n, out)) {
+      return 0;
+    }
     h->body     = (u8 *)text;
-    h->body_len = strlen(text);
+    h->body_len = n;
     return 1;
   }
   if (!is_ctr(v, "BodyBytes", 1)) {
@@ -1025,7 +1041,8 @@ static Term http_request(Wnf *w, Term pri) {
   if (!h) eval_die("out of memory starting an http request");
   h->fd       = -1;
   h->body_max = BODY_DEF;
-  int ok = prim_str_field(w, RT->heap.at[VAL(req) + 1], "http_request", "url", &url, &out) &&
+  int ok = prim_str_field(w, RT->heap.at[VAL(req) + 1], "http_request", "url", &url, NULL,
+                          &out) &&
            request_headers(w, pri, RT->heap.at[VAL(req) + 2], &h->headers, &out) &&
            request_body(w, pri, RT->heap.at[VAL(req) + 3], h, &out) &&
            request_opts(w, pri, RT->heap.at[VAL(req) + 4], h, &out);

@@ -55,15 +55,59 @@ int prim_open(void) {
   return pthread_mutex_init(&t->lock, NULL) == 0 ? 0 : -1;
 }
 
-// A file, a socket or an exchange the program did not close is closed; a
-// child is reaped if it ended, else left to run (no one waits for it).
+// The children the program did not wait for: each group asked to stop,
+// then, those still there after PROC_GRACE_MS, killed; all reaped.
+#define PROC_GRACE_MS 100
+
+// Whether slot s is a child not reaped yet; reaps it if it ended (wait: blocking).
+static int proc_left(Slot *s, int wait) {
+  if (s->kind != K_PROC || s->finished) return 0;
+  pid_t got;
+  do got = waitpid(s->pid, NULL, wait ? 0 : WNOHANG);
+  while (got < 0 && errno == EINTR);
+  if (got == 0) return 1;
+  s->finished = 1;   // reaped, or not ours to reap (ECHILD)
+  return 0;
+}
+
+void prim_procs_end(void) {
+  PrimHandles *t = &RT->run->prim.handles;
+  // an interrupt may come while a thread holds the table: its slots are
+  // read all the same (a pid is set once, before the slot is published)
+  int locked = pthread_mutex_trylock(&t->lock) == 0;
+  u32 left   = 0, ending = 0;
+  for (u32 i = 1; i < t->slot_next; i++) {
+    Slot *s = &t->slots[i];
+    if (s->kind == K_PROC && !s->ending && proc_left(s, 0)) {
+      s->ending = 1;
+      kill(-s->pid, SIGTERM);
+      left++;
+      ending++;
+    }
+  }
+  for (u32 ms = 0; left > 0 && ms < PROC_GRACE_MS; ms++) {
+    struct timespec pause = { 0, 1000000L };
+    nanosleep(&pause, NULL);
+    left = 0;
+    for (u32 i = 1; i < t->slot_next; i++) left += (u32)proc_left(&t->slots[i], 0);
+  }
+  // every group asked to stop, its shell gone or not: what the shell
+  // started is killed with it
+  for (u32 i = 1; i < t->slot_next && ending > 0; i++) {
+    Slot *s = &t->slots[i];
+    if (s->kind != K_PROC || !s->ending) continue;
+    kill(-s->pid, SIGKILL);
+    proc_left(s, 1);
+  }
+  if (locked) pthread_mutex_unlock(&t->lock);
+}
+
+// A file, a socket or an exchange the program did not close is closed
+// (children: prim_procs_end, before).
 static void slot_release(Slot *s) {
   switch (s->kind) {
     case K_FILE:
       if (!s->closed) close(s->fd);
-      break;
-    case K_PROC:
-      if (!s->finished) waitpid(s->pid, NULL, WNOHANG);
       break;
     case K_TCP:
     case K_HTTP:
@@ -76,6 +120,7 @@ static void slot_release(Slot *s) {
 
 void prim_close(void) {
   PrimHandles *t = &RT->run->prim.handles;
+  prim_procs_end();
   for (u32 i = 1; i < t->slot_next; i++) slot_release(&t->slots[i]);
   free(t->slots);
   for (u32 f = 0; f < PRIM_FAMILIES; f++) free(t->family_slot[f]);
@@ -342,9 +387,16 @@ static Term process_spawn(Wnf *w, Term pri) {
   fflush(stdout);
   pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);   // its own group, which prim_procs_end ends whole
+    // the runtime's threads block SIGINT and SIGTERM (hvm4g's watcher takes
+    // them): the child starts with none blocked, so that they reach it
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
     _exit(127);
   }
+  if (pid > 0) setpgid(pid, pid);   // before any kill: either call may come first
   int e = errno;
   free(cmd);
   if (pid < 0) return prim_coded_err(w, pri, E_IO, strerror(e));

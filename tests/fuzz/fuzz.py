@@ -347,7 +347,69 @@ def gen_include(rng):
     return code, files, [], None
 
 
-GENERATORS = [(0.12, gen_numeral), (0.12, gen_log), (0.06, gen_include)]
+# Restarts under -C: trees of SUPs whose leaves print, log, or meet a DUP
+# again (c2(c2)): the run starts over on one thread copying the book
+# lazily, the lines it printed and the effects it did replayed, not done
+# twice. Its lines, at -T1, -T2 and -T4, must be those of the same tree
+# run after a restart that comes first, before any line (REF, the
+# baseline): a restart's queue once kept the first run's branches.
+def gen_restart(rng):
+    def leaf():
+        k = rng.random()
+        if k < 0.3:
+            return str(rng.randrange(10))
+        if k < 0.5:
+            return f'%log("{rng.choice("xyz")}")'
+        if k < 0.8:
+            f = rng.choice(["λy.#P{y}", "λy.y + 1", "λy.[y]", "λy.&B{y, 0}", "λ&y.#Q{y, y}"])
+            return f"@c2(@c2, {f}, {rng.randrange(3)})"
+        if k < 0.9:
+            return f"#P{{{leaf()}, {leaf()}}}"
+        return "&{}"
+    def tree(d):
+        if d == 0 or rng.random() < 0.25:
+            return leaf()
+        return f"&{rng.choice('ABC')}{{{tree(d - 1)}, {tree(d - 1)}}}"
+    body = tree(rng.choice([1, 2, 3, 4]))
+    defs = "@c2 = λ&f.λx.f(f(x))\n"
+    ref = defs + f"@main = !!t = @c2(@c2, λy.y, 0); {body}\n"
+    return (defs + f"@main = {body}\n", {REF: ref}, [("t2", ["-T2"])],
+            ["cpu", "t2", "t4", "cpu-small-heap"], [rng.choice(["-C", "-C3"])])
+
+
+# Library call sequences (--api BIN: tests/fuzz/api_seq.c, built by `make
+# fuzz`): one runtime in a small heap normalizes and collapses definitions
+# that answer, fail (a runtime error, a %panic, the heap exhausted), log or
+# start over, many times in any order; each call must give what it gives
+# in a runtime of its own (a failed call once left its garbage, or a stale
+# root, to the next).
+def gen_api(rng):
+    code = ("@gen = λ{0: #N; λ&n. #C{n, @gen(n - 1)}}\n"
+            "@sum = λ{#N: 0; #C: λh. λt. h + @sum(t)}\n"
+            "@c2 = λ&f.λx.f(f(x))\n"
+            f"@ok = @sum(@gen({rng.choice([10, 100, 1000])}))\n"
+            "@err = 1(2)\n"
+            "@panic = #P{1, %panic(\"stop here\")}\n"
+            "@big = %nf(@gen(400000))\n"
+            "@again = @c2(@c2, λy.#P{y}, 0)\n"
+            "@sup = &A{1, &B{@sum(@gen(5)), %nf(@sum(@gen(11)))}}\n"
+            "@log = #P{%log(\"l\"), 1}\n")
+    names = ["ok", "err", "panic", "big", "again", "sup", "log"]
+    calls = [f"{rng.choice('nc')}:{rng.choice(names)}" for _ in range(rng.randrange(2, 40))]
+    heap = rng.choice(["65536", "1048576"])
+    threads = rng.choice(["1", "1", "2", "4"])
+    return code, {API: " ".join([heap, threads] + calls)}, [], ["cpu"]
+
+
+# A generator's file of library calls (gen_api): the driver runs the case.
+API = "calls.txt"
+
+# A generator's file that is the baseline of its case: run first as "cpu",
+# the case's own CPU run then compared with it as "case-cpu".
+REF = "ref.hvm4"
+
+GENERATORS = [(0.12, gen_numeral), (0.12, gen_log), (0.06, gen_include),
+              (0.08, gen_restart), (0.06, gen_api)]
 
 
 def one_case(a, idx, src, seed):
@@ -359,11 +421,16 @@ def one_case(a, idx, src, seed):
             gen = g
             break
         pick -= p
+    gen_flags = None
     if gen:
-        code, files, modes, only = gen(rng)
+        made = gen(rng)
+        code, files, modes, only = made[:4]
+        gen_flags = made[4] if len(made) > 4 else None   # flags of its own
     else:
         code = mutate(rng, src)
     flags = rng.choice([["-C20"], []])
+    if gen_flags is not None:
+        flags = gen_flags
     with tempfile.TemporaryDirectory(prefix="hvm4g-fuzz.") as d:
         path = os.path.join(d, "case.hvm4")
         with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
@@ -371,6 +438,16 @@ def one_case(a, idx, src, seed):
         for name, text in files.items():
             with open(os.path.join(d, name), "w", encoding="utf-8") as f:
                 f.write(text)
+        if API in files:
+            if not a.api:
+                return None   # no driver (--api): the case is not run
+            rc, out, _ = run(a.api, path, files[API].split(), a.timeout * 3)
+            said = [l for l in out.splitlines() if l.startswith("api_seq:")]
+            why = ("api: hang" if rc is None else f"api: signal {-rc}" if rc < 0 else
+                   "api: sanitizer report" if SAN.search(out) else
+                   f"api: status {rc}: {said[-1][:300] if said else out[-300:]}"
+                   if rc != 0 else None)
+            return keep_case(a, seed, idx, [], code, files, why)
         res = {}
         for name, extra in MODES + modes:
             if only and name not in only:
@@ -393,6 +470,10 @@ def one_case(a, idx, src, seed):
                 res[name] = run(a.metal, path,
                                 flags + [f"--heap={a.heap}"] + extra,
                                 a.timeout, {"HVM4G_MTL_YIELD": "2"})
+        if REF in files and res["cpu"][0] is not None:
+            res["case-cpu"] = res["cpu"]
+            res["cpu"] = run(a.bin, os.path.join(d, REF),
+                             flags + [f"--heap={a.heap}"], a.timeout)
         base = None
         if a.base and res["cpu"][0] is not None:
             args = flags + [f"--heap={a.heap}", "-s"]
@@ -402,6 +483,11 @@ def one_case(a, idx, src, seed):
                 reuses_projection(code) or sup_label(code))
     if not why and base and not same_as_base(*base):
         why = "base: output or interaction count differs"
+    return keep_case(a, seed, idx, flags, code, files, why)
+
+
+# A failing case kept in --out (its files inline), its path added to why.
+def keep_case(a, seed, idx, flags, code, files, why):
     if why and a.out:
         os.makedirs(a.out, exist_ok=True)
         keep = os.path.join(a.out, f"case_{seed}_{idx}.hvm4")
@@ -426,6 +512,9 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--ref-tests", default="")
     ap.add_argument("--metal", default="")
+    # The library call driver (tests/fuzz/api_seq.c): gen_api's cases run
+    # only with it.
+    ap.add_argument("--api", default="")
     # A build of the change's parent: each case whose CPU run ended runs
     # on the CPU with -s on both, and must print the same, count included
     # (a change to the core that keeps HVM4's steps).
@@ -434,6 +523,7 @@ def main():
     a.bin = os.path.abspath(a.bin)
     a.metal = os.path.abspath(a.metal) if a.metal else ""
     a.base = os.path.abspath(a.base) if a.base else ""
+    a.api = os.path.abspath(a.api) if a.api else ""
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     dirs = [os.path.join(root, "tests", "golden")] + ([a.ref_tests] if a.ref_tests else [])
