@@ -18,6 +18,8 @@ typedef struct {
   long long   limit;       // -CN: at most N lines (-1: all)
   int         threads_set; // -T given
   int         progress;    // --progress
+  int         device_set;  // --device given
+  int         dup_set;     // --dup given
 } Cli;
 
 // A command line: the runtime's options (api_open applies them) and the rest.
