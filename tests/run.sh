@@ -496,6 +496,50 @@ cli_check flag_long_aliases 0 '^- Itrs: ' "$BIN" cli_list.hvm4 --stats --threads
 # (scripts/flag_docs.sh writes them)
 cli_check flag_docs   0 '^ok$' sh -c '"$0/scripts/flag_docs.sh" --check "$1" && echo ok' "$ROOT" "$BIN"
 cli_check version     0 '^hvm4g [0-9]+\.[0-9]+'   "$BIN" --version
+# A newcomer's first hour (issue 64). rc_is WANT RE CMD..: prints ok when
+# CMD exits with status WANT and a line of its output matches RE.
+printf '#!/bin/sh\nwant=$1 re=$2; shift 2\nout=$("$@" 2>&1); rc=$?\nif [ "$rc" = "$want" ] && printf "%%s\\n" "$out" | grep -Eq -- "$re"; then echo ok; else echo "exit $rc: $(printf "%%s" "$out" | head -n 3)"; fi\n' > "$TMP/rc_is"
+# 1: every doc link and anchor resolves; the README's first program prints
+# what it says; its commands print no 25 MB result; it sets --gpu's expectation
+cli_check doc_links 0 '^ok [0-9]+ links$' python3 "$ROOT/tests/doc_check.py" links "$ROOT"
+cli_check readme_first 0 '^1048576$' sh -c 'sed -n "/^\/\/ sum.hvm4/,/^@main/p" "$1" > sum.hvm4 && "$0" sum.hvm4' "$BIN" "$ROOT/README.md"
+cli_check readme_bench_silent 0 '^ok$' sh -c 'grep -E "^\./hvm4g bench/" "$0/README.md" | grep -v -- " -S" | grep -q . || echo ok' "$ROOT"
+cli_check readme_gpu_expect 0 'is not always faster than `-T16`' cat "$ROOT/README.md"
+cli_check readme_check_nvcc 0 '^make check NVCC= ' cat "$ROOT/README.md"
+# 2: flags that would do nothing are refused before the run; a trace file
+# is checked before the run; --gpu's trace with no device pass is no error
+cli_check device_no_gpu 0 '^ok$' sh "$TMP/rc_is" 2 '^hvm4g: --device acts on --gpu and %gnf' "$BIN" cli_list.hvm4 --device=sim
+cli_check dup_no_gpu 0 '^ok$' sh "$TMP/rc_is" 2 '^hvm4g: --dup acts on --gpu' "$BIN" cli_list.hvm4 --dup=atomic
+cli_check trace_no_gpu 0 '^ok$' sh "$TMP/rc_is" 2 '^hvm4g: --trace acts on --gpu' "$BIN" cli_list.hvm4 --trace t0.csv
+printf '@main = %%gnf([1, 2])\n' > "$TMP/cli_gnf.hvm4"
+cli_check device_gnf 0 '^\[1,2\]$' "$BIN" cli_gnf.hvm4 --device=sim --dup=atomic
+cli_check trace_unwritable 0 '^ok$' sh "$TMP/rc_is" 5 "^hvm4g: cannot write trace file '/nonexistent/t.csv'" \
+  timeout 20 "$BIN" cli_nats.hvm4 -M1M --gpu --device=sim --trace /nonexistent/t.csv
+if [ ! -e /dev/nvidiactl ]; then
+  cli_check trace_cpu_only 0 '^ok$' sh "$TMP/rc_is" 0 'the CPU ran the whole program' "$BIN" cli_list.hvm4 --gpu --trace t1.csv
+fi
+cli_check hello_no_sim 0 '^ok$' sh -c 'grep -qi simulat "$0/examples/hello.hvm4" || echo ok' "$ROOT"
+# 3: the language guide's examples and traps print what it says
+cli_check doc_examples 0 '^ok [0-9]+ examples$' python3 "$ROOT/tests/doc_check.py" examples "$ROOT" "$BIN"
+cli_check doc_traps 0 '^ok 3 programs$' python3 "$ROOT/tests/doc_check.py" traps "$ROOT" "$BIN" "$TMP"
+cli_check doc_sections 0 '^4$' sh -c 'grep -cE "^## (Precedence|Numbers|Typing it in ASCII|Traps)$" "$0/docs/language.md"' "$ROOT"
+# 5: heap exhaustion explains its live words and prints -s and --stats=json
+cli_check heap_live_why 0 '^ok$' sh "$TMP/rc_is" 4 '^hvm4g: \(live words: those reachable at the last collection, .*the heap holds 65536 words\)$' "$BIN" cli_nats.hvm4 -M64K
+cli_check heap_stats 0 '^ok$' sh "$TMP/rc_is" 4 '^- Itrs: [0-9]+ interactions' "$BIN" cli_nats.hvm4 -M64K -s
+cli_check heap_stats_json 0 '^ok$' sh "$TMP/rc_is" 4 '^\{"interactions": [0-9]+' "$BIN" cli_nats.hvm4 -M64K --stats=json
+# 6: attached values, a repeated -e, a file named -x after --, the usage
+# line after a bad value, 80-column help with examples, the man page in
+# the tree (its first line names the version), -C -s's #N explained
+printf '@main = %%argv(0)\n' > "$TMP/-x.hvm4"
+cli_check eval_attached 0 '^42$' "$BIN" '-e2*21'
+cli_check eval_twice 0 '^ok$' sh "$TMP/rc_is" 2 '^hvm4g: --eval given twice' "$BIN" -e 1 -e 2
+cli_check dashdash_file 0 '^\["a","b"\]$' "$BIN" -- -x.hvm4 a b
+cli_check value_usage 0 '^ok$' sh "$TMP/rc_is" 2 '^Usage: hvm4g' "$BIN" cli_list.hvm4 -T x
+cli_check help_width 0 '^ok$' sh -c '{ "$0" --help; "$0" --help=tuning; } | awk "length > 80 { bad = 1 } END { if (!bad) print \"ok\" }"' "$BIN"
+cli_check help_examples 0 '^Examples:$' "$BIN" --help
+cli_check man_in_tree 0 '^same$' sh -c '"$0" --help=man | tail -n +2 > m.1 && tail -n +2 "$1" | cmp -s - m.1 && echo same' "$BIN" "$ROOT/docs/hvm4g.1"
+cli_check man_synopsis 0 '^ok$' sh -c 'grep -qF "[\\fB\\-\\-\\fR \\fIargs\\fR]" "$0" && ! grep -A3 "^.SH SEE ALSO" "$0" | grep -q "docs/flags.md" && echo ok' "$ROOT/docs/hvm4g.1"
+cli_check stats_collapse_why 0 'with -C, each line ends in #N' "$BIN" --help=markdown
 # bench/run.sh against an older build (HVM4G_BASE): a wall ratio and the
 # same output as hvm4g's, and an unusable base refused.
 cli_check bench_base  0 '^\| cli_list +\|.*\| +[0-9]+\.[0-9]{2} \|.*\| +yes \|$' \

@@ -22,7 +22,8 @@
 #include "dev/gpu.h"
 #include "dev/dev.h"
 
-#define USAGE "Usage: hvm4g <file.hvm4 | file.hvm | - | -e TERM> [flags] [-- args]   (hvm4g --help lists them)\n"
+#define USAGE "Usage: hvm4g <file.hvm4 | - | -e TERM> [flags] [-- args]  (see hvm4g --help)\n"
+#define WIDTH 80   // --help's lines, a terminal's width
 
 typedef enum {
   FL_SWITCH,    // int field set to 1
@@ -68,7 +69,8 @@ static const u32 TAKES[]   = { 64, 32 };
 static const Flag FLAGS[] = {
   // name, alias, type, field, lo, hi, meta, values, given, default, tuning, help
   { "--stats", "-s", FL_OPTWORD, O(eval.stats), 0, 0, "[=json]", NULL, NONE, NULL, 0,
-    "statistics after the result: interactions, time, rate, memory; =json: one JSON object" },
+    "statistics after the result: interactions, time, rate, memory; =json: one JSON "
+    "object; with -C, each line ends in #N, the interactions done when it was printed" },
   { "--silent", "-S", FL_SWITCH, O(eval.silent), 0, 0, NULL, NULL, NONE, NULL, 0,
     "print the interaction count, not the result" },
   { "--collapse", "-C", FL_OPTCOUNT, C(limit), 0, (u64)1 << 62, "[=N]", NULL,
@@ -86,12 +88,12 @@ static const Flag FLAGS[] = {
   { "--gpu", "-G", FL_SWITCH, O(sched.requested), 0, 0, NULL, NULL, NONE, NULL, 0,
     "normal form on the GPU (the CPU's cores until it is ready)" },
   { "--device", NULL, FL_CHOICE, O(gpu.device), 0, 0, "sim|cuda|metal|auto",
-    DEVICES, NONE, NULL, 0,
-    "the device: auto is a usable GPU (else the CPU); sim the simulated one" },
-  { "--dup", NULL, FL_CHOICE, O(gpu.dup_mode), 0, 0, "owner|atomic", DUPS, NONE,
+    DEVICES, C(device_set), NULL, 0,
+    "the device of --gpu and %gnf: auto is a usable GPU (else the CPU); sim the simulated one" },
+  { "--dup", NULL, FL_CHOICE, O(gpu.dup_mode), 0, 0, "owner|atomic", DUPS, C(dup_set),
     NULL, 0, "how a device lane takes a DUP node: its region's owner, or anyone" },
   { "--trace", NULL, FL_TEXT, O(gpu.trace), 0, 0, "FILE", NULL, NONE, "none", 0,
-    "one CSV row per device pass and per CPU phase of a hybrid run" },
+    "one CSV row per device pass and per CPU phase of a hybrid run (--gpu or %gnf)" },
   { "--eval", "-e", FL_TEXT, C(eval), 0, 0, "TERM", NULL, NONE, NULL, 0,
     "run TERM as @main (leading #include \"file\" lines allowed); - as FILE: stdin" },
   { "--progress", NULL, FL_SWITCH, C(progress), 0, 0, NULL, NULL, NONE,
@@ -102,8 +104,8 @@ static const Flag FLAGS[] = {
     "load a library of primitives (HVM4's FFI; runs its code), repeatable" },
   { "--ffi-dir", NULL, FL_LOAD, O(ffi), 1, 0, "DIR", NULL, NONE, "none", 0,
     "load every .so and .dylib file of DIR, in name order, repeatable" },
-  { "--help", "-h", FL_HELP, NONE, 0, 0, "[=tuning]", NULL, NONE, NULL, 0,
-    "this list; =tuning: the tuning flags" },
+  { "--help", "-h", FL_HELP, NONE, 0, 0, "[=tuning|man]", NULL, NONE, NULL, 0,
+    "this list; =tuning: the tuning flags; =man: the man page (roff)" },
   { "--version", "-v", FL_VERSION, NONE, 0, 0, NULL, NULL, NONE, NULL, 0,
     "the version, commit, backends and CUDA architectures" },
 
@@ -196,7 +198,6 @@ static void flag_fail(int rc, int usage, const char *fmt, ...) {
 }
 
 #define usage_error(...)  flag_fail(HVM4G_ERR_USAGE, 1, __VA_ARGS__)
-#define flag_error(...)   flag_fail(HVM4G_ERR_USAGE, 0, __VA_ARGS__)
 #define device_error(...) flag_fail(HVM4G_ERR_DEVICE, 0, __VA_ARGS__)
 
 // A whole string of digits, at most max (no sign, spaces or wrap-around);
@@ -277,6 +278,47 @@ static u32 rows_of(const Command *cmd, int tuning, const Flag **rows, RowText *t
   return n;
 }
 
+// What --help and the man page show as examples: a command, what it does.
+static const char *const EXAMPLES[][2] = {
+  { "hvm4g examples/hello.hvm4", "prints the normal form of @main" },
+  { "hvm4g -e '2 * 21'", "a term as @main (prints 42)" },
+  { "hvm4g examples/search.hvm4 -C", "one line per superposition branch" },
+  { "hvm4g prog.hvm4 -T4 -s", "on four threads, then the statistics" },
+  { "hvm4g prog.hvm4 --gpu -s", "on the GPU where there is one (else the CPU's cores); -s "
+    "says which side ran what" },
+  { "hvm4g -- -odd.hvm4 a b", "a file whose name starts with -, its %argv [\"a\", \"b\"]" },
+};
+
+#define NEXAMPLES (sizeof EXAMPLES / sizeof EXAMPLES[0])
+#define HELP_COL  25   // where --help's descriptions start
+
+// Writes text from column `col` (already reached), broken at spaces
+// before WIDTH, its further lines starting at column `indent`.
+static void wrap(FILE *out, const char *t, int col, int indent) {
+  for (;;) {
+    size_t n = strlen(t), room = col < WIDTH ? (size_t)(WIDTH - col) : 1, cut = n;
+    if (n > room) {
+      cut = room;
+      while (cut > 0 && t[cut] != ' ') cut--;
+      if (cut == 0) cut = strcspn(t, " ");   // a word longer than the line
+    }
+    fprintf(out, "%.*s\n", (int)cut, t);
+    t += cut;
+    while (*t == ' ') t++;
+    if (!*t) return;
+    fprintf(out, "%*s", indent, "");
+    col = indent;
+  }
+}
+
+// "  left    text...": the left column, then text wrapped at HELP_COL (on
+// the next line where the left column is too long).
+static void help_row(FILE *out, const char *left, const char *text) {
+  if (strlen(left) > HELP_COL - 3) fprintf(out, "  %s\n%*s", left, HELP_COL, "");
+  else fprintf(out, "  %-*s ", HELP_COL - 3, left);
+  wrap(out, text, HELP_COL, HELP_COL);
+}
+
 static void help(const Command *cmd, FILE *out, int tuning) {
   const Flag *rows[NFLAGS];
   RowText     text[NFLAGS];
@@ -286,13 +328,21 @@ static void help(const Command *cmd, FILE *out, int tuning) {
                : "\nRuns an HVM4 program: prints the normal form of @main.\n\n",
         out);
   for (u32 i = 0; i < n; i++) {
-    const char *sp = text[i].spelling;
-    // a long spelling gets a line of its own
-    if (strlen(sp) > 22) fprintf(out, "  %s\n  %-22s %s\n", sp, "", rows[i]->help);
-    else fprintf(out, "  %-22s %s\n", sp, rows[i]->help);
-    if (text[i].deflt[0]) fprintf(out, "  %-22s (default: %s)\n", "", text[i].deflt);
+    help_row(out, text[i].spelling, rows[i]->help);
+    if (text[i].deflt[0]) {
+      char d[128];
+      snprintf(d, sizeof d, "(default: %s)", text[i].deflt);
+      fprintf(out, "%*s", HELP_COL, "");
+      wrap(out, d, HELP_COL, HELP_COL);
+    }
   }
-  if (!tuning) fputs("\nhvm4g --help=tuning lists the tuning flags.\n", out);
+  if (tuning) return;
+  fputs("\nExamples:\n", out);
+  for (u32 i = 0; i < NEXAMPLES; i++) {
+    fprintf(out, "  %s\n      ", EXAMPLES[i][0]);
+    wrap(out, EXAMPLES[i][1], 6, 6);
+  }
+  fputs("\nhvm4g --help=tuning: the tuning flags; hvm4g --help=man: the man page.\n", out);
 }
 
 static void markdown(const Command *cmd, FILE *out, int tuning) {
@@ -325,10 +375,14 @@ static void roff(FILE *out, const char *t) {
 static void man_page(const Command *cmd, FILE *out) {
   fprintf(out, ".TH HVM4G 1 \"\" \"hvm4g %s\" \"User Commands\"\n", HVM4G_VERSION);
   fputs(".SH NAME\nhvm4g \\- run HVM4 programs (the Interaction Calculus) on the CPU or a GPU\n"
-        ".SH SYNOPSIS\n.B hvm4g\n.RI [ flags ] \" \" file.hvm4 | \\- | \\-e \" term\"\n"
+        ".SH SYNOPSIS\n.B hvm4g\n\\fIfile.hvm4\\fR [\\fIflags\\fR] [\\fB\\-\\-\\fR \\fIargs\\fR]\n"
+        ".br\n.B hvm4g \\-\n[\\fIflags\\fR] [\\fB\\-\\-\\fR \\fIargs\\fR] < \\fIfile.hvm4\\fR\n"
+        ".br\n.B hvm4g \\-e\n\\fIterm\\fR [\\fIflags\\fR] [\\fB\\-\\-\\fR \\fIargs\\fR]\n"
         ".SH DESCRIPTION\nPrints the strong normal form of\n.BR @main ,\n"
         "or with \\-C its collapse, one line per superposition branch.\n"
-        "A file of \\- is read from standard input.\n", out);
+        "A file of \\- is read from standard input.\n"
+        "What follows \\-\\- is the program's, for %argv; where no program "
+        "was given before it, its first word is the program.\n", out);
   for (int tuning = 0; tuning <= 1; tuning++) {
     fputs(tuning ? ".SH TUNING FLAGS\nFor measuring and testing the device; "
                    "the defaults are the chosen values.\n" : ".SH FLAGS\n", out);
@@ -367,8 +421,18 @@ static void man_page(const Command *cmd, FILE *out) {
           HVM4G_ERR_FFI_FILE, HVM4G_ERR_FFI_LOAD, HVM4G_ERR_FFI_INIT, HVM4G_ERR_FFI_ABI,
           HVM4G_ERR_FFI_PRIM, HVM4G_INTERRUPTED);
   fputs(".SH ENVIRONMENT\n.TP\nNO_COLOR\nwhen set and not empty, no colour "
-        "(colour is used only on a terminal anyway)\n"
-        ".SH SEE ALSO\nhvm4g.h (the C library), docs/flags.md\n", out);
+        "(colour is used only on a terminal anyway)\n.SH EXAMPLES\n", out);
+  for (u32 i = 0; i < NEXAMPLES; i++) {
+    fputs(".TP\n.B ", out);
+    roff(out, EXAMPLES[i][0]);
+    fputc('\n', out);
+    roff(out, EXAMPLES[i][1]);
+    fputc('\n', out);
+  }
+  fputs(".SH SEE ALSO\n.BR pkg-config (1)\nwith the package hvm4g, and the header "
+        "hvm4g.h (installed with the program) for the C library. The source tree's "
+        "README.md and docs/ (the language, every flag, the device) are not installed.\n",
+        out);
 }
 
 // The row a command-line word names: its value, if attached, in *val.
@@ -382,7 +446,9 @@ static const Flag *lookup(const char *a, const char **val) {
       return f;
     }
     if (f->alias && strncmp(a, f->alias, 2) == 0) {
-      int takes = f->type == FL_COUNT || f->type == FL_SIZE || f->type == FL_OPTCOUNT;
+      // every flag with a value takes it attached (-T4, -e'2*21'), as docs/flags.md says
+      int takes = f->type != FL_SWITCH && f->type != FL_OPTWORD && f->type != FL_HELP &&
+                  f->type != FL_VERSION;
       if (a[2] == '\0') return f;
       if (takes) {
         *val = a + 2;
@@ -398,13 +464,13 @@ static void set_value(Command *cmd, const Flag *f, const char *v) {
   switch (f->type) {
     case FL_COUNT:
       if (!parse_count(v, f->hi, &n) || n < f->lo) {
-        flag_error("%s expects a number in [%llu, %llu], got '%s'", f->name,
+        usage_error("%s expects a number in [%llu, %llu], got '%s'", f->name,
                    (unsigned long long)f->lo, (unsigned long long)f->hi, v);
       }
       *FIELD(cmd, f, u32) = (u32)n;
       break;
     case FL_OPTCOUNT:
-      if (!parse_count(v, f->hi, &n)) flag_error("%s expects a count, got '%s'", f->name, v);
+      if (!parse_count(v, f->hi, &n)) usage_error("%s expects a count, got '%s'", f->name, v);
       *FIELD(cmd, f, long long) = (long long)n;
       break;
     case FL_SIZE: {
@@ -413,7 +479,7 @@ static void set_value(Command *cmd, const Flag *f, const char *v) {
         char lo[32], hi[32];
         size_text(f->lo, lo, sizeof lo);
         size_text(f->hi, hi, sizeof hi);
-        flag_error("%s expects a size in words, %s..%s (suffix K/M/G), got '%s'",
+        usage_error("%s expects a size in words, %s..%s (suffix K/M/G), got '%s'",
                    f->name, lo, hi, v);
       }
       *FIELD(cmd, f, u64) = n;
@@ -430,7 +496,7 @@ static void set_value(Command *cmd, const Flag *f, const char *v) {
         }
         p += k + (p[k] == '|');
       }
-      flag_error("%s expects %s, got '%s'", f->name, f->meta, v);
+      usage_error("%s expects %s, got '%s'", f->name, f->meta, v);
     }
     case FL_OPTWORD: {
       const char *p = f->meta + 2;   // past "[="
@@ -443,18 +509,22 @@ static void set_value(Command *cmd, const Flag *f, const char *v) {
         }
         p += k + (p[k] == '|');
       }
-      flag_error("%s expects nothing or %.*s, got '%s'", f->name,
+      usage_error("%s expects nothing or %.*s, got '%s'", f->name,
                  (int)strlen(f->meta) - 2, f->meta + 1, v);
     }
     case FL_TEXT:
-      if (!*v) flag_error("%s expects %s", f->name, f->meta);
+      if (!*v) usage_error("%s expects %s", f->name, f->meta);
+      if (*FIELD(cmd, f, const char *)) {   // the last one would win unseen
+        usage_error("%s given twice ('%s', '%s'); give one", f->name,
+                    *FIELD(cmd, f, const char *), v);
+      }
       *FIELD(cmd, f, const char *) = v;
       break;
     case FL_LOAD: {
       FfiLoads *l = FIELD(cmd, f, FfiLoads);
-      if (!*v) flag_error("%s expects %s", f->name, f->meta);
+      if (!*v) usage_error("%s expects %s", f->name, f->meta);
       if (l->count == FFI_LOADS_MAX) {
-        flag_error("more than %d --ffi and --ffi-dir", FFI_LOADS_MAX);
+        usage_error("more than %d --ffi and --ffi-dir", FFI_LOADS_MAX);
       }
       l->at[l->count++] = (FfiLoad){ .path = v, .dir = f->lo == 1 };
       break;
@@ -494,7 +564,9 @@ void flags_parse(int argc, char **argv, Command *cmd) {
     const char *a = argv[i];
     const char *v;
     if (strcmp(a, "--") == 0) {
-      // what follows is the program's, for %argv
+      // what follows is the program's, for %argv; with no program yet,
+      // its first word is the program (a file named "-x.hvm4")
+      if (!cli->file && !cli->eval && i + 1 < argc) cli->file = argv[++i];
       o->argc = argc - i - 1;
       o->argv = argv + i + 1;
       break;
@@ -513,7 +585,7 @@ void flags_parse(int argc, char **argv, Command *cmd) {
         else if (v && strcmp(v, "markdown") == 0) markdown(cmd, stdout, 0);
         else if (v && strcmp(v, "markdown-tuning") == 0) markdown(cmd, stdout, 1);
         else if (v && strcmp(v, "man") == 0) man_page(cmd, stdout);
-        else if (v) usage_error("--help expects nothing or =tuning, got '%s'", v);
+        else if (v) usage_error("--help expects nothing, =tuning or =man, got '%s'", v);
         else help(cmd, stdout, 0);
         out_check(stdout);
         exit(0);
@@ -544,9 +616,9 @@ void flags_parse(int argc, char **argv, Command *cmd) {
   if (cli->file && cli->eval) usage_error("a program file and -e given; give one");
   if (cli->file == NULL && cli->eval == NULL) usage_error("no program given");
   check_device(cmd);
-  if (o->eval.debug && cli->collapse) flag_error("-D is not supported with -C");
+  if (o->eval.debug && cli->collapse) usage_error("-D is not supported with -C");
   if (o->eval.debug && o->sched.requested) {
-    flag_error("-D prints the CPU's steps; it cannot be combined with --gpu");
+    usage_error("-D prints the CPU's steps; it cannot be combined with --gpu");
   }
   // --gpu alone: the pool takes every core for what ends before the
   // device pays; -T N says otherwise.

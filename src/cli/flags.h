@@ -19,6 +19,8 @@ typedef struct {
   int         threads_set; // -T given
   int         progress;    // --progress
   int         warn_undefined;   // --warn-undefined: print the load's warning
+  int         device_set;  // --device given
+  int         dup_set;     // --dup given
 } Cli;
 
 // A command line: the runtime's options (api_open applies them) and the rest.

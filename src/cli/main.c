@@ -31,6 +31,8 @@
 #include "cpu/eval.h"
 #include "dev/gpu.h"
 #include "dev/dev.h"
+#include "dev/dev_rt.h"
+#include "lang/parse.h"
 
 #define MAIN_STACK   ((u64)1 << 30)   // the program's thread (see the top)
 #define WATCH_MS     100              // the watcher's poll: an interrupt ends within it
@@ -54,6 +56,17 @@ static int starts(const char *s, const char *prefix) {
 
 #define OURS "hvm4g: "   // the start of the library's own messages
 
+// "heap exhausted: N live words" counts what the last collection kept,
+// not what the run allocated after it: a second line says so, with the
+// heap's size.
+static void heap_hint(const char *msg) {
+  fprintf(stderr, "%s (use --heap=SIZE for a larger heap)\n", msg);
+  if (!strstr(msg, "live words")) return;
+  fprintf(stderr, OURS "(live words: those reachable at the last collection, not counting "
+          "what the run allocated after it; the heap holds %llu words)\n",
+          (unsigned long long)RT->heap.cap);
+}
+
 // Prints a library message on stderr, with the flag that helps where it
 // says what one changes; PARSE_ERROR in red on a terminal. A runtime
 // error that is none of the library's messages is a %panic's text: the
@@ -67,7 +80,7 @@ static void report(const char *msg, int rc, u32 threads) {
   if (starts(msg, "PARSE_ERROR") && colour_on(2)) {
     fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m%s\n", msg + 11);
   } else if (rc == HVM4G_ERR_HEAP && starts(msg, OURS "heap exhausted") && !strstr(msg, "--heap")) {
-    fprintf(stderr, "%s (use --heap=SIZE for a larger heap)\n", msg);
+    heap_hint(msg);
   } else if ((rc == HVM4G_ERR_USAGE && starts(msg, OURS "cannot start a thread")) ||
              (threads > 1 && starts(msg, OURS "cannot reserve a WNF stack"))) {
     fprintf(stderr, "%s: the system has no room for -T %u threads (use fewer)\n", msg, threads);
@@ -248,8 +261,29 @@ static int fail(Prog *p, hvm4g *h, int rc) {
   prim_procs_end();   // the program's children end with it
   notice(p, h);
   report(hvm4g_error(h), rc, p->cmd.opt.eval.threads);
+  if (p->run_t0 > 0) stats_print(now() - p->run_t0, 0);   // -s, as after an interrupt
   fflush(stdout);
   return rc;
+}
+
+// --device, --dup and --trace act on --gpu and %gnf: said before the run
+// where neither comes, and so is a trace file that cannot be written.
+static int device_flags(const Command *cmd) {
+  const char *trace = cmd->opt.gpu.trace;
+  const char *idle  = cmd->cli.device_set ? "--device" : cmd->cli.dup_set ? "--dup"
+                    : trace ? "--trace" : NULL;
+  if (idle && !cmd->opt.sched.requested && !parse_used(PRIM_GNF)) {
+    fprintf(stderr, OURS "%s acts on --gpu and %%gnf, and this program calls no "
+            "%%gnf: add --gpu\n", idle);
+    return HVM4G_ERR_USAGE;
+  }
+  FILE *t = trace ? fopen(trace, "a") : NULL;
+  if (trace && !t) {
+    fprintf(stderr, OURS "cannot write trace file '%s': %s\n", trace, strerror(errno));
+    return HVM4G_ERR_IO;
+  }
+  if (t) fclose(t);
+  return HVM4G_OK;
 }
 
 static int run(Prog *p) {
@@ -275,6 +309,7 @@ static int run(Prog *p) {
   if ((rc = load(p, h)) != HVM4G_OK) return fail(p, h, rc);
   // silent by default, as HVM4: an undefined reference prints as written
   if (cmd->cli.warn_undefined && hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
+  if ((rc = device_flags(cmd)) != HVM4G_OK) return rc;
 
   int where = cmd->opt.sched.requested ? HVM4G_DEVICE : HVM4G_CPU;
   p->run_t0 = now();
@@ -297,8 +332,14 @@ static int run(Prog *p) {
     fprintf(stderr, "hvm4g: cannot write the output\n");
     _exit(HVM4G_ERR_IO);   // exit() would flush stdout again
   }
-  int trace = gpu_finish();
-  if (trace != 0) return trace == -2 ? HVM4G_ERR_IO : HVM4G_ERR_USAGE;
+  if (cmd->opt.gpu.trace && cmd->opt.sched.requested && !RT->dev->stats.runs &&
+      !gpu_trace_errno()) {   // --gpu given: not a mistake, the CPU was done first
+    fprintf(stderr, OURS "--trace %s: the CPU ran the whole program; no device pass "
+            "to trace\n", cmd->opt.gpu.trace);
+  } else {
+    int trace = gpu_finish();
+    if (trace != 0) return trace == -2 ? HVM4G_ERR_IO : HVM4G_ERR_USAGE;
+  }
   sched_exit(0);   // a device context: the process ends here
   pthread_mutex_lock(&p->line);   // the watcher is done with the runtime
   p->runtime = NULL;
