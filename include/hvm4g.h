@@ -131,8 +131,9 @@ void        hvm4g_get_stats(hvm4g *h, hvm4g_stats *s);
 const char *hvm4g_error(const hvm4g *h);
 const char *hvm4g_warning(const hvm4g *h);
 /* What the runtime does otherwise than asked, and goes on with: the
-** device asked for is not usable and the CPU runs instead. NULL until
-** then; it stays once set. */
+** device asked for is not usable and the CPU runs instead, or a device
+** run could not go on (its heap, a copy) and the CPU took it back. NULL
+** until then; it stays once set. */
 const char *hvm4g_notice(const hvm4g *h);
 
 /* The version and the build, one item a line: "hvm4g 0.1.0", the commit,

@@ -605,6 +605,12 @@ cli_check sim_heap_exhausted 4 '^hvm4g: heap exhausted: [0-9]+ live words \(use 
   "$BIN" "$LAZY" -G --device=sim --cpu-first=0 --handoff=0 --heap=1M
 cli_check sim_dev_heap_cpu 0 '^same$' sh -c 'sed "s/20000000/200000/" "$1" > lz.hvm4; a=$("$0" lz.hvm4 -T1); b=$("$0" lz.hvm4 -G --device=sim --cpu-first=0 --handoff=0 --dev-heap=1M -s 2>&1)
   echo "$b" | grep -q "^- Device stopped: .*device heap exhausted; the CPU went on" && [ "$a" = "$(echo "$b" | grep -v "^- ")" ] && echo same || echo "$a / $b"' "$BIN" "$LAZY"
+# A device run that cannot start (no memory for its lanes) goes to the
+# CPU: the library leaves the reason in the runtime's notice, which the
+# program prints on stderr once; the result is the CPU's, on stdout.
+cli_check sim_fell_back 0 '^832040 / hvm4g: --gpu: device \(sim\): out of host memory for 4194304 lanes; the CPU normalizes instead$' \
+  sh -c 'ulimit -v 3000000; "$0" "$1" -G --device=sim --cpu-first=0 --lanes=4194304 2> err.txt > out.txt; echo "$(cat out.txt) / $(cat err.txt)"' \
+  "$BIN" "$ROOT/bench/fib.hvm4"
 # A live tree larger than half a small device heap (HVM4G_SIM_ROOM: 4K
 # words above the words in use): the heap grows and the next run goes on
 # from what the first packed, with the CPU's output.

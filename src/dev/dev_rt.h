@@ -40,6 +40,8 @@ struct DevRt {
   struct SimRt   *sim;     // sim.c's part, made at its first run
   struct CuRt    *cuda;    // cuda.cu's (gpu_cuda_part)
   struct MtRt    *metal;   // metal.c's
+  char            notice[256];   // a run the CPU took back, and why (the
+                                 // runtime's notice: the library never prints)
 };
 
 // RT's part from the runtime's open to its close: dev_rt_open runs once

@@ -402,6 +402,14 @@ static int reclaim(const GpuBackend *b, u32 n, GpuReclaim *r, char *err,
   return r->live * RECLAIM_KEEP <= r->room ? 1 : 0;
 }
 
+// A backend that could not go on: the first such reason is the runtime's
+// notice (sched_notice), which the program prints.
+static void fell_back(const GpuBackend *b, const char *err, const char *then) {
+  if (RT->dev->notice[0]) return;
+  snprintf(RT->dev->notice, sizeof RT->dev->notice, "hvm4g: device (%s): %s; %s",
+           b->name, err, then);
+}
+
 static void stop_at(GpuStats *s, u32 stop, const PassCtl *ctl, u64 pass) {
   s->stops++;
   s->stop      = stop;
@@ -421,8 +429,7 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
   double t0   = gpu_now();
   u64    top0 = gpu_top();
   if (b->open(roots, nroot, err, sizeof err) != 0) {
-    fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
-            b->name, err);
+    fell_back(b, err, "the CPU normalizes instead");
     PassCtl none = { .stop_loc = loc };
     stop_at(s, STOP_SPACE, &none, 0);
     return STOP_SPACE;
@@ -493,8 +500,7 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
       fresh = 0;
     }
     if (m < 0) {
-      fprintf(stderr, "hvm4g: device (%s): %s; the CPU finishes\n",
-              b->name, err);
+      fell_back(b, err, "the CPU finishes");
       stop = STOP_SPACE;
       ctl.stop_loc = loc;
     } else if (ctl.stop) {
@@ -533,8 +539,7 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
 
   s->alloc += dtop - base;
   if (pack(b, err, sizeof err) != 0) {
-    fprintf(stderr, "hvm4g: device (%s): %s; the CPU normalizes instead\n",
-            b->name, err);
+    fell_back(b, err, "the CPU normalizes instead");
     if (!stop) {
       s->stops++;
       s->stop_pass = pass;

@@ -93,7 +93,8 @@ static void no_device(const char *why) {
 }
 
 const char *sched_notice(void) {
-  return ST.notice[0] ? ST.notice : NULL;
+  if (ST.notice[0]) return ST.notice;
+  return RT->dev->notice[0] ? RT->dev->notice : NULL;
 }
 
 // The device's answers for a runtime not yet open (the pool's size is one

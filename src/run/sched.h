@@ -49,7 +49,8 @@ typedef struct {
 void sched_init(void);
 
 // What the runtime did otherwise than asked and goes on with: the device
-// asked for (HVM4G_DEVICE) is not usable and the CPU runs instead, or NULL.
+// asked for (HVM4G_DEVICE) is not usable and the CPU runs instead, or a
+// device run could not go on and the CPU took it back (dev/pass.c), or NULL.
 // The library prints nothing: its caller shows it (the hvm4g program as
 // "hvm4g: --gpu: ...").
 const char *sched_notice(void);
