@@ -271,6 +271,18 @@ void reclaim_disarm(void) {
   heap_drop_free();
 }
 
+void reclaim_restart(u64 top) {
+  Reclaim *r = me();
+  reclaim_disarm();
+  HeapSnap program = { NULL, top };
+  heap_rewind(&program);
+  for (u32 i = 0; i < r->threads; i++) {
+    Wnf *w = eval_worker(i);
+    if (w) w->next = w->end = 0;
+  }
+  r->used_live = 0;
+}
+
 void reclaim_host(int d) {
   atomic_fetch_add(&me()->hosts, d);
 }

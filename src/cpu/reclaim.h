@@ -158,6 +158,11 @@ void reclaim_add_forget(void (*forget)(u32 lo, u64 hi));
 // one, not for -C, -D or the device.
 void reclaim_arm(void);
 void reclaim_disarm(void);
+// A new run in the runtime (run/api.c): every word above `top` (the heap
+// the program left) is an earlier run's, its result included, so the top
+// goes back there and no evaluator keeps an arena above it. No thread may
+// be allocating (the pool halted, its queues dropped).
+void reclaim_restart(u64 top);
 // A WNF run of thread tid stopped with WNF_OOM (its term rebuilt and held
 // in a root frame): joins or runs a collection. 2: retry (it was due, or
 // another thread's); 1: retry, the heap was full and has room again (a

@@ -70,6 +70,8 @@ struct hvm4g {
   int    color;         // Options.color
   int    opened;        // the layers' parts opened (runtime_close closes them)
   u32    result;        // the heap slot of the last normal form (0: none)
+  u64    program_top;   // the heap's top when the first run began (0: none
+                        // began): the words above are runs', freed by the next
   double secs;          // the last run's wall time
   Late   late;
 };
@@ -501,6 +503,22 @@ static void start_over_lazily(u64 top) {
   eval_lazy_book(1);
 }
 
+// Every word an earlier run made is garbage once a new run begins (its
+// result's slot goes with it), and so is whatever an error left behind:
+// the pool's queued tasks, a collapse's threads. The heap goes back to
+// the program; a runtime runs any number of times in its heap.
+static void drop_earlier_runs(hvm4g *h) {
+  if (!h->program_top) {
+    h->program_top = heap_used();
+    return;
+  }
+  collapse_stop();
+  pool_halt();
+  pool_drop();
+  reclaim_restart(h->program_top);
+  pool_resume();
+}
+
 // Runs @name's normal form (collapse: its collapse to `out`) in a frame
 // that takes the runtime's fatal errors.
 static int run(hvm4g *h, const char *name, int where, int collapse,
@@ -512,10 +530,13 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   }
   Call c = { .h = h, .code = 0 };
   double t0  = now();
-  u64    top = heap_used();
+  volatile u64 top  = 0;
   volatile int lazy = 0;
   journal_start(may_restart());
   if (setjmp(c.env) != 0) {
+    // no collection reads what the failed call held (eval_fatal dropped
+    // its root frames; its pool tasks end at the next run's start)
+    reclaim_disarm();
     if (!lazy && eval_met_again() && may_start_over()) {
       lazy      = 1;
       h->err[0] = '\0';
@@ -530,6 +551,10 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     }
   }
   CALL = &c;
+  if (!lazy) {
+    drop_earlier_runs(h);   // inside the frame: the pool's kept error returns
+    top = heap_used();
+  }
   u32 root = run_root(h, name);
   if (!root) {
     CALL = NULL;
