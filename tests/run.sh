@@ -26,6 +26,8 @@
 #              and cpu (SKIP_ASAN=1 skips)
 #   tsan-*     thread-sanitizer builds run the examples and the thread_*
 #              programs (-T)
+#   mem-fit    every bench/ and tests/gpu/ program in a heap of 8x its peak
+#              live words (tests/mem/fit.sh; not in QUICK)
 #
 # Environment: HVM4G_BIN (test this binary instead of building ./hvm4g), JOBS (parallel runs, default nproc), TEST_TIMEOUT (seconds
 # per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, SKIP_METAL=1, HVM4_REF_TESTS,
@@ -946,6 +948,24 @@ while IFS= read -r line; do
   esac
 done < "$TMP/ffi.log"
 grep -q ' passed, 0 failed$' "$TMP/ffi.log" || record ffi runner 0 "$(tail -n1 "$TMP/ffi.log")"
+
+# --- phase: mem-fit ---------------------------------------------------------
+# Every program of bench/ (but big_*) and tests/gpu/ runs in a heap of 8x
+# its peak live words at -T1, -T4 and on the simulated device, with the
+# default heap's output (tests/mem/fit.sh, issue 62). `make test` only:
+# the bench programs take minutes on the CPU.
+
+if [ "$QUICK" != 1 ]; then
+  add_phase mem-fit
+  bash "$ROOT/tests/mem/fit.sh" "$BIN" > "$TMP/mem-fit.log" 2>&1
+  while IFS= read -r line; do
+    case "$line" in
+      "[PASS] "*) name=${line#\[PASS\] }; record mem-fit "${name%% *}" 1 ;;
+      "[FAIL] "*) name=${line#\[FAIL\] }; name=${name%%:*}; record mem-fit "$name" 0 "${line#*: }" ;;
+    esac
+  done < "$TMP/mem-fit.log"
+  grep -q ' passed, 0 failed$' "$TMP/mem-fit.log" || record mem-fit runner 0 "$(tail -n1 "$TMP/mem-fit.log")"
+fi
 
 # --- phases: sanitizers -----------------------------------------------------
 

@@ -578,7 +578,8 @@ void eval_spark(Wnf *w, u64 task) {
   u32  tries  = 0, idle = 0;
   u32  tid    = pool_tid();
   Reclaim *rc = &RT->cpu->reclaim;
-  RootFrame rf = { &t, 0, NULL };   // t, while a collection runs
+  RootFrame rf = { &t, slot, NULL };   // t, and the slot it goes back to
+                                       // (it stays put: reclaim.c's Compaction)
   reclaim_hold(rc, tid, &rf);
   for (;;) {
     w->budget = w->itrs + SPARK_SLICE;

@@ -2,8 +2,11 @@
 //
 // A collection stops every CPU thread at a safe point (its WNF run folded
 // back into the heap), marks what the threads can still reach, and hands
-// the unmarked words out again as arenas (heap_take). Nothing moves, so a
-// location the C code holds stays valid: it only has to be a root.
+// the unmarked words out again as arenas (heap_take). A location the C
+// code holds stays valid: it only has to be a root. When the garbage lies
+// in runs too short to reuse, the collection slides the live words
+// together (reclaim.c, Compaction): a slot a root names stays where it
+// is, and a root frame's term is rewritten in place.
 
 #ifndef HVM4G_RECLAIM_H
 #define HVM4G_RECLAIM_H
@@ -35,6 +38,8 @@ typedef struct {
   double secs;      // time spent collecting
   u64    helped;    // phases of a collection a parked thread took part in
   double fresh_ns;  // a fresh word's cost as measured (0: not measured)
+  u64    compactions; // collections that also slid the live words together
+  u64    peak_live;   // the most live words a collection counted
 } ReclaimStats;
 
 // A module that holds heap slots outside the root frames (snf.c's slot
@@ -118,6 +123,10 @@ typedef struct {
   u64          chunk_cap;
   _Atomic u64  phase;       // phases opened, times 4, + the kind
   _Atomic u32  joined;      // parked threads inside the phase
+  // compacting (reclaim.c's Compaction): per 64-word group above the base
+  u32         *group_to;    // where its first live word goes
+  u8          *group_pin;   // its live words stay (a root names one)
+  u64          group_cap;
 } Reclaim;
 
 // Thread tid's list as it stands, and set back to one it stood at (an
@@ -169,10 +178,14 @@ void reclaim_restart(u64 top);
 // second time with no interaction between is the end); 0: no room.
 int  reclaim_oom(u32 tid);
 // A safe point (nothing of this thread's outside the heap or its root
-// frames): parks while a collection is under way.
+// frames): parks while a collection is under way. 1 when it parked: a
+// heap word the caller read before may have moved (Compaction), so a
+// location it holds outside its root frames must be read again.
 void reclaim_park(u32 tid);
-static inline void reclaim_poll(Reclaim *r, u32 tid) {
-  if (atomic_load_explicit(&r->stop, memory_order_relaxed)) reclaim_park(tid);
+static inline int reclaim_poll(Reclaim *r, u32 tid) {
+  if (!atomic_load_explicit(&r->stop, memory_order_relaxed)) return 0;
+  reclaim_park(tid);
+  return 1;
 }
 // Thread tid sleeps outside every task (1) or wakes (0) (pool.c).
 void reclaim_away(u32 tid, int away);
