@@ -26,6 +26,7 @@
 #              and cpu (SKIP_ASAN=1 skips)
 #   tsan-*     thread-sanitizer builds run the examples and the thread_*
 #              programs (-T)
+#   mem-limits the default heap under ulimit -v, the exhausted heap's message
 #   mem-fit    every bench/ and tests/gpu/ program in a heap of 8x its peak
 #              live words (tests/mem/fit.sh; not in QUICK)
 #
@@ -555,7 +556,7 @@ cli_check heap_again_json 0 '"device_reclaims": [1-9][0-9]*, "device_words_recla
 LAZY=$TMP/cli_lazy_acc.hvm4
 printf '%s\n' '@loop = λ{0: λacc. acc; λ&k. λacc. @loop(k - 1, ((acc * 31) + k) % 65521)}' \
   '@main = @loop(20000000, 1)' > "$LAZY"
-cli_check sim_heap_exhausted 4 '^hvm4g: heap exhausted: [0-9]+ live words \(use --heap=SIZE' \
+cli_check sim_heap_exhausted 4 '^hvm4g: heap exhausted: [0-9]+ live words (at most )?in a heap of 1048576 words.*\(use --heap=SIZE' \
   "$BIN" "$LAZY" -G --device=sim --cpu-first=0 --handoff=0 --heap=1M
 cli_check sim_dev_heap_cpu 0 '^same$' sh -c 'sed "s/20000000/200000/" "$1" > lz.hvm4; a=$("$0" lz.hvm4 -T1); b=$("$0" lz.hvm4 -G --device=sim --cpu-first=0 --handoff=0 --dev-heap=1M -s 2>&1)
   echo "$b" | grep -q "^- Device stopped: .*device heap exhausted; the CPU went on" && [ "$a" = "$(echo "$b" | grep -v "^- ")" ] && echo same || echo "$a / $b"' "$BIN" "$LAZY"
@@ -948,6 +949,42 @@ while IFS= read -r line; do
   esac
 done < "$TMP/ffi.log"
 grep -q ' passed, 0 failed$' "$TMP/ffi.log" || record ffi runner 0 "$(tail -n1 "$TMP/ffi.log")"
+
+# --- phase: mem-limits ------------------------------------------------------
+# The default heap follows the address space it is given (ulimit -v), and a
+# run that ends for want of memory says what was live and the heap's size
+# (docs/memory.md, issue 62 point 3, issue 63 point 9).
+
+add_phase mem-limits
+mem_check() {   # name, wanted status, regex, command...
+  local name=$1 want_rc=$2 re=$3; shift 3
+  local out rc
+  out=$(cd "$TMP" && timeout -k 5 "$TEST_TIMEOUT" "$@" 2>&1); rc=$?
+  if [ "$rc" != "$want_rc" ]; then
+    record mem-limits "$name" 0 "exit status $rc: $(printf '%s' "$out" | head -n 2)"
+  elif ! printf '%s\n' "$out" | grep -Eq -- "$re"; then
+    record mem-limits "$name" 0 "no line matches /$re/: $(printf '%s' "$out" | head -n 2)"
+  else
+    record mem-limits "$name" 1
+  fi
+}
+printf '@gen = λ{0: #L{1}; λ&d. #T{@gen(d - 1), @gen(d - 1)}}\n@sum = λ{#L: λx.x; #T: λa.λb.@sum(a) + @sum(b)}\n@main = @sum(@gen(12))\n' \
+  > "$TMP/mem_tree12.hvm4"
+printf '@loop = λ{0: λacc. acc; λ&k. λacc. @next(k, ((acc * 31) + k) %% 65521)}\n@next = λ&k. λ{0: @loop(k - 1, 0); λp. @loop(k - 1, p)}\n@main = %%nf(@loop(300000, 1))\n' \
+  > "$TMP/mem_in_nf.hvm4"
+printf '@gen = λ{0: #L{1}; λ&d. #T{@gen(d - 1), @gen(d - 1)}}\n@main = @gen(16)\n' > "$TMP/mem_big_tree.hvm4"
+mem_check hello_as_1g 0 '^#Hi\{"hvm4g",65536\}' sh -c 'ulimit -v 1000000 && exec "$0" "$1"' "$BIN" "$ROOT/examples/hello.hvm4"
+mem_check tree_as_4g_t2 0 '^4096$' sh -c 'ulimit -v 4000000 && exec "$0" "$1" -T2' "$BIN" mem_tree12.hvm4
+mem_check tree_as_4g_t4 0 '^4096$' sh -c 'ulimit -v 4000000 && exec "$0" "$1" -T4' "$BIN" mem_tree12.hvm4
+mem_check exhausted_says_heap 4 '^hvm4g: heap exhausted: [0-9]+ live words in a heap of 65536 words' \
+  "$BIN" mem_big_tree.hvm4 --heap=64K
+mem_check exhausted_in_nf 4 '^hvm4g: heap exhausted: [0-9]+ live words at most in a heap of 1048576 words \(no collection can run' \
+  "$BIN" mem_in_nf.hvm4 --heap=1M
+# a runaway under the limit: the message says what sized the heap
+printf '@loop = λ{0: λacc. acc; λ&k. λacc. @loop(k - 1, ((acc * 31) + k) %% 65521)}\n@main = @loop(200000000, 1)\n' \
+  > "$TMP/mem_runaway.hvm4"
+mem_check exhausted_by_space 4 'in a heap of [0-9]+ words, sized by the address-space limit \(raise the limit, ulimit -v' \
+  sh -c 'ulimit -v 1000000 && exec "$0" "$1" -T1' "$BIN" mem_runaway.hvm4
 
 # --- phase: mem-fit ---------------------------------------------------------
 # Every program of bench/ (but big_*) and tests/gpu/ runs in a heap of 8x

@@ -59,6 +59,9 @@ static void report(const char *msg, int rc) {
   if (!msg[0]) return;   // a %panic's message went to the output
   if (starts(msg, "PARSE_ERROR") && colour_on(2)) {
     fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m%s\n", msg + 11);
+  } else if (rc == HVM4G_ERR_HEAP && starts(msg, OURS "heap exhausted") &&
+             strstr(msg, "address-space limit")) {
+    fprintf(stderr, "%s (raise the limit, ulimit -v, for a larger heap)\n", msg);
   } else if (rc == HVM4G_ERR_HEAP && starts(msg, OURS "heap exhausted") && !strstr(msg, "--heap")) {
     fprintf(stderr, "%s (use --heap=SIZE for a larger heap)\n", msg);
   } else if (rc == HVM4G_ERR_DEVICE && starts(msg, OURS SCHED_NO_CUDA ": ")) {

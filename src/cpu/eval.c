@@ -324,13 +324,9 @@ int eval_refill(Wnf *w, u32 n) {
   return (int)cpu_take(w, n);
 }
 
-// "heap exhausted: N live words": those the last collection found live,
-// or every word in use when none ran.
 static void die_exhausted(void) {
-  ReclaimStats r = reclaim_stats();
-  char msg[120];
-  snprintf(msg, sizeof msg, "heap exhausted: %llu live words",
-           (unsigned long long)(r.runs ? r.live : heap_used()));
+  char msg[200];
+  reclaim_exhausted(msg, sizeof msg);
   die_plain(msg);
 }
 

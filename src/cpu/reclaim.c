@@ -302,6 +302,26 @@ ReclaimStats reclaim_stats(void) {
   return s;
 }
 
+// What was live when the heap ran out, as far as it is known: the words
+// the last collection found live, or, where none could run (a host
+// primitive in flight, a collapse, a run too short), every word in use.
+void reclaim_exhausted(char *msg, size_t n) {
+  Reclaim     *r   = me();
+  ReclaimStats s   = reclaim_stats();
+  unsigned long long cap = RT->heap.cap, used = heap_used();
+  const char  *why = RT->heap.by_space ? ", sized by the address-space limit" : "";
+  if (atomic_load(&r->hosts) > 0) {
+    snprintf(msg, n, "heap exhausted: %llu live words at most in a heap of %llu words%s "
+             "(no collection can run inside %%nf or another primitive)", used, cap, why);
+  } else if (s.runs) {
+    snprintf(msg, n, "heap exhausted: %llu live words in a heap of %llu words%s",
+             (unsigned long long)s.live, cap, why);
+  } else {
+    snprintf(msg, n, "heap exhausted: %llu live words at most in a heap of %llu words%s "
+             "(no collection ran)", used, cap, why);
+  }
+}
+
 // Stopping the threads
 // ====================
 // A thread clears its flag and then reads the stop flag; the collector

@@ -197,6 +197,9 @@ void reclaim_leave(u32 tid);
 // C code holds locations no root frame names.
 void reclaim_host(int d);
 ReclaimStats reclaim_stats(void);
+// The exhausted heap's message: what was live, the heap's size, and why
+// no collection helped.
+void reclaim_exhausted(char *msg, size_t n);
 // The gap's factor after a collection whose walk took `walk` seconds,
 // `since` seconds after the last one ended (reclaim.c's COST_SHARE).
 u64 reclaim_cost_factor(u64 factor, double walk, double since);

@@ -320,7 +320,10 @@ int api_open(hvm4g **out, const Options *o) {
   Rt    *rt = &r->rt;
   Rt   *was = RT;
   RT = rt;
-  u64 words = o->heap ? o->heap : heap_default_words(api_reserved_besides(o->eval.threads));
+  int by_space = 0;
+  u64 words    = o->heap ? o->heap
+                         : heap_default_words(api_reserved_besides(o->eval.threads),
+                                              api_reserved_per_word(o->eval.threads), &by_space);
   if (heap_init(words) != 0) {
     RT = was;
     free(r);
@@ -328,6 +331,7 @@ int api_open(hvm4g **out, const Options *o) {
     snprintf(size, sizeof size, "%llu", (unsigned long long)words);
     return failed_open(out, HVM4G_ERR_HEAP, "no room for a heap of %s words", size);
   }
+  rt->heap.by_space = by_space;
   h->opened = layers_open();
   if (h->opened < LAYERS) {
     runtime_close(r);
@@ -371,11 +375,16 @@ void hvm4g_close(hvm4g *h) {
 }
 
 u64 api_reserved_besides(u32 threads) {
-  u64 per    = ((u64)1 << 30) + ((u64)64 << 20);   // a WNF and a pool stack
+  u64 per    = ((u64)64 << 20) * 2;                // a pool stack, a malloc arena
   u64 levels = threads > 1 ? (u64)512 << 20 : 0;   // -T collapse tables
-  // the program's thread (main.c), the book, code and malloc
-  return ((u64)1 << 30) + (u64)threads * per + levels + ((u64)1 << 27) +
-         ((u64)256 << 20);
+  // the book, and malloc's slack (the program's thread and the code are
+  // reserved already: heap_default_words counts them)
+  return (u64)threads * per + levels + ((u64)1 << 27) + ((u64)256 << 20);
+}
+
+// A WNF stack a thread, of a word a heap word (eval.c's eval_stack_words).
+u64 api_reserved_per_word(u32 threads) {
+  return (u64)threads * sizeof(Term);
 }
 
 // Loading
