@@ -96,6 +96,8 @@ typedef struct {
   double       fresh_ns;    // a fresh word's cost, ns (0: not measured)
   u64          high;        // the highest top a collection began at
   u64          armed_at;    // heap_given() at arming
+  double       sys_armed;   // the process's system time at arming, s
+  u64          top_armed;   // heap_used() at arming
   _Atomic u32  probe_taken;
   _Atomic u32  probe_done;
   _Atomic u64  probe_ns;
