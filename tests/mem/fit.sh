@@ -28,6 +28,14 @@ pass=0; fail=0
 for f in "${files[@]}"; do
   name=$(basename "$f" .hvm4)
   args=$(sed -n '1s|^// args: ||p' "$f")
+  # the tests' convention (tests/lib.sh): expected lines (trailing //
+  # lines) without //! are collapsed (-C; -C<lines> for collapse_*)
+  if tail -n1 "$f" | grep -q '^//' && ! grep -q '^//!' "$f"; then
+    case "$name" in
+      collapse_*|enum_*) args="$args -C$(tac "$f" | awk '/^\/\//{n++; next} {exit} END{print n+0}')" ;;
+      *) args="$args -C" ;;
+    esac
+  fi
   timeout "$LIMIT" "$BIN" $args "$f" > "$TMP/want" 2> /dev/null
   if [ $? -ne 0 ]; then echo "[FAIL] $name: the default heap's run failed"; fail=$((fail + 1)); continue; fi
   timeout "$LIMIT" "$BIN" $args -T1 -s --reclaim-gap=$PEAK_GAP "$f" > "$TMP/stats" 2> "$TMP/err"
