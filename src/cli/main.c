@@ -79,6 +79,9 @@ static void report(const char *msg, int rc, u32 threads) {
   if (!msg[0]) return;
   if (starts(msg, "PARSE_ERROR") && colour_on(2)) {
     fprintf(stderr, "\033[1;31mPARSE_ERROR\033[0m%s\n", msg + 11);
+  } else if (rc == HVM4G_ERR_HEAP && starts(msg, OURS "heap exhausted") &&
+             strstr(msg, "address-space limit")) {
+    fprintf(stderr, "%s (raise the limit, ulimit -v, for a larger heap)\n", msg);
   } else if (rc == HVM4G_ERR_HEAP && starts(msg, OURS "heap exhausted") && !strstr(msg, "--heap")) {
     heap_hint(msg);
   } else if ((rc == HVM4G_ERR_USAGE && starts(msg, OURS "cannot start a thread")) ||

@@ -324,13 +324,9 @@ int eval_refill(Wnf *w, u32 n) {
   return (int)cpu_take(w, n);
 }
 
-// "heap exhausted: N live words": those the last collection found live,
-// or every word in use when none ran.
 static void die_exhausted(void) {
-  ReclaimStats r = reclaim_stats();
-  char msg[120];
-  snprintf(msg, sizeof msg, "heap exhausted: %llu live words",
-           (unsigned long long)(r.runs ? r.live : heap_used()));
+  char msg[200];
+  reclaim_exhausted(msg, sizeof msg);
   die_plain(msg);
 }
 
@@ -505,7 +501,9 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
         w->defers++;
         if (sliced) w->budget = ~0ull;
         do {
-          if (rc->roots && tid < cpu->eval.nworkers) reclaim_poll(rc, tid);
+          // a collection may have moved the held word (compaction): the
+          // retry rebuilds from t, which the root frame has rewritten
+          if (rc->roots && tid < cpu->eval.nworkers && reclaim_poll(rc, tid)) break;
           if (AHEAD) ahead_check();
           if (eval_help(w)) {
             spins = 0;
@@ -514,7 +512,9 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
           } else if (spins < DEFER_NAP_AFTER || !held || tid >= cpu->eval.nworkers) {
             sched_yield();
           } else {
-            pool_nap_on(word, BUSY);
+            u64 runs = rc->stats.runs;   // no collection ends while this thread is here
+            pool_nap_on(word, BUSY);     // asleep, it is away: one may run meanwhile
+            if (rc->stats.runs != runs) break;
           }
         } while (held && !pool_stopping() &&
                  atomic_load_explicit(word, memory_order_acquire) == BUSY);
@@ -597,7 +597,8 @@ void eval_spark(Wnf *w, u64 task) {
   u32  tries  = 0, idle = 0;
   u32  tid    = pool_tid();
   Reclaim *rc = &RT->cpu->reclaim;
-  RootFrame rf = { &t, 0, NULL };   // t, while a collection runs
+  RootFrame rf = { &t, slot, NULL };   // t, and the slot it goes back to
+                                       // (it stays put: reclaim.c's Compaction)
   reclaim_hold(rc, tid, &rf);
   u64  slice  = SPARK_SLICE;
   for (;;) {

@@ -23,10 +23,14 @@
 // shared with the threads parked in step 1: they help while they wait
 // (Phases, below). Threads asleep in the pool do not.
 //
-// Nothing moves: a location held anywhere stays valid, so the rules' sharing
-// (two projections of one DUP), SUB chains, stuck nodes and labels are the
-// words they were. A collection that cannot run (a host primitive in flight
-// holds locations in C, the pool is not armed) is skipped.
+//   5. compact (only when less than half the garbage is in reusable runs):
+//              the live words slide together in address order around the
+//              slots the roots name, every location rewritten (Compaction)
+//
+// Either way the rules' sharing (two projections of one DUP), SUB chains,
+// stuck nodes and labels are the same graph they were. A collection that
+// cannot run (a host primitive in flight holds locations in C, the pool is
+// not armed) is skipped.
 //
 // All of it is the runtime's (RT->cpu->reclaim, reclaim.h's Reclaim).
 
@@ -38,6 +42,7 @@
 #include <time.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include "cpu/reclaim.h"
 #include "cpu/eval.h"
 #include "cpu/pool.h"
@@ -49,7 +54,7 @@
 // costs a walk of the live words and a scan of one bit per word, so the gap
 // keeps that small beside the work, and the touched heap within the caches'
 // reach of a few levels (docs/memory.md).
-#define GAP_MIN   (1ull << 25)
+#define GAP_MIN   (1ull << 22)
 // Free runs shorter than this stay unused until a later collection: an
 // arena shorter than a few nodes would cost a refill every few rules, and
 // one shorter than the core's refill request (WNF_RESERVE) is never taken:
@@ -114,6 +119,9 @@ void reclaim_close(void) {
   free(r->shared);
   free(r->ranges);
   free(r->chunks);
+  free(r->group_to);
+  free(r->group_pin);
+  r->group_to = NULL; r->group_pin = NULL; r->group_cap = 0;
   if (r->live) munmap(r->live, r->live_words * sizeof(u64));
   r->work = NULL; r->roots = NULL; r->away = NULL; r->itrs_then = NULL;
   r->shared = NULL; r->ranges = NULL; r->chunks = NULL; r->live = NULL;
@@ -212,6 +220,15 @@ static u64 gap_after(Reclaim *r, u64 live) {
 // gap with it. Several: the kernel maps some ranges ahead of their first
 // touch.
 #define PROBE_N 8
+// Fresh words past which the system time since the arming is a measure too
+// (its clock ticks in milliseconds).
+#define PROBE_SYS_MIN (1u << 20)
+
+static double sys_secs(void) {
+  struct rusage u;
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
 
 void reclaim_probe(u32 at, u32 n) {
   Reclaim *r = me();
@@ -225,6 +242,14 @@ void reclaim_probe(u32 at, u32 n) {
   if (atomic_fetch_add(&r->probe_done, 1) + 1 < PROBE_N) return;
   r->probe    = ~0ull;
   r->fresh_ns = (double)atomic_load(&r->probe_ns) / (double)atomic_load(&r->probe_words);
+  // The kernel's time since the arming, over the fresh words since: on a
+  // VM or gVisor a fault maps ahead, so the timed touches above meet pages
+  // mapped already, while the run pays the mapping in system time.
+  double sys   = sys_secs() - r->sys_armed;
+  u64    fresh = heap_used() > r->top_armed ? heap_used() - r->top_armed : 0;
+  if (fresh >= PROBE_SYS_MIN && r->stats.runs == 0 && sys * 1e9 / (double)fresh > r->fresh_ns) {
+    r->fresh_ns = sys * 1e9 / (double)fresh;
+  }
   r->fresh    = reclaim_fresh_factor(r->fresh_ns);
   if (r->stats.runs == 0 && r->armed) r->next = r->armed_at + gap_after(r, 0);
 }
@@ -241,6 +266,8 @@ void reclaim_arm(void) {
   r->worked   = r->threads;
   r->armed    = 1;
   r->armed_at = heap_given();
+  r->sys_armed = sys_secs();
+  r->top_armed = heap_used();
   // An arena is at most an ARENA_SHARE of the heap per thread: in a small
   // heap one thread's arena would otherwise hold every free word, and the
   // others would find it full however little is live.
@@ -271,6 +298,18 @@ void reclaim_disarm(void) {
   heap_drop_free();
 }
 
+void reclaim_restart(u64 top) {
+  Reclaim *r = me();
+  reclaim_disarm();
+  HeapSnap program = { NULL, top };
+  heap_rewind(&program);
+  for (u32 i = 0; i < r->threads; i++) {
+    Wnf *w = eval_worker(i);
+    if (w) w->next = w->end = 0;
+  }
+  r->used_live = 0;
+}
+
 void reclaim_host(int d) {
   atomic_fetch_add(&me()->hosts, d);
 }
@@ -281,6 +320,26 @@ ReclaimStats reclaim_stats(void) {
   s.helped   = atomic_load_explicit(&r->helped, memory_order_relaxed);
   s.fresh_ns = r->fresh_ns;
   return s;
+}
+
+// What was live when the heap ran out, as far as it is known: the words
+// the last collection found live, or, where none could run (a host
+// primitive in flight, a collapse, a run too short), every word in use.
+void reclaim_exhausted(char *msg, size_t n) {
+  Reclaim     *r   = me();
+  ReclaimStats s   = reclaim_stats();
+  unsigned long long cap = RT->heap.cap, used = heap_used();
+  const char  *why = RT->heap.by_space ? ", sized by the address-space limit" : "";
+  if (atomic_load(&r->hosts) > 0) {
+    snprintf(msg, n, "heap exhausted: %llu live words at most in a heap of %llu words%s "
+             "(no collection can run inside %%nf or another primitive)", used, cap, why);
+  } else if (s.runs) {
+    snprintf(msg, n, "heap exhausted: %llu live words in a heap of %llu words%s",
+             (unsigned long long)s.live, cap, why);
+  } else {
+    snprintf(msg, n, "heap exhausted: %llu live words at most in a heap of %llu words%s "
+             "(no collection ran)", used, cap, why);
+  }
 }
 
 // Stopping the threads
@@ -593,16 +652,19 @@ static void chunk_add(ThreadWork *w, u64 lo, u64 len) {
 // The free run [lo, hi): arenas of at most an arena's words. Threads
 // forget disjoint runs at once: snf_forget clears a page's dirty byte only
 // for a page inside its run, which no other run touches.
-static void free_run(Reclaim *r, ThreadWork *w, u64 lo, u64 hi) {
-  u64 min = MIN_CHUNK;
-  if (hi - lo < min) return;   // not reused: its seen marks wait with it
-  if (r->forget) r->forget((u32)lo, hi);
-  while (lo < hi) {
+// [lo, hi) as chunks of at most an arena's words, none under MIN_CHUNK.
+static void cut_arenas(Reclaim *r, ThreadWork *w, u64 lo, u64 hi) {
+  while (hi - lo >= MIN_CHUNK) {
     u64 len = hi - lo < r->arena ? hi - lo : r->arena;
-    if (len < min) break;
     chunk_add(w, lo, len);
     lo += len;
   }
+}
+
+static void free_run(Reclaim *r, ThreadWork *w, u64 lo, u64 hi) {
+  if (hi - lo < MIN_CHUNK) return;   // not reused: its seen marks wait with it
+  if (r->forget) r->forget((u32)lo, hi);
+  cut_arenas(r, w, lo, hi);
 }
 
 // The first word of [at, lim) whose bit is `want`, else lim.
@@ -712,6 +774,167 @@ static u64 sweep_merge(Reclaim *r, u64 *new_top) {
   return live;
 }
 
+// Compaction
+// ==========
+// A sweep reuses free runs of MIN_CHUNK words or more: the core bumps
+// through an arena and asks for WNF_RESERVE contiguous words before each
+// interaction, so shorter runs cannot serve it. A program that keeps a
+// word every few dozen (a result tree built while its leaves' work is
+// garbage) leaves most of its garbage in such runs. When a sweep finds
+// less than half of the garbage reusable, the collection also slides the
+// live words together (in address order, so a node stays contiguous and
+// the heap's order is kept), and every location is rewritten through a
+// forwarding function computed from the live bits: no forwarding word is
+// stored anywhere.
+//
+// What may move: a word above the base that no root names as a slot. The
+// C code holds slots (a root frame's loc, the strong normal form's slot
+// stacks and job lists, the pool's tasks) and writes back to them, so
+// those stay where they are: a 64-word group holding one is pinned, with
+// every group its live runs reach into (a node never straddles a moving
+// and a staying group). A root frame's term is rewritten in place (its
+// holder reads it back after the stop); the words below the base and
+// every live word are rewritten in the same pass that moves them. The
+// normal form's seen marks (snf.c) move with their words.
+//
+// Forwarding a location L above the base: L itself if its group is
+// pinned or L is not live, else the group's destination plus the live
+// words before L in its group (a popcount).
+
+#define GROUP_WORDS 64
+// snf.c's page of seen marks (SEEN_PAGE_WORDS): its dirty byte says a
+// mark was set there, which snf_forget reads.
+#define SEEN_PAGE (4096 / sizeof(u16))
+
+typedef struct {
+  const u64 *live;
+  const u32 *to;
+  const u8  *pin;
+  u64        base, top, g0;
+} Forward;
+
+static inline u32 forward(const Forward *f, u32 loc) {
+  if (loc < f->base || loc >= f->top) return loc;
+  u64 g   = loc >> 6;
+  u64 bit = 1ull << (loc & 63);
+  if (!(f->live[g] & bit) || f->pin[g - f->g0]) return loc;
+  return f->to[g - f->g0] + (u32)__builtin_popcountll(f->live[g] & (bit - 1));
+}
+
+static inline Term forward_term(const Forward *f, Term t) {
+  if (!HAS_LOC(TAG(NO_SUB(t)))) return t;
+  return (t & ~VAL_MASK) | forward(f, VAL(t));
+}
+
+static void pin_slot(u32 loc) {
+  Reclaim *r = me();
+  if (loc >= r->base && loc < r->top) r->group_pin[loc / GROUP_WORDS - r->base / GROUP_WORDS] = 1;
+}
+
+// Room for the tables of n groups; 0 when there is none (no compaction).
+static int group_room(Reclaim *r, u64 n) {
+  if (n <= r->group_cap) return 1;
+  u32 *to  = realloc(r->group_to, n * sizeof(u32));
+  if (to) r->group_to = to;
+  u8  *pin = to ? realloc(r->group_pin, n) : NULL;
+  if (pin) r->group_pin = pin;
+  if (!to || !pin) return 0;
+  r->group_cap = n;
+  return 1;
+}
+
+// Pins the groups that hold a root's slot, then every group a live run
+// of a pinned group reaches into, both ways.
+static void pin_groups(Reclaim *r, u64 g0, u64 n) {
+  memset(r->group_pin, 0, n);
+  for (u32 i = 0; i < r->threads; i++) {
+    for (RootFrame *f = r->roots[i].head; f; f = f->up) {
+      if (f->loc) pin_slot(f->loc);
+    }
+  }
+  for (u32 i = 0; i < r->neach; i++) r->each[i](pin_slot);
+  const u64 *live = r->live;
+  u8        *pin  = r->group_pin;
+  for (u64 i = 0; i + 1 < n; i++) {
+    if (pin[i] && (live[g0 + i] >> 63) && (live[g0 + i + 1] & 1)) pin[i + 1] = 1;
+  }
+  for (u64 i = n - 1; i > 0; i--) {
+    if (pin[i] && (live[g0 + i] & 1) && (live[g0 + i - 1] >> 63)) pin[i - 1] = 1;
+  }
+}
+
+// The seen mark of `from` goes to `to` (snf.c's seen set, when it has one).
+static inline void seen_move(_Atomic u16 *seen, u8 *dirty, u32 from, u32 to) {
+  u16 m = atomic_load_explicit(&seen[from], memory_order_relaxed);
+  atomic_store_explicit(&seen[to], m, memory_order_relaxed);
+  if (m) dirty[to / SEEN_PAGE] = 1;
+}
+
+// Slides the live words of [base, top) together around the pinned groups:
+// sets the free chunks (the collector's list: the gaps before pinned
+// groups) and the new top. 0 when its tables cannot be had (nothing moved).
+static int compact(Reclaim *r, u32 tid, u64 *new_top, const u64 **chunks, u64 *n) {
+  u64 g0 = r->base / GROUP_WORDS, g1 = (r->top + GROUP_WORDS - 1) / GROUP_WORDS;
+  if (!group_room(r, g1 - g0)) return 0;
+  pin_groups(r, g0, g1 - g0);
+  const u64 *live = r->live;
+  ThreadWork *w   = &r->work[tid];
+  w->chunk_n      = 0;
+  // where each group's live words go; the gaps left before pinned ones
+  u64 dest = r->base;
+  for (u64 g = g0; g < g1; g++) {
+    u64 bits = live[g];
+    if (!r->group_pin[g - g0]) {
+      r->group_to[g - g0] = (u32)dest;
+      dest += (u64)__builtin_popcountll(bits);
+    } else if (bits) {
+      u64 first = g * GROUP_WORDS + (u64)__builtin_ctzll(bits);
+      cut_arenas(r, w, dest, first);   // marks forgotten after the moves
+      dest = g * GROUP_WORDS + 64 - (u64)__builtin_clzll(bits);
+    }
+  }
+  Forward f = { live, r->group_to, r->group_pin, r->base, r->top, g0 };
+  Term   *heap  = RT->heap.at;
+  Snf    *snf   = &RT->cpu->snf;
+  _Atomic u16 *seen = snf->seen && snf->seen_words >= r->top ? snf->seen : NULL;
+  for (u64 i = 1; i < r->base; i++) heap[i] = forward_term(&f, heap[i]);
+  for (u32 i = 0; i < r->threads; i++) {
+    for (RootFrame *fr = r->roots[i].head; fr; fr = fr->up) {
+      if (fr->term) *fr->term = forward_term(&f, *fr->term);
+    }
+  }
+  // in address order, each word to a place at or below its own: every
+  // word a move overwrites was read before
+  for (u64 g = g0; g < g1; g++) {
+    u64 bits = live[g];
+    int pinned = r->group_pin[g - g0];
+    u32 to     = r->group_to[g - g0];
+    while (bits) {
+      u32 loc = (u32)(g * GROUP_WORDS + (u64)__builtin_ctzll(bits));
+      bits &= bits - 1;
+      Term c = forward_term(&f, heap[loc]);
+      if (pinned || to == loc) {
+        heap[loc] = c;
+      } else {
+        heap[to] = c;
+        if (seen) seen_move(seen, snf->seen_dirty, loc, to);
+      }
+      to++;
+    }
+  }
+  // the freed words' marks go only now: the moves read them first
+  for (u64 i = 0; i < w->chunk_n && r->forget; i++) {
+    u64 lo = w->chunks[i] >> 32;
+    r->forget((u32)lo, lo + (u32)w->chunks[i]);
+  }
+  if (r->forget && dest < r->top) r->forget((u32)dest, r->top);
+  *new_top = dest;
+  *chunks  = w->chunks;
+  *n       = w->chunk_n;
+  r->stats.compactions++;
+  return 1;
+}
+
 // Phases
 // ======
 // The collector opens a phase; a parked thread that sees it open joins it
@@ -813,6 +1036,17 @@ static double now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+// Less than half the garbage of [base, top) is reusable: the rest lies in
+// runs too short for an arena, between live words (Compaction).
+#define REUSE_SHARE 2
+
+static int fragmented(const Reclaim *r, u64 live, u64 top, const u64 *chunks, u64 n) {
+  u64 room = r->top - top;
+  for (u64 i = 0; i < n; i++) room += (u32)chunks[i];
+  u64 garbage = r->top - r->base - live;
+  return room * REUSE_SHARE < garbage;
+}
+
 static void run(Reclaim *r, u32 tid) {
   double t0 = now();
   r->top = heap_used();
@@ -834,6 +1068,7 @@ static void run(Reclaim *r, u32 tid) {
     r->next = heap_given() + gap_after(r, r->stats.live);
     return;
   }
+  if (fragmented(r, live, top, chunks, chunk_n)) compact(r, tid, &top, &chunks, &chunk_n);
   heap_set_free(chunks, chunk_n, top);
   r->worked = 0;
   for (u32 i = 0; i < r->threads; i++) {
@@ -863,6 +1098,7 @@ static void run(Reclaim *r, u32 tid) {
   r->used_live    = live;
   r->used_given   = heap_given();
   r->stats.live   = r->base + live;
+  if (r->stats.live > r->stats.peak_live) r->stats.peak_live = r->stats.live;
   r->stats.secs  += walk;
   r->next         = heap_given() + gap_after(r, r->base + live);
   r->ran_from     = now();

@@ -2,8 +2,11 @@
 //
 // A collection stops every CPU thread at a safe point (its WNF run folded
 // back into the heap), marks what the threads can still reach, and hands
-// the unmarked words out again as arenas (heap_take). Nothing moves, so a
-// location the C code holds stays valid: it only has to be a root.
+// the unmarked words out again as arenas (heap_take). A location the C
+// code holds stays valid: it only has to be a root. When the garbage lies
+// in runs too short to reuse, the collection slides the live words
+// together (reclaim.c, Compaction): a slot a root names stays where it
+// is, and a root frame's term is rewritten in place.
 
 #ifndef HVM4G_RECLAIM_H
 #define HVM4G_RECLAIM_H
@@ -35,6 +38,8 @@ typedef struct {
   double secs;      // time spent collecting
   u64    helped;    // phases of a collection a parked thread took part in
   double fresh_ns;  // a fresh word's cost as measured (0: not measured)
+  u64    compactions; // collections that also slid the live words together
+  u64    peak_live;   // the most live words a collection counted
 } ReclaimStats;
 
 // A module that holds heap slots outside the root frames (snf.c's slot
@@ -91,6 +96,8 @@ typedef struct {
   double       fresh_ns;    // a fresh word's cost, ns (0: not measured)
   u64          high;        // the highest top a collection began at
   u64          armed_at;    // heap_given() at arming
+  double       sys_armed;   // the process's system time at arming, s
+  u64          top_armed;   // heap_used() at arming
   _Atomic u32  probe_taken;
   _Atomic u32  probe_done;
   _Atomic u64  probe_ns;
@@ -118,6 +125,10 @@ typedef struct {
   u64          chunk_cap;
   _Atomic u64  phase;       // phases opened, times 4, + the kind
   _Atomic u32  joined;      // parked threads inside the phase
+  // compacting (reclaim.c's Compaction): per 64-word group above the base
+  u32         *group_to;    // where its first live word goes
+  u8          *group_pin;   // its live words stay (a root names one)
+  u64          group_cap;
 } Reclaim;
 
 // Thread tid's list as it stands, and set back to one it stood at (an
@@ -158,16 +169,25 @@ void reclaim_add_forget(void (*forget)(u32 lo, u64 hi));
 // one, not for -C, -D or the device.
 void reclaim_arm(void);
 void reclaim_disarm(void);
+// A new run in the runtime (run/api.c): every word above `top` (the heap
+// the program left) is an earlier run's, its result included, so the top
+// goes back there and no evaluator keeps an arena above it. No thread may
+// be allocating (the pool halted, its queues dropped).
+void reclaim_restart(u64 top);
 // A WNF run of thread tid stopped with WNF_OOM (its term rebuilt and held
 // in a root frame): joins or runs a collection. 2: retry (it was due, or
 // another thread's); 1: retry, the heap was full and has room again (a
 // second time with no interaction between is the end); 0: no room.
 int  reclaim_oom(u32 tid);
 // A safe point (nothing of this thread's outside the heap or its root
-// frames): parks while a collection is under way.
+// frames): parks while a collection is under way. 1 when it parked: a
+// heap word the caller read before may have moved (Compaction), so a
+// location it holds outside its root frames must be read again.
 void reclaim_park(u32 tid);
-static inline void reclaim_poll(Reclaim *r, u32 tid) {
-  if (atomic_load_explicit(&r->stop, memory_order_relaxed)) reclaim_park(tid);
+static inline int reclaim_poll(Reclaim *r, u32 tid) {
+  if (!atomic_load_explicit(&r->stop, memory_order_relaxed)) return 0;
+  reclaim_park(tid);
+  return 1;
 }
 // Thread tid sleeps outside every task (1) or wakes (0) (pool.c).
 void reclaim_away(u32 tid, int away);
@@ -179,6 +199,9 @@ void reclaim_leave(u32 tid);
 // C code holds locations no root frame names.
 void reclaim_host(int d);
 ReclaimStats reclaim_stats(void);
+// The exhausted heap's message: what was live, the heap's size, and why
+// no collection helped.
+void reclaim_exhausted(char *msg, size_t n);
 // The gap's factor after a collection whose walk took `walk` seconds,
 // `since` seconds after the last one ended (reclaim.c's COST_SHARE).
 u64 reclaim_cost_factor(u64 factor, double walk, double since);

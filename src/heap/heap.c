@@ -74,21 +74,47 @@ static u64 mem_limit(void) {
   return mem;
 }
 
+// The bytes this process has reserved so far (its address space in use,
+// which RLIMIT_AS bounds); 0 if unknown.
+static u64 space_in_use(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long long pages = 0;
+  if (!f) return 0;
+  if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+  fclose(f);
+  long psize = sysconf(_SC_PAGESIZE);
+  return psize > 0 ? (u64)pages * (u64)psize : 0;
+}
+
+// Where space_in_use cannot tell: the program's thread's stack, code and
+// the libraries.
+#define SPACE_UNKNOWN ((u64)1 << 30)
+
 // The default capacity: 2^32 words, or fewer so that the heap and what is
 // sized from it fit in 3/4 of the memory we may use, and their reservations
-// (heap and seen set, 10 bytes a word) in the address space left by
-// RLIMIT_AS after `other` bytes of other reservations (stacks, book). A
-// runaway program then ends with "heap exhausted", not with the system's
-// out-of-memory killer (3/4 of memory as heap alone, the rest sized from
-// it added, nearly filled memory).
-u64 heap_default_words(u64 other) {
+// (heap, seen set and live bits, WORD_SPACE bytes a word, and `per_word`
+// more a word of stacks sized from the heap) in the address space RLIMIT_AS
+// leaves after what is reserved now and `other` bytes to come (stacks,
+// book). A runaway program then ends with "heap exhausted", not with the
+// system's out-of-memory killer (3/4 of memory as heap alone, the rest sized
+// from it added, nearly filled memory). *by_space: the address-space limit
+// made it smaller.
+#define WORD_SPACE 11
+u64 heap_default_words(u64 other, u64 per_word, int *by_space) {
   u64 words = 1ull << 32;
   u64 mem   = mem_limit();
+  if (by_space) *by_space = 0;
   if (mem > 0 && mem / 4 * 3 / WORD_COST < words) words = mem / 4 * 3 / WORD_COST;
   struct rlimit as;
   if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-    u64 room = (u64)as.rlim_cur > other ? (u64)as.rlim_cur - other : 0;
-    if (room / 10 < words) words = room / 10;
+    u64 now  = space_in_use();
+    u64 used = (now ? now : SPACE_UNKNOWN) + other;
+    u64 room = (u64)as.rlim_cur > used ? (u64)as.rlim_cur - used : 0;
+    u64 fit  = room / (WORD_SPACE + per_word);
+    if (fit < words) {
+      words = fit;
+      if (by_space) *by_space = 1;
+    }
   }
   return words < 1024 ? 1024 : words;
 }

@@ -30,10 +30,13 @@ typedef struct Heap {
   u64          free_n;
   u64          free_cap;
   _Atomic u64  free_at;
+  int          by_space;  // the default size, cut by the address-space limit
 } Heap;
 
 int  heap_init(u64 words);   // RT's heap: 0 on success; prints nothing
-u64  heap_default_words(u64 other); // what fits this machine (heap.c); other: bytes reserved besides
+// What fits this machine (heap.c): `other` bytes to be reserved besides,
+// `per_word` bytes more for each heap word; *by_space: ulimit -v cut it.
+u64  heap_default_words(u64 other, u64 per_word, int *by_space);
 void heap_free(void);        // RT's heap and book, unmapped
 u32  heap_alloc(u32 n);      // host bump allocation; 0 when exhausted
 // An evaluator's arena: a free chunk a collection left (cpu/reclaim.c) of

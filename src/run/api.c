@@ -69,6 +69,8 @@ struct hvm4g {
   int    color;         // Options.color
   int    opened;        // the layers' parts opened (runtime_close closes them)
   u32    result;        // the heap slot of the last normal form (0: none)
+  u64    program_top;   // the heap's top when the first run began (0: none
+                        // began): the words above are runs', freed by the next
   double secs;          // the last run's wall time
   Late   late;
 };
@@ -319,7 +321,10 @@ int api_open(hvm4g **out, const Options *o) {
   Rt    *rt = &r->rt;
   Rt   *was = RT;
   RT = rt;
-  u64 words = o->heap ? o->heap : heap_default_words(api_reserved_besides(o->eval.threads));
+  int by_space = 0;
+  u64 words    = o->heap ? o->heap
+                         : heap_default_words(api_reserved_besides(o->eval.threads),
+                                              api_reserved_per_word(o->eval.threads), &by_space);
   if (heap_init(words) != 0) {
     RT = was;
     free(r);
@@ -327,6 +332,7 @@ int api_open(hvm4g **out, const Options *o) {
     snprintf(size, sizeof size, "%llu", (unsigned long long)words);
     return failed_open(out, HVM4G_ERR_HEAP, "no room for a heap of %s words", size);
   }
+  rt->heap.by_space = by_space;
   h->opened = layers_open();
   if (h->opened < LAYERS) {
     runtime_close(r);
@@ -369,11 +375,16 @@ void hvm4g_close(hvm4g *h) {
 }
 
 u64 api_reserved_besides(u32 threads) {
-  u64 per    = ((u64)1 << 30) + ((u64)64 << 20);   // a WNF and a pool stack
+  u64 per    = ((u64)64 << 20) * 2;                // a pool stack, a malloc arena
   u64 levels = threads > 1 ? (u64)512 << 20 : 0;   // -T collapse tables
-  // the program's thread (main.c), the book, code and malloc
-  return ((u64)1 << 30) + (u64)threads * per + levels + ((u64)1 << 27) +
-         ((u64)256 << 20);
+  // the book, and malloc's slack (the program's thread and the code are
+  // reserved already: heap_default_words counts them)
+  return (u64)threads * per + levels + ((u64)1 << 27) + ((u64)256 << 20);
+}
+
+// A WNF stack a thread, of a word a heap word (eval.c's eval_stack_words).
+u64 api_reserved_per_word(u32 threads) {
+  return (u64)threads * sizeof(Term);
 }
 
 // Loading
@@ -548,6 +559,22 @@ static void start_over_lazily(u64 top) {
   eval_lazy_book(1);
 }
 
+// Every word an earlier run made is garbage once a new run begins (its
+// result's slot goes with it), and so is whatever an error left behind:
+// the pool's queued tasks, a collapse's threads. The heap goes back to
+// the program; a runtime runs any number of times in its heap.
+static void drop_earlier_runs(hvm4g *h) {
+  if (!h->program_top) {
+    h->program_top = heap_used();
+    return;
+  }
+  collapse_stop();
+  pool_halt();
+  pool_drop();
+  reclaim_restart(h->program_top);
+  pool_resume();
+}
+
 // Runs @name's normal form (collapse: its collapse to `out`) in a frame
 // that takes the runtime's fatal errors.
 static int run(hvm4g *h, const char *name, int where, int collapse,
@@ -559,10 +586,13 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
   }
   Call c = { .h = h, .code = 0 };
   double t0  = now();
-  u64    top = heap_used();
+  volatile u64 top  = 0;
   volatile int lazy = 0;
   journal_start(may_restart(name));
   if (setjmp(c.env) != 0) {
+    // no collection reads what the failed call held (eval_fatal dropped
+    // its root frames; its pool tasks end at the next run's start)
+    reclaim_disarm();
     int again = !lazy && eval_met_again();
     if (again && may_start_over(name)) {
       lazy      = 1;
@@ -579,6 +609,10 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     }
   }
   CALL = &c;
+  if (!lazy) {
+    drop_earlier_runs(h);   // inside the frame: the pool's kept error returns
+    top = heap_used();
+  }
   u32 root = run_root(h, name);
   if (!root) {
     CALL = NULL;

@@ -40,6 +40,8 @@ void api_use(hvm4g *h);
 // Address space the runtime reserves besides the heap and its seen set,
 // with `threads` CPU threads: the default heap is sized from what is left.
 u64  api_reserved_besides(u32 threads);
+// ... and per heap word (the stacks sized from the heap).
+u64  api_reserved_per_word(u32 threads);
 // The process's peak resident memory in bytes (0: unknown).
 u64  api_peak_rss(void);
 

@@ -186,9 +186,10 @@ static u32 device_stop(u32 stop) {
     no_device(gpu_why_not());
   }
   if (stop == STOP_HEAP) {   // the device's heap was the host's (gpu.c)
-    char msg[128];
-    snprintf(msg, sizeof msg, "heap exhausted: %llu live words",
-             (unsigned long long)RT->dev->stats.heap_live);
+    char msg[160];
+    snprintf(msg, sizeof msg, "heap exhausted: %llu live words in a heap of %llu words%s",
+             (unsigned long long)RT->dev->stats.heap_live, (unsigned long long)RT->heap.cap,
+             RT->heap.by_space ? ", sized by the address-space limit" : "");
     eval_fatal("hvm4g: ", msg);
   }
   return stop;

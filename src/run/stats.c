@@ -69,6 +69,12 @@ void stats_print(double secs, int interrupted) {
          (unsigned long long)r.runs, r.secs);
   if (r.fresh_ns > 0) printf("; a fresh word %.1f ns", r.fresh_ns);
   printf("\n");
+  // the most any collection found live: what a heap must hold, less the
+  // words handed out between two collections
+  if (r.runs) {
+    printf("- Live: at most %llu words at a collection; %llu collections compacted\n",
+           (unsigned long long)r.peak_live, (unsigned long long)r.compactions);
+  }
   if (interrupted) printf("- Interrupted: the run was stopped before its end\n");
   sched_print_stats(stdout);
 }
