@@ -292,6 +292,9 @@ void reclaim_arm(void) {
 // that writes back above the top, a collapse) takes words from the top.
 void reclaim_disarm(void) {
   Reclaim *r = me();
+  // not armed: nothing to drop, and no write that a thread still running
+  // after an error (it reads armed in collect) could race with
+  if (!r->armed) return;
   r->armed   = 0;
   r->next    = ~0ull;
   r->probe   = ~0ull;
