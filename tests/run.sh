@@ -526,6 +526,24 @@ cli_check hello_no_sim 0 '^ok$' sh -c 'grep -qi simulat "$0/examples/hello.hvm4"
 cli_check doc_examples 0 '^ok [0-9]+ examples$' python3 "$ROOT/tests/doc_check.py" examples "$ROOT" "$BIN"
 cli_check doc_traps 0 '^ok 3 programs$' python3 "$ROOT/tests/doc_check.py" traps "$ROOT" "$BIN" "$TMP"
 cli_check doc_sections 0 '^4$' sh -c 'grep -cE "^## (Precedence|Numbers|Typing it in ASCII|Traps)$" "$0/docs/language.md"' "$ROOT"
+# 4: a parse error points at the mistake, in characters of what the user
+# wrote: an affine variable's second use, columns past a λ, -e's term
+# without the hidden `@main = `, the bracket an unclosed term misses; a
+# UTF-8 byte-order mark is skipped
+printf '@f = λt. [t, t]\n@main = @f(1)\n' > "$TMP/pos_affine.hvm4"
+printf '@main = λa.λb.λc.y\n' > "$TMP/pos_chars.hvm4"
+printf '@main = #Foo{1, 2\n' > "$TMP/pos_unclosed.hvm4"
+printf '@k = 1\n' > "$TMP/pos_lib.hvm4"
+printf '\357\273\277@main = [1, 2]\n' > "$TMP/pos_bom.hvm4"
+printf '\357\273\277@main = y\n' > "$TMP/pos_bom_err.hvm4"
+cli_check pos_affine 0 '^ok$' sh "$TMP/rc_is" 3 '^PARSE_ERROR \(.*pos_affine.hvm4:1:14\)$' "$BIN" pos_affine.hvm4
+cli_check pos_chars 0 '^ok$' sh "$TMP/rc_is" 3 '^PARSE_ERROR \(.*pos_chars.hvm4:1:18\)$' "$BIN" pos_chars.hvm4
+cli_check pos_eval 0 '^ok$' sh "$TMP/rc_is" 3 '^PARSE_ERROR \(<-e>:1:7\)$' "$BIN" -e '(λx.x 42)'
+cli_check pos_eval_include 0 '^ok$' sh "$TMP/rc_is" 3 '^PARSE_ERROR \(<-e>:2:5\)$' "$BIN" -e '#include "pos_lib.hvm4"
+ λx.y'
+cli_check pos_unclosed 0 '^ok$' sh "$TMP/rc_is" 3 "^- expected: \\} to close '#Foo\\{' at line 1, column 9$" "$BIN" pos_unclosed.hvm4
+cli_check pos_bom 0 '^\[1,2\]$' "$BIN" pos_bom.hvm4
+cli_check pos_bom_err 0 '^ok$' sh "$TMP/rc_is" 3 '^PARSE_ERROR \(.*pos_bom_err.hvm4:1:9\)$' "$BIN" pos_bom_err.hvm4
 # 5: heap exhaustion explains its live words and prints -s and --stats=json
 cli_check heap_live_why 0 '^ok$' sh "$TMP/rc_is" 4 '^hvm4g: \(live words: those reachable at the last collection, .*the heap holds 65536 words\)$' "$BIN" cli_nats.hvm4 -M64K
 cli_check heap_stats 0 '^ok$' sh "$TMP/rc_is" 4 '^- Itrs: [0-9]+ interactions' "$BIN" cli_nats.hvm4 -M64K -s
@@ -795,7 +813,7 @@ pkg_check exit_ok       0 '^\[1,2,3\]$'                    "$BIN" cli_list.hvm4
 pkg_check exit_runtime  1 '^RUNTIME_ERROR: cannot apply a number$' "$BIN" pk_runtime.hvm4
 pkg_check exit_usage    2 "^hvm4g: unknown flag '--frob'"   "$BIN" cli_list.hvm4 --frob
 pkg_check exit_usage_none 2 '^hvm4g: no program given'      "$BIN"
-pkg_check exit_parse    3 '^PARSE_ERROR \(.*pk_parse.hvm4:1:13\)$' "$BIN" pk_parse.hvm4
+pkg_check exit_parse    3 '^PARSE_ERROR \(.*pk_parse.hvm4:1:12\)$' "$BIN" pk_parse.hvm4
 pkg_check exit_missing  3 "^hvm4g: cannot open 'pk_none.hvm4': No such file or directory$" "$BIN" pk_none.hvm4
 pkg_check exit_include  3 "pk_inc.hvm4:1:10: cannot open '.*pk_nope.hvm4' \(#include\): No such file" "$BIN" pk_inc.hvm4
 pkg_check exit_no_main  3 '^hvm4g: @main not defined$'      "$BIN" pk_lib.hvm4

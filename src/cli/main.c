@@ -205,9 +205,11 @@ static void *watcher(void *arg) {
 // The program
 // ===========
 
+#define EVAL_MAIN "@main = "
+
 // -e TERM: leading `#include "file"` directives stay as they are, the rest
-// is @main's term.
-static char *eval_source(const char *text) {
+// is @main's term; *main_at: where EVAL_MAIN went, which messages skip.
+static char *eval_source(const char *text, size_t *main_at) {
   const char *p = text;
   for (;;) {
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
@@ -217,10 +219,11 @@ static char *eval_source(const char *text) {
     if (!q) break;   // the parser reports it
     p = q + 1;
   }
-  size_t head = (size_t)(p - text), len = strlen(text) + 16;
+  size_t head = (size_t)(p - text), len = strlen(text) + sizeof EVAL_MAIN + 1;
   char  *src  = malloc(len);
   // on the term's own line, so that messages keep the user's line numbers
-  if (src) snprintf(src, len, "%.*s@main = %s\n", (int)head, text, p);
+  if (src) snprintf(src, len, "%.*s" EVAL_MAIN "%s\n", (int)head, text, p);
+  *main_at = head;
   return src;
 }
 
@@ -243,12 +246,15 @@ static char *read_stdin(void) {
 static int load(Prog *p, hvm4g *h) {
   const Cli *cli = &p->cmd.cli;
   if (cli->eval || strcmp(cli->file, "-") == 0) {
-    char *src = cli->eval ? eval_source(cli->eval) : read_stdin();
+    size_t main_at = 0;
+    char  *src     = cli->eval ? eval_source(cli->eval, &main_at) : read_stdin();
     if (!src) {
       fprintf(stderr, "hvm4g: cannot read the program from %s (%s)\n",
               cli->eval ? "-e" : "stdin", strerror(errno ? errno : ENOMEM));
       return HVM4G_ERR_PARSE;
     }
+    // positions count what the user wrote (this thread works for h)
+    if (cli->eval) parse_hide((u32)main_at, (u32)strlen(EVAL_MAIN));
     // no slash in the name: its #includes are relative to this directory
     int rc = hvm4g_load_string(h, cli->eval ? "<-e>" : "<stdin>", src);
     free(src);

@@ -59,7 +59,9 @@ typedef struct Bind {
   u8  cloned;    // `&x`: many uses allowed (auto-dup)
   u32 lab;       // B_DUP label
   u32 loc[2];    // B_LAM: LAM node; B_DUP: DUP node; B_DYN: the two LAMs
-  u32 uses[2];   // occurrences seen (B_LAM counts in uses[0])
+  u32 uses[2];   // occurrences seen (B_LAM counts in uses[0]) ..
+  u32 again[2];  // .. where the second of each was, and the last (byte
+  u32 last[2];   // offsets), which an affinity message points at
   u32 chain[2];  // auto-dup: first binder of the chain for side 0/1 ..
   u32 links[2];  // .. and its length (0: none)
   u32 seen[2];   // occurrences renamed so far (rename_dups)
@@ -68,14 +70,15 @@ typedef struct Bind {
 // Cursor
 // ======
 
-// Where the parser stands in one source text. Line and column are kept as
-// the cursor moves, for messages.
+// Where the parser stands in one source text. A message's line and column
+// are counted from the text when it is printed (src_where), not kept as the
+// cursor moves.
 typedef struct Src {
   const char *txt;    // the text ..
   u32         end;    // .. and its length in bytes
   u32         at;     // the next byte
-  u32         row;    // its line (from 1) ..
-  u32         col;    // .. and column (from 1, in bytes)
+  u32         start;  // the first byte after a byte-order mark
+  u32         hide_at, hide_len;   // bytes the user did not write (parse_hide)
   const char *path;   // the file, for messages and relative includes
 } Src;
 
@@ -116,16 +119,38 @@ static void *grow(void *buf, u32 *cap, u64 need, size_t sz) {
 // Errors
 // ======
 
+// The line and column of byte `at` as the user sees the text: a column
+// counts characters (UTF-8 code points, so `λ` is one), and neither a
+// byte-order mark nor the hidden bytes count.
+static void src_where(const Src *s, u32 at, u32 *row, u32 *col) {
+  *row = 1;
+  *col = 1;
+  for (u32 i = s->start; i < at && i < s->end; i++) {
+    u8 b = (u8)s->txt[i];
+    int hidden = i >= s->hide_at && i - s->hide_at < s->hide_len;
+    if (b == '\n') { (*row)++; *col = 1; }
+    else if ((b & 0xC0) != 0x80 && !hidden) (*col)++;
+  }
+}
+
 static void err_head(Src *s) {
-  fprintf(ERR_OUT, "PARSE_ERROR (%s:%u:%u)\n", s->path, s->row, s->col);
+  u32 row, col;
+  src_where(s, s->at, &row, &col);
+  fprintf(ERR_OUT, "PARSE_ERROR (%s:%u:%u)\n", s->path, row, col);
+}
+
+// The character at the cursor, whole (all the bytes of its code point).
+static void put_detected(Src *s) {
+  u32 n = 1;
+  while (s->at + n < s->end && ((u8)s->txt[s->at + n] & 0xC0) == 0x80 && n < 4) n++;
+  if (s->at >= s->end || s->txt[s->at] == 0) fprintf(ERR_OUT, "- detected: EOF\n");
+  else fprintf(ERR_OUT, "- detected: '%.*s'\n", (int)n, s->txt + s->at);
 }
 
 static void err_expected(Src *s, const char *exp) {
   err_head(s);
   fprintf(ERR_OUT, "- expected: %s\n", exp);
-  char c = s->at < s->end ? s->txt[s->at] : 0;
-  if (c == 0) fprintf(ERR_OUT, "- detected: EOF\n");
-  else        fprintf(ERR_OUT, "- detected: '%c'\n", c);
+  put_detected(s);
   die();
 }
 
@@ -140,8 +165,11 @@ static void err_msg(Src *s, const char *fmt, ...) {
   die();
 }
 
-static void err_affine(Src *s, VarName v, int side, u32 uses) {
-  err_head(s);
+// `at`: the byte of the use that broke the rule.
+static void err_affine(Src *s, VarName v, int side, u32 uses, u32 at) {
+  Src use = *s;
+  use.at  = at;
+  err_head(&use);
   fprintf(ERR_OUT, "- variable '%.*s%s' used %u times\n", (int)v.len, v.at,
           side == 0 ? "₀" : side == 1 ? "₁" : "", uses);
   fprintf(ERR_OUT, "- hint: declare variable as '&%.*s' to allow multiple uses\n", (int)v.len, v.at);
@@ -160,10 +188,7 @@ static char ch(Src *s, u32 k) {
 static char cur(Src *s) { return ch(s, 0); }
 
 static void step(Src *s) {
-  if (s->at == s->end) return;
-  int nl = s->txt[s->at++] == '\n';
-  s->row += nl;
-  s->col  = nl ? 1 : s->col + 1;
+  if (s->at < s->end) s->at++;
 }
 
 static void steps(Src *s, u32 n) {
@@ -207,6 +232,50 @@ static void need(Src *s, const char *w) {
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_init(char c)  { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Brackets
+// ========
+
+// An opening bracket's text [at, at + len) (`(`, `[`, `#Foo{`), which a
+// message about its missing closer names and places.
+typedef struct {
+  u32 at, len;
+} Open;
+
+static Open open_from(Src *s, u32 at) { return (Open){at, s->at - at}; }
+
+static void err_unclosed(Src *s, const char *close, Open o) {
+  u32 row, col;
+  src_where(s, o.at, &row, &col);
+  err_head(s);
+  fprintf(ERR_OUT, "- expected: %s to close '%.*s' at line %u, column %u\n", close,
+          (int)o.len, s->txt + o.at, row, col);
+  put_detected(s);
+  die();
+}
+
+// `close`, with blanks either side, or an error naming the opening.
+static void need_close(Src *s, const char *close, Open o) {
+  blank(s);
+  if (!take(s, close)) err_unclosed(s, close, o);
+  blank(s);
+}
+
+// Whether a term may start at the cursor (parse_atom's first characters).
+static int term_starts(Src *s) {
+  char c = cur(s);
+  if (c == 0) return 0;
+  return strchr("!&#@%^*([\'\"`", c) || is_digit(c) || is_init(c) || ahead(s, "λ") || ahead(s, "↑");
+}
+
+// Before an item of a bracketed sequence: 0 at its closer; when no term
+// can start here, the closer is what is missing.
+static int seq_more(Src *s, const char *close, Open o) {
+  blank(s);
+  if (ahead(s, close)) return 0;
+  if (!term_starts(s)) err_unclosed(s, close, o);
+  return 1;
+}
 
 // A name of any kind, whole: start and length in the source.
 static u32 name_span(Src *s, u32 *len) {
@@ -335,7 +404,8 @@ static Term ctr2(u32 id, Term a, Term b) { return node2(C00 + 2, id, a, b); }
 static u32 bind_new(VarName nm, u8 kind, u32 lab, u8 forked, u8 cloned) {
   Parse *p = ps();
   p->b = grow(p->b, &p->b_cap, (u64)p->b_len + 1, sizeof(Bind));
-  p->b[p->b_len] = (Bind){nm, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
+  p->b[p->b_len] = (Bind){nm, kind, forked, cloned, lab, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0},
+                          {0, 0}, {0, 0}};
   return p->b_len++;
 }
 
@@ -353,6 +423,12 @@ static void walk_push(u32 *n, Term t) {
   p->walk[(*n)++] = t;
 }
 
+// One more use of side `side` of binder b, at byte `at`.
+static void count_use(Bind *b, int side, u32 at) {
+  if (++b->uses[side] == 2) b->again[side] = at;
+  b->last[side] = at;
+}
+
 // A deep copy of a scratch term (dynamic labels shared by several nodes).
 // Copied occurrences count as uses, as the shared term does in HVM4.
 static Term copy_term(Term t) {
@@ -365,7 +441,7 @@ static Term copy_term(Term t) {
     u32  at = VAL(p->walk[--n]);
     Term x  = p->w[at];
     if (TAG(x) == OCC) {
-      p->b[VAL(x)].uses[EXT(x) == 1]++;
+      count_use(&p->b[VAL(x)], EXT(x) == 1, p->cur->at);
       continue;
     }
     u32 ar = term_arity(x);
@@ -515,8 +591,11 @@ static const Infix *infix_at(Src *s) {
 
 // `f(a, b, ..)` after f: one APP per argument; commas are optional.
 static Term parse_call(Src *s, Term f) {
+  blank(s);
+  u32 at = s->at;
   need(s, "(");
-  while (cur(s) != ')') {
+  Open o = open_from(s, at);
+  while (seq_more(s, ")", o)) {
     f = node2(APP, 0, f, parse_term(s));
     blank(s);
     take(s, ",");
@@ -547,18 +626,19 @@ static Term parse_term(Src *s) {
   return parse_post(s, parse_atom(s), 0);
 }
 
-// An occurrence of binder bi (side: its subscript, -1 for none), counted.
-static Term occ_of(u32 bi, int side) {
+// An occurrence of binder bi (side: its subscript, -1 for none) at byte
+// `at`, counted.
+static Term occ_of(u32 bi, int side, u32 at) {
   Parse *p = ps();
   Bind *b = &p->b[bi];
   if (b->kind == B_SIDE) {
-    p->b[b->loc[0]].uses[b->lab]++;
+    count_use(&p->b[b->loc[0]], (int)b->lab, at);
     return TERM(OCC, b->lab, b->loc[0]);
   }
-  if (b->kind == B_LAM) { b->uses[0]++; return TERM(OCC, SIDE_ANY, bi); }
+  if (b->kind == B_LAM) { count_use(b, 0, at); return TERM(OCC, SIDE_ANY, bi); }
   int sd = side == -1 && b->forked ? p->fork_side : side;
   if (sd < 0) sd = 0;
-  b->uses[sd]++;
+  count_use(b, sd, at);
   return TERM(OCC, (u32)sd, bi);
 }
 
@@ -581,7 +661,7 @@ static NOINLINE Term parse_var(Src *s) {
     }
     if (side != -1 && b->kind == B_LAM)               { skipped = 1; continue; }
     if (b->kind == B_SIDE && side != -1)              { skipped = 1; continue; }
-    return occ_of(p->scope[i - 1], side);
+    return occ_of(p->scope[i - 1], side, use.at);
   }
   int n = (int)nm.len;
   err_head(&use);
@@ -601,7 +681,7 @@ static Term close_lam(Src *s, u32 b, Term body) {
   Parse *p = ps();
   u32 uses = p->b[b].uses[0];
   if (p->b[b].cloned) return auto_dup(body, b, SIDE_ANY, uses);
-  if (uses > 1) err_affine(s, p->b[b].name, -1, uses);
+  if (uses > 1) err_affine(s, p->b[b].name, -1, uses, p->b[b].again[0]);
   return body;
 }
 
@@ -614,8 +694,8 @@ static Term close_dup_sides(Src *s, u32 b, Term body, u32 first) {
     body = auto_dup(body, b, first, first ? u1 : u0);
     return auto_dup(body, b, 1 - first, first ? u0 : u1);
   }
-  if (u0 > 1) err_affine(s, p->b[b].name, 0, u0);
-  if (u1 > 1) err_affine(s, p->b[b].name, 1, u1);
+  if (u0 > 1) err_affine(s, p->b[b].name, 0, u0, p->b[b].again[0]);
+  if (u1 > 1) err_affine(s, p->b[b].name, 1, u1, p->b[b].again[1]);
   return body;
 }
 
@@ -725,6 +805,8 @@ static int case_key(Src *s, u8 *tag, u32 *ext) {
 // next case, then the default (`_:` optional) or NUM 0 for none.
 static NOINLINE Term parse_lam_block(Src *s) {
   Parse *p = ps();
+  blank(s);
+  Open o = {s->at, 1};
   need(s, "{");
   if (cur(s) == '}') {
     need(s, "}");
@@ -751,7 +833,7 @@ static NOINLINE Term parse_lam_block(Src *s) {
   }
   if (cases == 0) {
     Term f = parse_term(s);
-    need(s, "}");
+    need_close(s, "}", o);
     return node1(USE, 0, f);
   }
   if (cur(s) != '}') {
@@ -759,7 +841,7 @@ static NOINLINE Term parse_lam_block(Src *s) {
     Term dflt = parse_term(s);
     p->w[tip] = dflt;
   }
-  need(s, "}");
+  need_close(s, "}", o);
   return p->w[head];
 }
 
@@ -854,7 +936,7 @@ static NOINLINE Term parse_autofork(Src *s, const Label *l) {
     body = close_dup_sides(s, bs[i], body, !l->dyn);
     Label li = *l;
     if (li.dyn) li.term = copy_term(l->term);
-    body = dup_of(bs[i], &li, occ_of(vs[i], -1), body);
+    body = dup_of(bs[i], &li, occ_of(vs[i], -1, s->at), body);
   }
   return body;
 }
@@ -890,7 +972,7 @@ static NOINLINE Term parse_fork(Src *s, const Label *l) {
   // accepted and rejected.
   for (u32 i = 0; i < n && l->dyn; i++) {
     u32 u = p->b[bs[i]].uses[0] - left[i];
-    if (u > 1) err_affine(s, nms[i], 1, u);
+    if (u > 1) err_affine(s, nms[i], 1, u, p->b[bs[i]].last[0]);
   }
   Term k[3] = {l->term, br[0], br[1]};
   Term body = l->dyn ? node(DSU, 0, 3, k) : node2(SUP, l->lab, br[0], br[1]);
@@ -915,14 +997,17 @@ static NOINLINE Term parse_sup(Src *s) {
   Label l = read_label(s, "");
   if (take(s, "λ")) return parse_fork(s, &l);
   if (take(s, "!")) return parse_autofork(s, &l);
+  blank(s);
+  Open o = {s->at, 1};
   need(s, "{");
   Term k[3] = {l.term, 0, 0};
   for (int i = 1; i <= 2; i++) {
+    if (!seq_more(s, "}", o)) err_expected(s, "the superposition's second side");
     k[i] = parse_term(s);
     blank(s);
     take(s, ",");
   }
-  need(s, "}");
+  need_close(s, "}", o);
   return l.dyn ? node(DSU, 0, 3, k) : node2(SUP, l.lab, k[1], k[2]);
 }
 
@@ -942,7 +1027,9 @@ static NOINLINE Term parse_uns(Src *s, VarName fnm, VarName vnm) {
   scope_pop();
   scope_pop();
   for (u32 i = 0; i < 2; i++) {
-    if (p->b[b[i]].uses[0] > 1) err_affine(s, p->b[b[i]].name, -1, p->b[b[i]].uses[0]);
+    if (p->b[b[i]].uses[0] > 1) {
+      err_affine(s, p->b[b[i]].name, -1, p->b[b[i]].uses[0], p->b[b[i]].again[0]);
+    }
   }
   for (u32 i = 2; i-- > 0;) t = lam_at(at + i, t, p->b[b[i]].uses[0]);
   p->unscoped = 1;
@@ -962,7 +1049,7 @@ static NOINLINE Term parse_uns_lam(Src *s) {
   scope_push(v);
   Term body = lam_rest(s);
   scope_pop();
-  if (p->b[v].uses[0] > 1) err_affine(s, vnm, -1, p->b[v].uses[0]);
+  if (p->b[v].uses[0] > 1) err_affine(s, vnm, -1, p->b[v].uses[0], p->b[v].again[0]);
   p->b[f].uses[0] = 1;
   Term t = node2(APP, 0, TERM(OCC, SIDE_ANY, f), body);
   t = lam_at(at + 1, t, p->b[v].uses[0]);
@@ -1021,7 +1108,7 @@ static NOINLINE Term parse_dup_pattern(Src *s, const Label *l, int strict) {
       p->b[b].name = nms[i];
       body = auto_dup(body, b, i, u);
     } else if (u > 1) {
-      err_affine(s, nms[i], -1, u);
+      err_affine(s, nms[i], -1, u, p->b[b].again[i]);
     }
   }
   return dup_of(b, l, val, body);
@@ -1093,14 +1180,15 @@ static NOINLINE Term parse_bang(Src *s) {
 
 static NOINLINE Term parse_ctr(Src *s) {
   Parse *p = ps();
-  u32 id = named_id(s, '#');
-  u32 n  = 0;
+  u32 hash = s->at - 1;   // parse_atom took the `#`
+  u32 id   = named_id(s, '#');
+  u32 n    = 0;
   blank(s);
   if (take(s, "{")) {
+    Open o = open_from(s, hash);
     // Fields wait on Parse.args (not in this frame: nesting depth costs stack).
     u32 base = p->args_len;
-    blank(s);
-    while (cur(s) != '}') {
+    while (seq_more(s, "}", o)) {
       if (n == MAX_FLD) err_expected(s, "at most 16 constructor fields");
       Term fld = parse_term(s);
       p->args = grow(p->args, &p->args_cap, (u64)p->args_len + 1, sizeof(Term));
@@ -1125,21 +1213,20 @@ static NOINLINE Term parse_pri(Src *s) {
   if (id == ~0u) err_expected(s, "known primitive");
   if (id < PRIM_COUNT) p->used[id] = 1;   // a library's (PRIM_FFI) is not counted here
   if (cur(s) != '(') err_expected(s, "primitive application");
+  Open o = {s->at, 1};
   need(s, "(");
   // Arguments wait on Parse.args, as a constructor's fields: a library's
   // primitive takes up to PRIM_FFI_ARITY_MAX.
   u32 ar = PRIM_ARITY(id), base = p->args_len;
   for (u32 i = 0; i < ar; i++) {
-    blank(s);
-    if (cur(s) == ')') err_expected(s, "argument");
+    if (!seq_more(s, ")", o)) err_expected(s, "argument");
     Term arg = parse_term(s);
     p->args = grow(p->args, &p->args_cap, (u64)p->args_len + 1, sizeof(Term));
     p->args[p->args_len++] = arg;
     blank(s);
     take(s, ",");
   }
-  blank(s);
-  if (cur(s) != ')') err_expected(s, "end of argument list");
+  if (seq_more(s, ")", o)) err_expected(s, "end of argument list");
   need(s, ")");
   p->args_len = base;
   return node(PRI, id, ar, p->args + base);
@@ -1148,11 +1235,12 @@ static NOINLINE Term parse_pri(Src *s) {
 static NOINLINE Term parse_list(Src *s) {
   Parse *p = ps();
   step(s);
+  Open o = open_from(s, s->at - 1);
   blank(s);
   if (cur(s) == ']') { step(s); return ctr0(CTR_NIL); }
   // Elements chain as they come: each Con's tail slot is filled next.
   u32 head = salloc(1), tip = head;
-  while (cur(s) != ']') {
+  while (seq_more(s, "]", o)) {
     Term el  = parse_term(s);
     Term con = ctr2(CTR_CON, el, 0);
     p->w[tip] = con;
@@ -1170,8 +1258,10 @@ static NOINLINE Term parse_str(Src *s) {
   Parse *p = ps();
   char fence = cur(s);
   step(s);
+  Open o = open_from(s, s->at - 1);
   u32 head = salloc(1), tip = head;
   while (cur(s) != fence) {
+    if (s->at >= s->end) err_unclosed(s, fence == '"' ? "\"" : "`", o);
     u32  c   = char_esc(s);
     Term con = ctr2(CTR_CON, ctr1(CTR_CHR, TERM(NUM, 0, c)), 0);
     p->w[tip] = con;
@@ -1194,7 +1284,6 @@ static NOINLINE Term parse_number(Src *s) {
   }
   steps(s, k);
   if (!take(s, "n")) {
-    s->col += k;   // HVM4 reads a number's digits twice, moving its column twice
     blank(s);
     return TERM(NUM, 0, num);
   }
@@ -1232,8 +1321,9 @@ static Term parse_atom(Src *s) {
   if (take(s, "↑")) return node1(INC, 0, parse_atom(s));
   if (take(s, "*")) return TERM(ANY, 0, 0);
   if (take(s, "(")) {
+    Open o = open_from(s, s->at - 1);
     Term t = parse_term(s);
-    need(s, ")");
+    need_close(s, ")", o);
     return t;
   }
   char c = cur(s);
@@ -1355,8 +1445,10 @@ static int parse_defs(Src *s);
 static void file_error(const Src *from, const char *what, const char *path,
                        const char *why) {
   if (from) {
+    u32 row, col;
+    src_where(from, from->at, &row, &col);
     fprintf(ERR_OUT, "hvm4g: %s:%u:%u: %s '%s' (#include): %s\n", from->path,
-            from->row, from->col, what, path, why);
+            row, col, what, path, why);
   } else {
     fprintf(ERR_OUT, "hvm4g: %s '%s': %s\n", what, path, why);
   }
@@ -1411,10 +1503,17 @@ static int seen(const char *path) {
   return 0;
 }
 
-// Parses `src` (named `file`, which must stay alive) to its end.
-static void parse_src(const char *file, const char *src, u32 len) {
+// Parses `src` (named `file`, which must stay alive) to its end; the
+// program's own text takes the span parse_hide named, an included one none.
+static void parse_src(const char *file, const char *src, u32 len, int top) {
   Parse *p = ps();
-  Src  s   = {.txt = src, .end = len, .at = 0, .row = 1, .col = 1, .path = file};
+  // an editor's UTF-8 byte-order mark is no part of the program
+  u32  bom = len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  Src  s   = {.txt = src, .end = len, .at = bom, .start = bom, .path = file};
+  if (top) {
+    s.hide_at  = p->hide_at;
+    s.hide_len = p->hide_len;
+  }
   Src *out = p->cur;
   p->cur = &s;
   parse_defs(&s);
@@ -1468,7 +1567,7 @@ static void parse_include(Src *s) {
   // kept in Parse.texts while read, so that an error inside frees it
   p->texts = grow(p->texts, &p->texts_cap, (u64)p->include_depth + 1, sizeof(char *));
   p->texts[p->include_depth++] = src;
-  parse_src(p->seen[p->seen_len - 1], src, (u32)strlen(src));
+  parse_src(p->seen[p->seen_len - 1], src, (u32)strlen(src), 0);
   p->include_depth--;
   free(src);
 }
@@ -1513,11 +1612,18 @@ static int run(const char *file, const char *src) {
     while (p->include_depth > 0) free(p->texts[--p->include_depth]);
     p->fork_side = -1;
     p->cur       = NULL;
+    p->hide_at   = p->hide_len = 0;
     return 1;
   }
   seen(file);
-  parse_src(p->seen[p->seen_len - 1], src, (u32)strlen(src));
+  parse_src(p->seen[p->seen_len - 1], src, (u32)strlen(src), 1);
+  p->hide_at = p->hide_len = 0;
   return 0;
+}
+
+void parse_hide(u32 at, u32 len) {
+  ps()->hide_at  = at;
+  ps()->hide_len = len;
 }
 
 void parse_set_errors(FILE *out) {

@@ -4,8 +4,9 @@
 // resolved relative to the including file), checks bindings and affinity as
 // HVM4 does, and writes every definition `@name = term` as a template:
 // RT->heap.book[id] = loc, RT->heap.book_len[id] = len (id = table_id(name)). Errors print
-// HVM4's `PARSE_ERROR (file:line:col)` report on stderr; the result is then
-// non-zero. Call heap_init first.
+// HVM4's `PARSE_ERROR (file:line:col)` report on stderr (the column counts
+// characters, not bytes; a leading UTF-8 byte-order mark is skipped); the
+// result is then non-zero. Call heap_init first.
 //
 // Template layout (docs/architecture.md): `len` words, word 0 = root (a
 // match's header and case spans after it: term.h), then the nodes, linked:
@@ -71,6 +72,7 @@ typedef struct {
   u8          used[PRIM_COUNT];   // primitives the program calls
   int         unscoped;    // the program has an unscoped binder
   FILE       *errs;        // parse_set_errors (NULL: stderr)
+  u32         hide_at, hide_len;   // parse_hide, for the next program's text
   // One definition's scratch (parse.c)
   Term       *w;           // words, laid out as the template
   u32         w_len, w_cap;
@@ -107,6 +109,12 @@ int parse_text(const char *file, const char *src);
 // Where messages go (NULL: stderr). Messages carry no colour: a terminal's
 // caller adds it.
 void parse_set_errors(FILE *out);
+
+// The next program's text (parse_text's or parse_file's, not its
+// includes') has bytes [at, at + len) that its user did not write, such as
+// the `@main = ` that `hvm4g -e` puts before the term: message positions do
+// not count them.
+void parse_hide(u32 at, u32 len);
 
 // Forgets the files seen and restarts fresh labels, so the next program
 // parses as in a new process (book and names are kept). For tests.

@@ -260,7 +260,7 @@ static void check_errors_format(void) {
   int   rc  = parse_text("t.hvm4", "@main = λx.y\n");
   char *err = err_end(&cap);
   // at the use, and no colour: the caller adds it on a terminal
-  const char *want = "PARSE_ERROR (t.hvm4:1:13)\n- undefined variable 'y'\n";
+  const char *want = "PARSE_ERROR (t.hvm4:1:12)\n- undefined variable 'y'\n";
   check(rc != 0 && strcmp(err, want) == 0, "error header at the use", err, want);
   free(err);
   rc = parse_capture("t.hvm4", "@main = %add(1)\n", &err);
