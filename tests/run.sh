@@ -629,6 +629,9 @@ cli_check sim_dev_heap_cpu 0 '^same$' sh -c 'sed "s/20000000/200000/" "$1" > lz.
 # A device run that cannot start (no memory for its lanes) goes to the
 # CPU: the library leaves the reason in the runtime's notice, which the
 # program prints on stderr once; the result is the CPU's, on stdout.
+# %panic's message is an error: on stderr, after the output before it.
+cli_check panic_stderr 0 '^out=\[\] err=\[bad input\] rc=1$' \
+  sh -c '"$0" -e "%panic(\"bad input\")" > out.txt 2> err.txt; rc=$?; echo "out=[$(cat out.txt)] err=[$(cat err.txt)] rc=$rc"' "$BIN"
 cli_check sim_fell_back 0 '^832040 / hvm4g: --gpu: device \(sim\): out of host memory for 4194304 lanes; the CPU normalizes instead$' \
   sh -c 'ulimit -v 3000000; "$0" "$1" -G --device=sim --cpu-first=0 --lanes=4194304 2> err.txt > out.txt; echo "$(cat out.txt) / $(cat err.txt)"' \
   "$BIN" "$ROOT/bench/fib.hvm4"

@@ -69,11 +69,12 @@ static void heap_hint(const char *msg) {
 
 // Prints a library message on stderr, with the flag that helps where it
 // says what one changes; PARSE_ERROR in red on a terminal. A runtime
-// error that is none of the library's messages is a %panic's text: the
-// program's last line of output, on stdout.
+// error that is none of the library's messages is a %panic's text: an
+// error as any other, after the output printed before it.
 static void report(const char *msg, int rc, u32 threads) {
   if (rc == HVM4G_ERR_RUNTIME && !starts(msg, "RUNTIME_ERROR") && !starts(msg, OURS)) {
-    printf("%s\n", msg);
+    fflush(stdout);
+    fprintf(stderr, "%s\n", msg);
     return;
   }
   if (!msg[0]) return;
