@@ -346,11 +346,17 @@ int api_open(hvm4g **out, const Options *o) {
   // program may use, so before it is read. Loading one runs its code.
   char why[ERR_CAP];
   int  rc = ffi_load_all(&o->ffi, why, sizeof why);
+  // what the loads warned of is the caller's to show (hvm4g_warning)
+  char warned[ERR_CAP];
+  snprintf(warned, sizeof warned, "%s", ffi_warnings() ? ffi_warnings() : "");
   if (rc != HVM4G_OK) {
     runtime_close(r);   // frees r
     RT = was;
-    return failed_with(out, rc, why);
+    rc = failed_with(out, rc, why);
+    if (*out) snprintf((*out)->warn, ERR_CAP, "%s", warned);
+    return rc;
   }
+  snprintf(h->warn, ERR_CAP, "%s", warned);
   sched_start();   // the device's context, made while the program is read
   RT = was;
   *out = h;
