@@ -637,8 +637,7 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     // Copied lazily, a DUP that holds its own copy leaves a cycle (HVM4
     // prints forever): the error one-thread reduction gives it instead.
     if (lazy && print_infinite(RT->heap.at[root])) {
-      eval_die("a DUP holds one of its own copies (two copies met under one "
-               "label): the term is infinite");
+      eval_die(SNF_INFINITE);
     }
     h->result = root;
   }
