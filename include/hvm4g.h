@@ -127,7 +127,9 @@ int         hvm4g_print_file(hvm4g *h, FILE *out);
 void        hvm4g_get_stats(hvm4g *h, hvm4g_stats *s);
 
 /* The message of the last error (empty after success), and a warning the
-** last load left (a reference to a name never defined), or NULL. */
+** last load left (a reference to a name never defined), or NULL; before
+** any load, what opening warned of (a library of primitives overriding
+** one: the hvm4g program's FFI), a line each. */
 const char *hvm4g_error(const hvm4g *h);
 const char *hvm4g_warning(const hvm4g *h);
 /* What the runtime does otherwise than asked, and goes on with: the

@@ -305,6 +305,8 @@ static int run(Prog *p) {
 
   hvm4g *h;
   int rc = api_open(&h, &cmd->opt);
+  // the libraries' warnings (a primitive overridden), as HVM4 prints them
+  if (hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
   if (rc != HVM4G_OK) {
     fprintf(stderr, "%s%s\n", hvm4g_error(h),
             rc == HVM4G_ERR_HEAP ? " (try a smaller --heap)" : "");

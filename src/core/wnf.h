@@ -1087,6 +1087,9 @@ FN_COLD Term wnf_rebuild(THR Wnf *w, DEV Term *stk, u32 sp, u32 mode, Term cur) 
 // entry is two words: [template binder | copy << 32, next entry].
 #ifdef WNF_LAZY_BOOK
 #define WNF_ALO_ROOM 40u   // a C16's node and thunks, the most one copy makes
+#ifndef WNF_LAZY_MOVED
+#define WNF_LAZY_MOVED(w, from, to)   // a stuck DUP's expression moved (the backend may watch)
+#endif
 
 FN Term wnf_alo_new(THR Wnf *w, u32 slot, u32 env) {
   u32 p = wnf_bump(w, 1);
@@ -1585,6 +1588,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
             u32 c = wnf_bump(w, 1);
             HEAP_ST(w, c, whnf);
             HEAP_ST(w, fl, AS_SUB(TERM(side ? DP0 : DP1, lab, c)));
+            WNF_LAZY_MOVED(w, fl, c);
             whnf = TERM(side ? DP1 : DP0, lab, c);
             continue;
           }

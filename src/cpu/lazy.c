@@ -4,7 +4,9 @@
 // (eval_lazy_book), so the normal one copies whole definitions.
 
 #define WNF_LAZY_BOOK
+#define WNF_LAZY_MOVED(w, from, to) snf_lazy_moved(from, to)
 #define wnf_run wnf_run_lazy
+#include "cpu/snf.h"   // before the core, whose moves it watches
 #include "cpu/cpu.h"
 #include "cpu/eval.h"
 

@@ -293,6 +293,68 @@ static inline void chain_visit(Snf *s, SnfWorker *k, Wnf *w, Term t, u16 m) {
   if (TAG(t) == DP0 || TAG(t) == DP1) chain_walk(s, k, w, t, m);
 }
 
+// Under the lazy core
+// -------------------
+// The lazy core, as HVM4, reads a stuck DUP anew whenever a copy of it is
+// read: its expression moves to a fresh slot (wnf.h). A DUP that holds one
+// of its own copies is then read again from inside what the walk visits of
+// it, at a new slot each time, and the walk never ends. So the walk counts,
+// along each DUP's moves, the reads of a slot it already visited; past the
+// bound the term is infinite. A table entry is [slot + 1, reads, epoch].
+#define LAZY_REREADS_MAX 4096   // far above a DUP's two copies and the spines that read one again
+
+static u32 reread_find(const Snf *s, u32 slot) {
+  u32 mask = s->rereads_cap - 1;
+  for (u32 i = (slot * 2654435761u) & mask;; i = (i + 1) & mask) {
+    u32 key = s->rereads[3 * i];
+    if (key == 0 || key == slot + 1) return i;
+  }
+}
+
+// Room for one more entry; 0 without memory (the bound is then not kept:
+// an endless walk ends when the heap does).
+static int reread_room(Snf *s) {
+  if (2 * (s->rereads_len + 1) <= s->rereads_cap) return 1;
+  u32  cap  = s->rereads_cap ? s->rereads_cap * 2 : 1024;
+  u32 *old  = s->rereads;
+  u32  ocap = s->rereads_cap;
+  u32 *more = calloc((size_t)cap * 3, sizeof(u32));
+  if (!more) return 0;
+  s->rereads     = more;
+  s->rereads_cap = cap;
+  for (u32 i = 0; i < ocap; i++) {
+    if (old[3 * i] == 0) continue;
+    u32 j = reread_find(s, old[3 * i] - 1);
+    memcpy(&more[3 * j], &old[3 * i], 3 * sizeof(u32));
+  }
+  free(old);
+  return 1;
+}
+
+// A DUP's count goes with it through every move; a read of a slot the walk
+// visited adds one.
+void snf_lazy_moved(u32 from, u32 to) {
+  Snf *s  = me();
+  u16  ep = s->lazy_ep;
+  if (ep == 0 || !reread_room(s)) return;
+  u32 i     = reread_find(s, from);
+  u32 reads = s->rereads[3 * i] && s->rereads[3 * i + 2] == ep ? s->rereads[3 * i + 1] : 0;
+  reads    += atomic_load_explicit(&s->seen[from], memory_order_relaxed) == ep;
+  if (reads == 0) return;
+  if (reads > LAZY_REREADS_MAX) s->endless = 1;
+  u32 j = reread_find(s, to);
+  if (s->rereads[3 * j] == 0) s->rereads_len++;
+  s->rereads[3 * j + 0] = to + 1;
+  s->rereads[3 * j + 1] = reads;
+  s->rereads[3 * j + 2] = ep;
+}
+
+static void reread_clear(Snf *s) {
+  if (s->rereads) memset(s->rereads, 0, (size_t)s->rereads_cap * 3 * sizeof(u32));
+  s->rereads_len = 0;
+  s->endless     = 0;
+}
+
 // Returns 1 when, with effects held (eval_hold_effects), a slot's reduction
 // stopped at one: that slot is left as it is, its children unvisited.
 static int snf_seq(Wnf *w, u32 root, u16 ep) {
@@ -304,6 +366,11 @@ static int snf_seq(Wnf *w, u32 root, u16 ep) {
   int        memo = !eval_lazy();   // the lazy core reads a stuck DUP again,
                                     // as HVM4, whose copies may then differ
   SNF_STUCK_EP = 0;                 // on at the first stuck DUP met
+  u16 lazy_up = s->lazy_ep;
+  if (!memo) {
+    if (lazy_up == 0) reread_clear(s);
+    s->lazy_ep = ep;
+  }
   ss_push(k, root);
   while (k->len > base) {
     u32 loc = k->ss[--k->len];
@@ -311,6 +378,12 @@ static int snf_seq(Wnf *w, u32 root, u16 ep) {
       Term t   = load(loc);
       if (memo) chain_visit(s, k, w, t, ep);
       if (!memo || !known_stuck(s, t, ep)) t = wnf_at(w, loc);
+      if (s->endless) {
+        k->len     = base;
+        s->lazy_ep = 0;
+        reread_clear(s);
+        eval_die(SNF_INFINITE);
+      }
       if (eval_held_stop()) {
         held = 1;
         break;
@@ -328,6 +401,7 @@ static int snf_seq(Wnf *w, u32 root, u16 ep) {
     }
   }
   SNF_STUCK_EP = up;
+  s->lazy_ep   = lazy_up;
   return held;
 }
 
@@ -706,6 +780,8 @@ void snf_close(void) {
   free(s->counts);
   free(s->workers);
   free(s->left);
+  free(s->rereads);
+  s->rereads  = NULL; s->rereads_cap = 0; s->rereads_len = 0;
   s->seen     = NULL; s->seen_dirty = NULL; s->jobs = NULL; s->job_free = NULL;
   s->counts   = NULL; s->workers    = NULL; s->left = NULL;
   s->nworkers = 0;    s->nleft      = 0;    s->job_nfree = 0;

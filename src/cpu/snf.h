@@ -27,7 +27,16 @@ typedef struct {
   u32              *left;        // what the last stopped job left (snf_left)
   u32               nleft;
   int               left_dups;
+  u16               lazy_ep;     // the epoch of the walk under the lazy core
+  u32              *rereads;     // its DUPs read again: [slot + 1, count] pairs,
+  u32               rereads_cap; // open addressing (snf_lazy_moved)
+  u32               rereads_len;
+  int               endless;     // one was read again past the bound
 } Snf;
+
+// The error of a term that holds a DUP among its own copies: printing or
+// normalizing it would never end.
+#define SNF_INFINITE "a DUP holds one of its own copies (two copies met under one label): the term is infinite"
 
 void snf_init(void);        // after the workers exist (eval_init)
 void snf_close(void);       // cpu_rt_close: frees what snf_init made
@@ -47,5 +56,8 @@ u64  snf_made(void);
 // for the sequential phase, which a later snf_at(loc) runs.
 const u32 *snf_left(u32 *n, int *dups);
 void snf_task(Wnf *w, u64 task);   // runs a job's task (pool.c)
+// The lazy core moved a stuck DUP's expression from one slot to another
+// (WNF_LAZY_MOVED, lazy.c): counted when the walk had already visited it.
+void snf_lazy_moved(u32 from, u32 to);
 
 #endif

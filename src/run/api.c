@@ -346,11 +346,17 @@ int api_open(hvm4g **out, const Options *o) {
   // program may use, so before it is read. Loading one runs its code.
   char why[ERR_CAP];
   int  rc = ffi_load_all(&o->ffi, why, sizeof why);
+  // what the loads warned of is the caller's to show (hvm4g_warning)
+  char warned[ERR_CAP];
+  snprintf(warned, sizeof warned, "%s", ffi_warnings() ? ffi_warnings() : "");
   if (rc != HVM4G_OK) {
     runtime_close(r);   // frees r
     RT = was;
-    return failed_with(out, rc, why);
+    rc = failed_with(out, rc, why);
+    if (*out) snprintf((*out)->warn, ERR_CAP, "%s", warned);
+    return rc;
   }
+  snprintf(h->warn, ERR_CAP, "%s", warned);
   sched_start();   // the device's context, made while the program is read
   RT = was;
   *out = h;
@@ -631,8 +637,7 @@ static int run(hvm4g *h, const char *name, int where, int collapse,
     // Copied lazily, a DUP that holds its own copy leaves a cycle (HVM4
     // prints forever): the error one-thread reduction gives it instead.
     if (lazy && print_infinite(RT->heap.at[root])) {
-      eval_die("a DUP holds one of its own copies (two copies met under one "
-               "label): the term is infinite");
+      eval_die(SNF_INFINITE);
     }
     h->result = root;
   }

@@ -89,6 +89,9 @@ static void lib_fail(int code, int raw, const char *fmt, ...) {
     atomic_store(&ffi()->raised, 1);
     eval_die(msg);
   }
+  // No runtime holds a message here and no call returns to a caller: a
+  // thread of the library's own ends the process (as HVM4's runtime_error
+  // does), and stderr is the only place left to say why.
   fprintf(stderr, raw ? "RUNTIME_ERROR: %s\n" : "hvm4g: FFI: %s\n", msg);
   exit(HVM4G_ERR_FFI_PRIM);
 }
@@ -327,6 +330,30 @@ static const char *hook_name(u32 id) {
 
 static const PrimHooks HOOKS = { hook_find, hook_name };
 
+// Keeps a warning line for the caller (ffi_warnings).
+__attribute__((format(printf, 2, 3)))
+static void warn(FfiRt *f, const char *fmt, ...) {
+  char    line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  size_t len  = strnlen(line, sizeof line - 1);
+  size_t need = f->warned_len + (f->warned_len > 0) + len + 1;
+  char  *more = realloc(f->warned, need);
+  if (!more) load_fail(HVM4G_ERR_HEAP, "hvm4g: out of memory for a library's primitives");
+  if (f->warned_len > 0) more[f->warned_len++] = '\n';
+  memcpy(more + f->warned_len, line, len + 1);
+  f->warned     = more;
+  f->warned_len += len;
+}
+
+const char *ffi_warnings(void) {
+  FfiRt *f = ffi();
+  return f->warned_len ? f->warned : NULL;
+}
+
 static u32 api_register(const char *name, u32 len, u32 arity, HvmPrimFn fun) {
   if (!RT || !RT->run || !ffi()->init) misuse("register_prim is called from hvm_ffi_init only");
   FfiRt *f = ffi();
@@ -340,7 +367,7 @@ static u32 api_register(const char *name, u32 len, u32 arity, HvmPrimFn fun) {
   if (i >= 0 || prim_id(name, len) != ~0u) {
     // HVM4's warning, in its words: a later library (or a built-in's
     // name) replaces what the name meant
-    fprintf(stderr, "WARNING: overriding primitive '%%%.*s'\n", (int)len, name);
+    warn(f, "WARNING: overriding primitive '%%%.*s'", (int)len, name);
   }
   if (i < 0) {
     if (f->prims > PRIM_FFI_INDEX_MAX) misuse("more than %u primitives", PRIM_FFI_INDEX_MAX + 1);
@@ -590,5 +617,6 @@ void ffi_close(void) {
   // the last loaded first: a library may use one loaded before it
   for (u32 i = f->libs; i > 0; i--) dlclose(f->lib[i - 1]);
   free(f->lib);
+  free(f->warned);
   *f = (FfiRt){ 0 };
 }

@@ -52,12 +52,18 @@ typedef struct {
   size_t     why_cap;
   int        why_code;
   atomic_int raised;     // a library's primitive called runtime_error
+  char      *warned;     // the loads' warnings, a line each ('\n' between),
+  size_t     warned_len; // for the caller to show (the library prints none)
 } FfiRt;
 
 // Loads the libraries `l` names, in order, into RT's runtime: after its
 // layers are open, before the program is read. HVM4G_OK, or
 // an HVM4G_ERR_FFI_* status (hvm4g.h) with a one-line message in why.
 int  ffi_load_all(const FfiLoads *l, char *why, size_t cap);
+
+// What the loads warned of (a library overriding a primitive), in
+// HVM4's words, a line each with '\n' between; NULL when nothing.
+const char *ffi_warnings(void);
 
 // The result of `pri`, a call of a library's primitive (PRIM_IS_FFI), on
 // w: the host dispatch's (prim_host).
