@@ -49,8 +49,8 @@ int main(int argc, char **argv) {
   const char *name = argc > 2 ? argv[2] : NULL;
   rc = argc > 1 ? hvm4g_load_file(h, argv[1]) : hvm4g_load_string(h, "demo", DEMO);
   if (collapse) {
-    // messages and lines as the hvm4g program prints them (-C)
-    if (rc == HVM4G_OK && hvm4g_warning(h)) fprintf(stderr, "%s\n", hvm4g_warning(h));
+    // messages and lines as the hvm4g program prints them (-C; the load's
+    // warning only under --warn-undefined)
     if (rc == HVM4G_OK) rc = hvm4g_collapse(h, name, -1, HVM4G_CPU, stdout);
     if (rc != HVM4G_OK) fprintf(stderr, "%s\n", hvm4g_error(h));   // before
     fflush(stdout);   // the buffered lines, as HVM4 orders them

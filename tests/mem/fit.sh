@@ -6,7 +6,8 @@
 # most that figure plus the gap, which is what is multiplied.
 # Files: the given ones, else bench/*.hvm4 (not big_*: hours on the CPU;
 # MEM_FIT_BIG=1 adds them) and tests/gpu/*.hvm4 that set no heap of their
-# own and expect status 0. One line a program: [PASS] name, [FAIL] name why.
+# own and expect status 0. One line a program: [PASS] name, [FAIL] name why,
+# [OPEN] name why for a program tests/mem/open.txt names.
 
 set -u
 BIN=$1; shift
@@ -24,7 +25,9 @@ if [ ${#files[@]} -eq 0 ]; then
   done
 fi
 LIMIT=${TEST_TIMEOUT:-120}
-pass=0; fail=0
+pass=0; fail=0; open=0
+# tests/mem/open.txt: the programs known not to fit yet, with the reason
+open_why() { awk -v n="$1" '$1 == n { $1 = ""; sub(/^ +/, ""); print; exit }' tests/mem/open.txt; }
 for f in "${files[@]}"; do
   name=$(basename "$f" .hvm4)
   args=$(sed -n '1s|^// args: ||p' "$f")
@@ -48,10 +51,14 @@ for f in "${files[@]}"; do
   for mode in "-T1" "-T4" "--gpu --device=sim"; do
     timeout "$LIMIT" "$BIN" $args $mode --heap="$heap" "$f" > "$TMP/got" 2> "$TMP/err"
     rc=$?
-    if [ $rc -ne 0 ]; then why="$mode --heap=$heap: status $rc: $(head -c 200 "$TMP/err")"; break; fi
+    if [ $rc -ne 0 ]; then why="$mode --heap=$heap: status $rc: $(head -n1 "$TMP/err" | head -c 200)"; break; fi
     if ! cmp -s "$TMP/want" "$TMP/got"; then why="$mode --heap=$heap: output differs"; break; fi
   done
-  if [ -z "$why" ]; then echo "[PASS] $name (peak $peak)"; pass=$((pass + 1))
+  known=$(open_why "$name")
+  if [ -n "$known" ] && [ -z "$why" ]; then
+    echo "[FAIL] $name: passes: take it out of tests/mem/open.txt"; fail=$((fail + 1))
+  elif [ -n "$known" ]; then echo "[OPEN] $name: $known ($why)"; open=$((open + 1))
+  elif [ -z "$why" ]; then echo "[PASS] $name (peak $peak)"; pass=$((pass + 1))
   else echo "[FAIL] $name: $why"; fail=$((fail + 1)); fi
 done
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $open open"
