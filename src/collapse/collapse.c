@@ -34,6 +34,7 @@
 #include "cpu/cpu_rt.h"
 #include "collapse/collapse_rt.h"
 #include "cpu/pool.h"
+#include "cpu/snf.h"
 
 // cnf's explicit stack
 // ====================
@@ -136,6 +137,15 @@ static int red_share(u32 lab) {
   return (u64)lab + n > EXT_MASK;
 }
 
+// Copied lazily (after a DUP was met again), a DUP that holds one of its
+// own copies unrolls into a branch without end, each turn through fresh
+// slots (nothing is read again, as the normal form's walk counts). cnf
+// then goes ever deeper: from this depth on, and again at each doubling,
+// it asks whether the term left reaches itself so (print_cyclic), and ends
+// with the error the normal form gives. The checks cost at most the term's
+// size each, and no check runs above this depth or without the lazy core.
+#define CNF_CYCLE_DEPTH 4096u
+
 // cnf of `t` at binder depth `depth`. A reduction that stopped at an
 // effect held (eval_hold_effects: a branch collapsed ahead) is left as it
 // is, a leaf, and *held set: lifting a SUP out of it (%gnf(&A{..})) would
@@ -144,6 +154,7 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
   ColThread *th = col_thread();
   u32  base = th->cs_sp;
   u32  sp   = base;
+  u32  deep = eval_lazy() ? CNF_CYCLE_DEPTH : ~0u;
   Term res;
   descend:
   for (;;) {
@@ -183,6 +194,10 @@ static Term cnf(Wnf *w, Term t, u32 depth, int *held) {
     if (ari == 0) {
       res = t;
       break;
+    }
+    if (sp - base >= deep) {
+      deep = deep < 0x80000000u ? deep * 2 : ~0u;
+      if (print_cyclic(t)) eval_die(SNF_INFINITE);
     }
     cs_grow(th, sp + 1);
     th->cs[sp++] = (CFrame){ t, VAL(t), ari, 0, -1, depth, CF_NODE };

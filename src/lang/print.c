@@ -560,8 +560,10 @@ void print_term(FILE *f, Term t)   { run(f, t, 0); }
 // the term a variable or a copy stands for (its slot's SUB, a runtime
 // dup's expression). A stuck DUP's expression prints once, by its name, so
 // it starts a walk of its own. A depth-first walk over slots, each grey
-// while on the path: one met grey again is a cycle.
-int print_infinite(Term t) {
+// while on the path: one met grey again is a cycle. With `dups`, every
+// copy's DUP is followed into, stuck or not: what reducing the term does
+// (print_cyclic).
+static int infinite(Term t, int dups) {
   u64 n   = heap_used();
   u8 *col = calloc(n + 1, 1);                  // 0 white, 1 grey, 2 black
   u32 cap = 1024, len = 0, rcap = 1024, rlen = 0;
@@ -584,7 +586,7 @@ int print_infinite(Term t) {
       u32  kid  = 0;
       if (tg == VAR || tg == DP0 || tg == DP1) {
         u32 at = VAL(v);
-        int follow = at && at < n && (IS_SUB(RT->heap.at[at]) || (tg != VAR && EXT(v) >= LAB_OWN));
+        int follow = at && at < n && (IS_SUB(RT->heap.at[at]) || (tg != VAR && (dups || EXT(v) >= LAB_OWN)));
         if (follow) { ari = 1; kid = at; }
         else if (tg != VAR && at && at < n && !col[at]) {
           if (rlen == rcap) { rcap *= 2; u32 *m = realloc(roots, rcap * sizeof(u32)); if (!m) break; roots = m; }
@@ -611,6 +613,9 @@ int print_infinite(Term t) {
   free(col); free(stk); free(roots);
   return cyc;
 }
+
+int print_infinite(Term t) { return infinite(t, 0); }
+int print_cyclic(Term t)   { return infinite(t, 1); }
 void print_quoted(FILE *f, Term t) { run(f, t, 1); }
 
 void print_free(void) {

@@ -36,6 +36,9 @@ void print_quoted(FILE *f, Term t);
 // Whether print_term(t) would never end: t's graph has a cycle that no
 // name breaks (a DUP that came to hold one of its own copies).
 int  print_infinite(Term t);
+// Whether t reaches itself through what reducing it reads: a DUP that holds
+// one of its own copies, which a copy of it unrolls without end.
+int  print_cyclic(Term t);
 
 // Code point c as UTF-8 in b: the byte count (1..4). A value past U+10FFFF
 // keeps the four-byte pattern, each byte cut to 8 bits.
