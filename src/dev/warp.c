@@ -187,31 +187,42 @@ static void end_round(WarpModel *m) {
   m->ntouch  = 0;
 }
 
+// getcontext and swapcontext return twice, as setjmp does: they stay out
+// of warp_run (noinline), whose loop counters live across them.
+
+// Lane i's coroutine, to start at lane_main.
+__attribute__((noinline)) static void start_lane(WarpModel *m, u32 i) {
+  WarpLane *l = &m->lanes[i];
+  u64       p = (u64)(uintptr_t)l;
+  l->model  = m;
+  l->index  = i;
+  l->open   = 0;
+  l->done   = 0;
+  l->nlines = 0;
+  getcontext(&l->ctx);
+  l->ctx.uc_stack.ss_sp   = m->stacks + i * m->stack_span + (m->stack_span - WARP_STACK_BYTES);
+  l->ctx.uc_stack.ss_size = WARP_STACK_BYTES;
+  l->ctx.uc_link          = &m->sched;
+  makecontext(&l->ctx, (void (*)(void))lane_main, 2, (unsigned)(p >> 32), (unsigned)p);
+}
+
+// Runs lane l until it begins its next step or returns.
+__attribute__((noinline)) static void resume_lane(WarpModel *m, WarpLane *l) {
+  m->running = l;
+  swapcontext(&m->sched, &l->ctx);
+  m->running = NULL;
+}
+
 int warp_run(WarpModel *m, u32 n, void (*body)(void *arg, u32 lane), void *arg) {
   if (n > m->nlanes) return -1;
   m->body = body;
   m->arg  = arg;
-  for (u32 i = 0; i < n; i++) {
-    WarpLane *l = &m->lanes[i];
-    u64       p = (u64)(uintptr_t)l;
-    l->model  = m;
-    l->index  = i;
-    l->open   = 0;
-    l->done   = 0;
-    l->nlines = 0;
-    getcontext(&l->ctx);
-    l->ctx.uc_stack.ss_sp   = m->stacks + i * m->stack_span + (m->stack_span - WARP_STACK_BYTES);
-    l->ctx.uc_stack.ss_size = WARP_STACK_BYTES;
-    l->ctx.uc_link          = &m->sched;
-    makecontext(&l->ctx, (void (*)(void))lane_main, 2, (unsigned)(p >> 32), (unsigned)p);
-  }
+  for (u32 i = 0; i < n; i++) start_lane(m, i);
   for (u32 left = n; left > 0;) {
     for (u32 i = 0; i < n; i++) {
       WarpLane *l = &m->lanes[i];
       if (l->done) continue;
-      m->running = l;
-      swapcontext(&m->sched, &l->ctx);
-      m->running = NULL;
+      resume_lane(m, l);
       if (l->open) record_step(m, l);
       if (l->done) {
         l->open = 0;
