@@ -13,6 +13,8 @@
 #              on the CPU
 #   sim-owner  the same on the simulated device (--dup=owner): output must
 #   sim-atomic equal the CPU run's (--dup=atomic likewise)
+#   warp-*     the same with the lanes in lock step (--warp-model), both
+#              DUP modes
 #   spark-*    every program on sim with a spark offered after every
 #              interaction (--gpu-spark-gap=1), both DUP modes
 #   wait-*     every program on sim with lanes that wait for held DUP
@@ -38,7 +40,7 @@
 # per program), SKIP_ASAN=1 or RUN_SANITIZE=0, SKIP_SIM=1, SKIP_METAL=1, HVM4_REF_TESTS,
 # ONLY=<glob> (golden names to run, e.g. ONLY='dup_*'), VERBOSE=1,
 # QUICK=1 (`make check`: build, layers, unit, examples, cpu, and one program in four
-# on the simulated device in each DUP mode, upstream, clang-t1, spec-t1, ffi).
+# on the simulated device in each DUP mode, free and in lock step, upstream, clang-t1, spec-t1, ffi).
 
 set -u
 # A relative HVM4G_BIN is relative to where we were called from.
@@ -964,6 +966,20 @@ if [ "${SKIP_SIM:-0}" != 1 ]; then
   par same sim-owner cpu "$BIN" {} "$RES" --gpu --device=sim --dup=owner < "$TMP/sim.list"
   add_phase sim-atomic
   par same sim-atomic cpu "$BIN" {} "$RES" --gpu --device=sim --dup=atomic --handoff=0 < "$TMP/sim.list"
+fi
+# The warp model (--warp-model, docs/gpu.md): one thread steps the lanes in
+# lock step, an order no threaded run takes; the device to the end. One
+# program in four, and not the tests of time (`// timeout:`): a step at a
+# time, a long narrow chain or 300 rounds of a tree take minutes.
+if [ "${SKIP_SIM:-0}" != 1 ]; then
+  awk 'NR % 4 == 1' "$TMP/golden.list" | while IFS= read -r f; do
+    grep -q '^// timeout:' "$f" 2>/dev/null || printf '%s\n' "$f"
+  done > "$TMP/warp.list"
+  for dup in owner atomic; do
+    add_phase "warp-$dup"
+    par same "warp-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" --handoff=0 \
+      --warp-model < "$TMP/warp.list"
+  done
 fi
 if [ "${SKIP_SIM:-0}" != 1 ] && [ "$QUICK" != 1 ]; then
   # Sparks after every interaction (the default gap is 64, which small

@@ -160,6 +160,9 @@ static const Flag FLAGS[] = {
     NULL, 1, "narrow mark frontiers marked level by level in one block" },
   { "--sim-threads", NULL, FL_COUNT, O(gpu.threads), 1, 1024, "N", NULL, NONE,
     "the cores", 1, "CPU threads of the simulated device" },
+  { "--warp-model", NULL, FL_SWITCH, O(gpu.warp_model), 0, 0, NULL, NULL, NONE, NULL, 1,
+    "simulated device: its lanes step in lock step on one thread, in warps of 32, and "
+    "-s counts warp steps, active lanes, heap words and cache lines (docs/gpu.md)" },
   { "--dev-heap", NULL, FL_SIZE, O(gpu.dev_heap), (u64)1 << 20, G4, "SIZE", NULL,
     NONE, "the host heap's, within 60% of the free device memory", 1,
     "device heap words: reclaimed in place when full, doubled when the "

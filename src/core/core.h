@@ -89,4 +89,17 @@ typedef struct {
 
 #define REGION_OF(w, loc) ((u32)(loc) >> (w)->region_shift)
 
+// Warp model (the simulator's --warp-model, docs/gpu.md): a backend that
+// steps its lanes in lock step defines WNF_WARP_STEP(w, branch), which the
+// core and lane.h call where a lane's next step begins, naming the branch
+// it runs; lanes of one warp at different branches in one round diverge.
+// The other backends leave it empty (wnf.h's default).
+#define WARP_ENTER      0x00000u  // | the tag entered (ENTER's switch)
+#define WARP_APPLY      0x10000u  // | frame tag << 7 | value tag (APPLY's)
+#define WARP_LANE_TAKE  0x20001u  // lane.h: read an entry's slot, check room
+#define WARP_LANE_PUT   0x20002u  // lane.h: store a WNF, push its children
+#define WARP_LANE_SPARK 0x20003u  // lane.h: claim an offered operand
+#define WARP_LANE_END   0x20004u  // lane.h: save the arena, add the counters
+#define WARP_LANE_POLL  0x20005u  // one more poll of a held DUP slot
+
 #endif

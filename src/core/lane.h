@@ -179,6 +179,7 @@ FN_COLD void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32
   u32     loc  = ENT_LOC(e);
   u32     own  = ENT_OWN(e);
   u32     tries = ENT_TRIES(e);
+  WNF_WARP_STEP(w, WARP_LANE_SPARK);
   if (left < rem + LANE_KIDS) {
     lane_push(L, e);
     L->again++;
@@ -203,6 +204,7 @@ FN_COLD void lane_spark(THR Lane *L, THR const PassArgs *a, u64 e, u32 left, u32
   w->status   = WNF_OK;
   L->room     = left - rem - LANE_KIDS;
   Term r      = wnf_run(w, NO_SUB(y));
+  WNF_WARP_STEP(w, WARP_LANE_PUT);
   L->room     = 0;
   u32  st     = w->status;
   HEAP_PUT_HELD(w, loc, (st == WNF_BUDGET || st == WNF_DEFER) ? AS_SUB(r) : r);
@@ -237,6 +239,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
                    // book reference unfolding) still spends budget
   w->stuck  = (seen[0] & SEEN_ANY) ? seen : 0;
   for (;;) {
+    WNF_WARP_STEP(w, WARP_LANE_TAKE);
     u64 dflag = dpx ? ENT_DPX : (u64)0;
     u32 left  = a->cap - L->cnt;
     u64 spent = w->itrs - start + slots;
@@ -274,6 +277,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
     w->status = WNF_OK;
     L->room   = left - rem - LANE_KIDS;
     Term r    = wnf_run(w, t);
+    WNF_WARP_STEP(w, WARP_LANE_PUT);
     L->room   = 0;
     if (dpx) {
       HEAP_PUT_HELD(w, loc, r);    // store and release
@@ -371,6 +375,7 @@ FN void lane_entry(THR Lane *L, THR const PassArgs *a, DEV u32 *seen,
 // Ends the lane's pass: saves its arena and adds its counters.
 FN void lane_end(THR Lane *L, DEV u32 *arena, u32 lane, DEV u32 *out_n,
                  DEV PassCtl *ctl) {
+  WNF_WARP_STEP(&L->w, WARP_LANE_END);
   arena[2 * lane + 0] = L->w.next;
   arena[2 * lane + 1] = L->w.end;
   out_n[lane]         = L->cnt;

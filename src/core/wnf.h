@@ -88,6 +88,12 @@
 #endif
 
 
+// A lane's next step begins, running `branch` (WARP_*, core.h): only a
+// backend that models warps (sim.c under --warp-model) does anything.
+#ifndef WNF_WARP_STEP
+#define WNF_WARP_STEP(w, branch) ((void)0)
+#endif
+
 #ifndef HEAP_LD_BOOK
 #define HEAP_LD_BOOK(w, loc)   HEAP_LD(w, loc)
 #endif
@@ -1214,6 +1220,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
     for (;;) {
       u32  loc = VAL(next);
       u32  tg  = TAG(next);
+      WNF_WARP_STEP(w, WARP_ENTER | tg);
       // The word at loc, for every tag whose case reads it, read before the
       // dispatch: a GPU warp's lanes then issue it at one instruction
       // whatever their tags, and wait for it once instead of once a branch.
@@ -1458,6 +1465,7 @@ FN Term wnf_run(THR Wnf *w, Term t) {
       Term f  = stk[--sp];
       u32  fl = VAL(f);
       u32  tw = TAG(whnf);
+      WNF_WARP_STEP(w, WARP_APPLY | (TAG(f) << 7) | tw);
 
       switch (TAG(f)) {
         // (□ x): the function is a value

@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "core/kern.h"
 #include "core/tune.h"
+#include "dev/warp.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +71,8 @@ typedef struct {
                      // allocate, at least (gpu_snf_bounded)
   u64  grow;         // words a run may allocate before it stops (0: no
                      // limit; set by gpu_snf_bounded)
+  int  warp_model;   // --warp-model: the simulator steps its lanes in
+                     // lock step, warps of 32, and counts (warp.h)
   const char *trace; // --trace FILE
 } GpuConf;
 
@@ -123,6 +126,7 @@ typedef struct {
   u64    stops;      // runs that the CPU had to finish
   u32    lanes;      // lanes used by the last run
   u32    shift;      // region shift of the last run
+  WarpCounts warp;   // --warp-model's counts, all runs (sim.c)
   const char *backend;
 } GpuStats;
 

@@ -380,6 +380,17 @@ void gpu_print_stats(FILE *out) {
           (unsigned long long)s->reclaims, (unsigned long long)s->reclaimed,
           s->reclaim_s, (unsigned long long)s->reclaim_marks,
           (unsigned long long)s->heap_live);
+  if (s->warp.steps) {
+    double itrs = s->itrs ? (double)s->itrs : 1.0;
+    fprintf(out, "- Warp model: %llu warp steps, %.2f active lanes per warp step "
+            "(of %u), %.2f loads, %.2f stores, %.2f atomics per interaction, %.2f "
+            "cache lines per warp step (%.2f per interaction)\n",
+            (unsigned long long)s->warp.steps,
+            (double)s->warp.lanes / (double)s->warp.steps, WARP_LANES,
+            (double)s->warp.loads / itrs, (double)s->warp.stores / itrs,
+            (double)s->warp.atomics / itrs, (double)s->warp.lines / (double)s->warp.steps,
+            (double)s->warp.lines / itrs);
+  }
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");
     return;

@@ -12,6 +12,10 @@
 //
 // Its state is the runtime's (RT->dev->sim, struct SimRt below), so
 // runtimes simulate at once, each on its own heap.
+//
+// --warp-model: a pass's lanes run instead as coroutines on the calling
+// thread, in lock step by warps of 32 (warp.c), and the heap primitives
+// and the core's step marks (WNF_WARP_STEP) report to the model.
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@
 #include "heap/heap.h"
 #include "dev/dev.h"
 #include "dev/reach.h"
+#include "dev/warp.h"
 #include "heap/rt.h"
 #include "dev/dev_rt.h"
 
@@ -58,6 +63,8 @@ SIM_HOT Term sim_xchg(Wnf *w, u32 loc, Term t);
 SIM_HOT Term sim_cas_at(Wnf *w, u32 loc, Term o, Term n);
 static inline int sim_refill(Wnf *w, u32 n);
 SIM_HOT u32  sim_wait(Wnf *w);
+SIM_HOT void sim_warp_step(Wnf *w, u32 branch);
+static inline void sim_counter_atomic(void);
 
 #define HEAP_LD(w, loc)        sim_ld((w), (loc))
 #define HEAP_ST(w, loc, t)     sim_st((w), (loc), (t))
@@ -65,13 +72,17 @@ SIM_HOT u32  sim_wait(Wnf *w);
 #define HEAP_CAS(w, loc, o, n) sim_cas_at((w), (loc), (o), (n))
 #define HEAP_REFILL(w, n)      sim_refill((w), (n))
 #define HEAP_WAIT_POLLS(w)     sim_wait(w)
-#define HEAP_PAUSE(w, loc)     ((void)0)
+// Under the warp model a poll is a step: the holder, another lane of
+// this thread, may give the slot back meanwhile.
+#define HEAP_PAUSE(w, loc)     sim_warp_step((w), WARP_LANE_POLL)
+#define WNF_WARP_STEP(w, b)    sim_warp_step((w), (b))
 
-#define GPU_ADD64(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+// The counters' atomics (lane.h), counted by the warp model.
+#define GPU_ADD64(p, v)    (sim_counter_atomic(), __atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
 #define GPU_ADD32(p, v)    __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
-#define GPU_OR32(p, v)     __atomic_fetch_or((p), (v), __ATOMIC_ACQ_REL)
+#define GPU_OR32(p, v)     (sim_counter_atomic(), __atomic_fetch_or((p), (v), __ATOMIC_ACQ_REL))
 #define GPU_POPC32(x)      ((u32)__builtin_popcount(x))
-#define GPU_CAS32(p, o, n) sim_cas32((p), (o), (n))
+#define GPU_CAS32(p, o, n) (sim_counter_atomic(), sim_cas32((p), (o), (n)))
 
 static inline u32 sim_cas32(u32 *p, u32 o, u32 n) {
   __atomic_compare_exchange_n(p, &o, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
@@ -89,6 +100,7 @@ static inline u32 sim_cas32(u32 *p, u32 o, u32 n) {
 // case), or the modes below.
 #define MODE_T32    1u   // --take=32
 #define MODE_POISON 2u   // count the loads of POISON
+#define MODE_WARP   4u   // report to the warp model (--warp-model)
 
 typedef struct {
   Lane        lane;
@@ -96,6 +108,7 @@ typedef struct {
   u32         wait;          // the pass's polls of a held DUP slot
   u64         poison_reads;  // this lane's loads of POISON
   SimLaneRun *run;           // the rest (refills)
+  WarpLane   *warp;          // MODE_WARP: its record in the model
 } SimLane;
 
 // HVM4G_SIM_POISON=1: a check that the copy in's walk (reach.c) is
@@ -110,14 +123,25 @@ SIM_HOT Term sim_seen(Wnf *w, u32 mode, Term t) {
   return t;
 }
 
+// A heap access, for the warp model.
+SIM_HOT void sim_warp_access(Wnf *w, u32 mode, u32 loc, u32 kind) {
+  if (mode & MODE_WARP) warp_access(((SimLane *)w)->warp, loc, kind);
+}
+
+SIM_HOT void sim_warp_step(Wnf *w, u32 branch) {
+  if (((SimLane *)w)->mode & MODE_WARP) warp_step(((SimLane *)w)->warp, branch);
+}
+
 SIM_HOT Term sim_ld(Wnf *w, u32 loc) {
   u32 m = ((SimLane *)w)->mode;
   if (!m) return __atomic_load_n(&w->heap[loc], __ATOMIC_ACQUIRE);
+  sim_warp_access(w, m, loc, WARP_LOAD);
   return sim_seen(w, m, m & MODE_T32 ? t32_ld(w->heap, loc)
                                      : __atomic_load_n(&w->heap[loc], __ATOMIC_ACQUIRE));
 }
 
 SIM_HOT void sim_st(Wnf *w, u32 loc, Term t) {
+  sim_warp_access(w, ((SimLane *)w)->mode, loc, WARP_STORE);
   if (((SimLane *)w)->mode & MODE_T32) {
     t32_st(w->heap, loc, t);
   } else {
@@ -128,12 +152,14 @@ SIM_HOT void sim_st(Wnf *w, u32 loc, Term t) {
 SIM_HOT Term sim_xchg(Wnf *w, u32 loc, Term t) {
   u32 m = ((SimLane *)w)->mode;
   if (!m) return __atomic_exchange_n(&w->heap[loc], t, __ATOMIC_ACQ_REL);
+  sim_warp_access(w, m, loc, WARP_ATOMIC);
   return sim_seen(w, m, m & MODE_T32 ? t32_xchg(w->heap, loc, t)
                                      : __atomic_exchange_n(&w->heap[loc], t, __ATOMIC_ACQ_REL));
 }
 
 SIM_HOT Term sim_cas_at(Wnf *w, u32 loc, Term o, Term n) {
   u32 m = ((SimLane *)w)->mode;
+  sim_warp_access(w, m, loc, WARP_ATOMIC);
   if (m & MODE_T32) return sim_seen(w, m, t32_cas(w->heap, loc, o, n));
   __atomic_compare_exchange_n(&w->heap[loc], &o, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   return sim_seen(w, m, o);
@@ -150,6 +176,7 @@ static inline int sim_refill(Wnf *w, u32 n) {
   const SimLaneRun *r   = ((SimLane *)w)->run;
   u64               top = atomic_load(&RT->heap.top);
   for (;;) {
+    sim_warp_access(w, ((SimLane *)w)->mode, 0, WARP_SHARED);
     u64 at  = top;
     u64 get = n > r->arena ? n : r->arena;
     if (r->align) {
@@ -220,8 +247,18 @@ struct SimRt {
   int      whole;    // sparse, but the shadow holds all of [0, top)
   int      poisoned; // the unreached words hold POISON (lane.poison)
   u64      want;     // device heap words after a grow (0: none yet)
+  WarpModel *warp;   // --warp-model: the model its passes run in
+  SimLane  *warp_lanes;   // and their lanes
   u64      bal[2];   // LANE_BALANCE: interactions, and warps' 32 * busiest
 };
+
+// An atomic on a counter (lane.h's GPU_*), in the lane the model runs now:
+// those calls do not know their lane. Mark passes run outside the model.
+static inline void sim_counter_atomic(void) {
+  WarpModel *m = RT->dev->sim->warp;
+  WarpLane  *l = m ? warp_running(m) : NULL;
+  if (l) warp_access(l, 0, WARP_SHARED);
+}
 
 // RT's part, made at its first run (NULL: out of memory, said in `err`).
 static SimRt *sim_part(char *err, unsigned errlen) {
@@ -266,6 +303,20 @@ static void poison_restore(void);
 static void sim_free(void) {
   SimRt *S = RT->dev->sim;
   poison_restore();
+  if (S->warp) {
+    const WarpCounts *c = warp_counts(S->warp);
+    WarpCounts       *t = &RT->dev->stats.warp;
+    t->steps   += c->steps;
+    t->lanes   += c->lanes;
+    t->loads   += c->loads;
+    t->stores  += c->stores;
+    t->atomics += c->atomics;
+    t->lines   += c->lines;
+    warp_free(S->warp);
+    free(S->warp_lanes);
+    S->warp       = NULL;
+    S->warp_lanes = NULL;
+  }
   reach_free(&S->reach);
   S->sparse = 0;
   S->whole  = 0;
@@ -404,7 +455,12 @@ static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   S->stacks     = zmap((u64)S->lanes * S->a.stack_cap * sizeof(Term));
   S->seen_bytes = (RT->heap.cap / 32 + 1) * sizeof(u32);
   S->seen       = zmap(S->seen_bytes);
-  if (!S->arena || !S->stacks || !S->seen) {
+  if (RT->dev->conf.warp_model) {
+    S->warp       = warp_new(S->lanes);
+    S->warp_lanes = malloc(S->lanes * sizeof(SimLane));
+  }
+  if (!S->arena || !S->stacks || !S->seen ||
+      (RT->dev->conf.warp_model && (!S->warp || !S->warp_lanes))) {
     snprintf(err, errlen, "out of host memory for %u lanes", S->lanes);
     sim_free();
     return -1;
@@ -449,6 +505,17 @@ static void sim_balance(SimRt *S, const SimLane *L, u32 nl) {
 }
 #endif
 
+// A lane's settings for this pass; `warp`: its record in the model (NULL:
+// the lane runs outside it).
+static void sim_lane_init(SimRt *S, SimLane *l, WarpLane *warp) {
+  l->mode         = (S->lane.t32 ? MODE_T32 : 0) | (S->lane.poison ? MODE_POISON : 0) |
+                    (warp ? MODE_WARP : 0);
+  l->wait         = S->lane.wait;
+  l->poison_reads = 0;
+  l->run          = &S->lane;
+  l->warp         = warp;
+}
+
 // Runs every block b with b % threads == tid.
 static void *sim_worker(void *arg) {
   RT         = ((SimArg *)arg)->rt;
@@ -464,12 +531,7 @@ static void *sim_worker(void *arg) {
     free(M);
     return NULL;
   }
-  for (u32 j = 0; j < S->block; j++) {
-    L[j].mode         = (S->lane.t32 ? MODE_T32 : 0) | (S->lane.poison ? MODE_POISON : 0);
-    L[j].wait         = S->lane.wait;
-    L[j].poison_reads = 0;
-    L[j].run          = &S->lane;
-  }
+  for (u32 j = 0; j < S->block; j++) sim_lane_init(S, &L[j], NULL);
   for (u32 b = tid; b < blocks; b += S->stride) {
     u32 l0 = b * S->block;
     u32 nl = lanes - l0 < S->block ? lanes - l0 : S->block;
@@ -506,6 +568,39 @@ static void *sim_worker(void *arg) {
   return NULL;
 }
 
+// The warp model
+// ===============
+
+// Lane j's share of the pass, as cuda.cu's kernel runs it: entries j,
+// j + lanes, ..., then its end.
+static void sim_warp_lane(void *arg, u32 j) {
+  SimRt   *S = arg;
+  SimLane *L = &S->warp_lanes[j];
+  for (u64 i = j; i < S->n; i += S->lanes) {
+    u32 rem = (u32)((S->n - 1 - i) / S->lanes);
+    lane_entry(&L->lane, &S->a, S->seen, S->ctl, S->in[i], rem);
+  }
+  lane_end(&L->lane, S->arena, j, S->out_n, S->ctl);
+}
+
+// A pass in the model: the lanes that have an entry run in lock step;
+// the others end at once, outside it (a GPU lane without an entry
+// returns before its first step). 0, or -1 with a message.
+static int sim_warp_pass(char *err, unsigned errlen) {
+  SimRt *S    = RT->dev->sim;
+  u32    busy = S->n < S->lanes ? S->n : S->lanes;
+  for (u32 j = 0; j < S->lanes; j++) {
+    SimLane *L = &S->warp_lanes[j];
+    sim_lane_init(S, L, j < busy ? warp_lane(S->warp, j) : NULL);
+    lane_begin(&L->lane, &S->a, j, S->stacks, S->arena, S->outs);
+    if (j >= busy) lane_end(&L->lane, S->arena, j, S->out_n, S->ctl);
+  }
+  int rc = warp_run(S->warp, busy, sim_warp_lane, S);
+  for (u32 j = 0; j < busy; j++) S->lane.poison_reads += S->warp_lanes[j].poison_reads;
+  if (rc != 0) snprintf(err, errlen, "out of host memory for the warp model's records");
+  return rc;
+}
+
 // Runs fn(tid) on `threads` CPU threads (the calling one included).
 static void sim_spread(u32 threads, void *(*fn)(void *)) {
   pthread_t th[threads];
@@ -536,7 +631,11 @@ static long long sim_lanes_pass(u32 n, u32 cap, char *err, unsigned errlen) {
   }
   u32 blocks = (S->lanes + S->block - 1) / S->block;
   S->stride   = S->threads < blocks ? S->threads : blocks;
-  sim_spread(S->stride, sim_worker);
+  if (S->warp && S->kind == PASS_SNF) {
+    if (sim_warp_pass(err, errlen) != 0) return -1;
+  } else {
+    sim_spread(S->stride, sim_worker);
+  }
   // Next frontier: lane segments in lane order.
   u64 m = 0;
   for (u32 l = 0; l < S->lanes; l++) m += S->out_n[l];
