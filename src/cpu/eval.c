@@ -233,8 +233,18 @@ void eval_die(const char *msg) {
   die_with(msg, 0);
 }
 
-void eval_panic(const char *msg) {
-  die_with(msg, 2);
+// Every taker of the message but the process's own end (a catch frame, a
+// pool thread's kept failure, the library's hook) copies at most
+// PANIC_KEPT bytes of it and jumps away, where it could no longer be
+// freed: those get a copy on this stack.
+#define PANIC_KEPT 1024   // the library's ERR_CAP, the largest taker
+void eval_panic(char *msg) {
+  int taken = (CATCH && CATCH->nest == NEST) || pool_helper() || me()->fatal;
+  if (!taken) die_with(msg, 2);   // printed whole, and the process ends
+  char kept[PANIC_KEPT];
+  snprintf(kept, sizeof kept, "%s", msg);
+  free(msg);
+  die_with(kept, 2);
 }
 
 void eval_out_check(void) {

@@ -49,7 +49,8 @@ void eval_die(const char *msg);
 
 // Ends the run as %panic does: msg on stdout, exit 1 (caught like eval_die
 // in work done ahead, so it happens only where one thread would reach it).
-void eval_panic(const char *msg);
+// msg is malloc'd, and eval_panic's to free.
+void eval_panic(char *msg);
 
 // Prints "<kind><msg>" (kind NULL: msg on stdout) and exits non-zero, once per process: a second
 // thread that fails meanwhile waits for the first one's exit. On a thread

@@ -62,6 +62,7 @@
 // nothing were reclaimed. Also the smallest arena --reclaim-gap may ask.
 #define MIN_CHUNK 256u
 _Static_assert(MIN_CHUNK >= 2 * WNF_RESERVE, "a chunk must hold the core's refills");
+#define ARENA_SHARE 16   // a thread's arena: at most this share of the heap
 
 typedef struct ReclaimAway {
   _Alignas(64) _Atomic int on;
@@ -86,6 +87,20 @@ static Reclaim *me(void) {
   return &RT->cpu->reclaim;
 }
 
+// An arena is at most an ARENA_SHARE of the heap per thread: in a small
+// heap one thread's arena would otherwise hold every free word, and the
+// others would find it full however little is live. Sized from the first
+// run on, armed or not: a collapse, which runs unarmed, would otherwise
+// ask for CPU_ARENA words, get just its refill's few where the heap is
+// smaller, and fill the heap with the rest of each arena left unused.
+static void size_arena(Reclaim *r) {
+  u64 gap   = RT->cpu->conf.reclaim_gap;
+  u64 arena = gap && gap < CPU_ARENA ? gap : CPU_ARENA;
+  u64 share = RT->heap.cap / ((u64)ARENA_SHARE * r->threads);
+  if (arena > share) arena = share;
+  r->arena  = (u32)(arena > MIN_CHUNK ? arena : MIN_CHUNK);
+}
+
 void reclaim_init(u32 threads) {
   Reclaim *r = me();
   if (r->roots) return;   // eval_init's, before the pool's
@@ -104,6 +119,7 @@ void reclaim_init(u32 threads) {
   // that runs the normal form
   for (u32 i = 0; i < n; i++) atomic_init(&r->away[i].on, i > 0);
   r->threads = n;
+  size_arena(r);
 }
 
 void reclaim_close(void) {
@@ -174,7 +190,6 @@ void reclaim_add_forget(void (*forget)(u32 lo, u64 hi)) {
 // stays small.
 #define COST_SHARE 16
 #define COST_MAX   64
-#define ARENA_SHARE   16
 // What a fresh word costs (the kernel's fault and clear of its page) sets
 // how much a gap can save: a collection over L live words costs L walks and
 // saves at most the words it frees, each a fresh word not faulted in. The
@@ -268,14 +283,8 @@ void reclaim_arm(void) {
   r->armed_at = heap_given();
   r->sys_armed = sys_secs();
   r->top_armed = heap_used();
-  // An arena is at most an ARENA_SHARE of the heap per thread: in a small
-  // heap one thread's arena would otherwise hold every free word, and the
-  // others would find it full however little is live.
+  size_arena(r);
   u64 gap     = RT->cpu->conf.reclaim_gap;
-  u64 arena   = gap && gap < CPU_ARENA ? gap : CPU_ARENA;
-  u64 share   = RT->heap.cap / ((u64)ARENA_SHARE * r->threads);
-  if (arena > share) arena = share;
-  r->arena      = (u32)(arena > MIN_CHUNK ? arena : MIN_CHUNK);
   r->used_live  = 0;
   r->used_given = heap_given();
   if (RT->cpu->conf.fresh_ns) {
@@ -328,12 +337,19 @@ ReclaimStats reclaim_stats(void) {
 // What was live when the heap ran out, as far as it is known: the words
 // the last collection found live, or, where none could run (a host
 // primitive in flight, a collapse, a run too short), every word in use.
+// A run that collects nothing (never armed) says so first: an earlier
+// run's collection tells nothing of its words, and its words in use are
+// every word it made, far more than its live ones.
 void reclaim_exhausted(char *msg, size_t n) {
   Reclaim     *r   = me();
   ReclaimStats s   = reclaim_stats();
   unsigned long long cap = RT->heap.cap, used = heap_used();
   const char  *why = RT->heap.by_space ? ", sized by the address-space limit" : "";
-  if (atomic_load(&r->hosts) > 0) {
+  if (!r->armed) {
+    snprintf(msg, n, "heap exhausted: %llu words in use in a heap of %llu words%s "
+             "(none collected: a collapse, -D and the lazy core run no collection)",
+             used, cap, why);
+  } else if (atomic_load(&r->hosts) > 0) {
     snprintf(msg, n, "heap exhausted: %llu live words at most in a heap of %llu words%s "
              "(no collection can run inside %%nf or another primitive)", used, cap, why);
   } else if (s.runs) {

@@ -122,15 +122,25 @@ u64 heap_default_words(u64 other, u64 per_word, int *by_space) {
 // A compare-and-swap, never an add undone when it overshoots: the undo can
 // land after another thread's add that the overshoot's own undo let fit
 // below it, and the top then falls under that thread's words, which the
-// next allocation hands out again (test_heap.c).
-u32 heap_alloc(u32 n) {
+// next allocation hands out again (test_heap.c). `most` words from the
+// top, or as many as are left if at least `least` are; *got says how many.
+static u32 heap_bump(u32 least, u32 most, u32 *got) {
   Heap *h = &RT->heap;
   u64 at = atomic_load_explicit(&h->top, memory_order_relaxed);
+  u64 n;
   do {
-    if (at + n > h->cap) return 0;
+    n = h->cap > at ? h->cap - at : 0;
+    if (n < least) return 0;
+    if (n > most) n = most;
   } while (!atomic_compare_exchange_weak(&h->top, &at, at + n));
   atomic_fetch_add_explicit(&h->given, n, memory_order_relaxed);
+  *got = (u32)n;
   return (u32)at;
+}
+
+u32 heap_alloc(u32 n) {
+  u32 got;
+  return heap_bump(n, n, &got);
 }
 
 u32 heap_take(u32 n, u32 want, u32 *got) {
@@ -145,13 +155,10 @@ u32 heap_take(u32 n, u32 want, u32 *got) {
       return (u32)(h->free[i] >> 32);
     }
   }
-  u32 at = heap_alloc(want);
-  if (at == 0 && want > n) {
-    want = n;
-    at   = heap_alloc(n);
-  }
-  *got = want;
-  return at;
+  // where fewer than `want` words are left, all of them: an arena of just
+  // n would hold one rule's words, and what its next refill leaves unused
+  // of it would fill the heap
+  return heap_bump(n, want > n ? want : n, got);
 }
 
 void heap_set_free(const u64 *chunks, u64 n, u64 top) {

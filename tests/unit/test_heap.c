@@ -1,7 +1,7 @@
 // test_heap.c: the heap's bump allocation from several threads at once
 // when it is nearly full. Threads ask for arenas (heap_take: a large
-// `want`, else just n) while the top runs into the end, as -T workers do
-// when the heap fills; every range handed out must lie in the heap and
+// `want`, else what is left, if n) while the top runs into the end, as -T
+// workers do when the heap fills; every range handed out must lie in the heap and
 // overlap no other. (A failed add undone with a subtract can let the top
 // fall under words another thread was just given: two workers would then
 // build nodes in the same words.)

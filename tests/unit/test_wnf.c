@@ -1112,13 +1112,15 @@ static void test_case_words(void) {
 // The heap runs out while a call copies its case: the run stops with the
 // call as it was (its argument reduced) and the count of what it ran.
 // @grow's case is a long string, so most of what a step allocates is
-// that copy. Last: it takes a small heap of its own.
+// that copy; its 400 digits put the heap's end inside a copy, not in a
+// step's 128-word reserve (the last refill takes all the words left).
+// Last: it takes a small heap of its own.
 static void test_case_oom(void) {
   heap_free();
   CHECK(heap_init(1u << 16) == 0);
   cpu_wnf_init(&W, 1u << 12);
   char src[1024];
-  snprintf(src, sizeof src, "@grow = λ{0: λx.@grow(1 - 1, #P{x, \"%0300d\"})}\n", 0);
+  snprintf(src, sizeof src, "@grow = λ{0: λx.@grow(1 - 1, #P{x, \"%0400d\"})}\n", 0);
   CHECK(parse_text("grow.hvm4", src) == 0);
   u32 id = table_find("grow", 4);
   W.book_cnt = table_count();
