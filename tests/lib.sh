@@ -76,7 +76,8 @@ parse_test() {
 }
 
 # Runs BIN on FILE (cwd = the file's folder, so #include paths resolve) with
-# the convention's flags and any extra args. Sets OUT and RC.
+# the convention's flags and any extra args. Sets GOT and RC (not OUT: the device
+# machine exports OUT, and an exported output past 128 KB fails every exec).
 run_test() {
   local bin=$1 file=$2; shift 2
   [[ "$bin" == /* || "$bin" != */* ]] || bin=$PWD/$bin
@@ -95,44 +96,44 @@ run_test() {
   [ -n "$LIMIT" ] && lim=$(( (LIMIT * TEST_TIMEOUT + 119) / 120 ))
   # The program's own args come last: they win over a phase's flags.
   # shellcheck disable=SC2086  # ARGS is a word list by design
-  OUT=$(cd "$dir" && timeout -k 5 "$lim" "$bin" "$base" $flags "$@" $ARGS 2>&1 < /dev/null)
+  GOT=$(cd "$dir" && timeout -k 5 "$lim" "$bin" "$base" $flags "$@" $ARGS 2>&1 < /dev/null)
   RC=$?
-  [[ "$OUT" == *$'\e'* ]] && OUT=$(printf '%s' "$OUT" | strip_ansi)
+  [[ "$GOT" == *$'\e'* ]] && GOT=$(printf '%s' "$GOT" | strip_ansi)
   # The reference's tests expect its output, which has no warnings (an
   # undefined reference): hvm4g's are dropped there.
-  if [ -n "${DROP_WARNINGS:-}" ] && [[ "$OUT" == *"hvm4g: warning: "* ]]; then
-    OUT=$(printf '%s\n' "$OUT" | grep -v '^hvm4g: warning: ')
+  if [ -n "${DROP_WARNINGS:-}" ] && [[ "$GOT" == *"hvm4g: warning: "* ]]; then
+    GOT=$(printf '%s\n' "$GOT" | grep -v '^hvm4g: warning: ')
   fi
 }
 
-# Judges OUT/RC against the parsed expectations; sets WHY ("" = pass).
+# Judges GOT/RC against the parsed expectations; sets WHY ("" = pass).
 judge() {
   WHY=""
   if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout (${LIMIT:-$TEST_TIMEOUT}s)"; return; fi
   if [ $RC -ge 128 ]; then WHY="crashed (signal $((RC - 128)))"; return; fi
-  if [[ "$OUT" == *anitizer* || "$OUT" == *"runtime error: "* ]] &&
-     printf '%s\n' "$OUT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"; return; fi
+  if [[ "$GOT" == *anitizer* || "$GOT" == *"runtime error: "* ]] &&
+     printf '%s\n' "$GOT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"; return; fi
   if [ "$NLINES" -eq 0 ]; then WHY="no expected output (trailing // lines)"; return; fi
   case "$EXIT" in
     nonzero) [ $RC -ne 0 ] || { WHY="exit status 0, expected non-zero"; return; } ;;
     0)       [ $RC -eq 0 ] || { WHY="exit status $RC, expected 0"; return; } ;;
   esac
   if [ "$EXPECT" = PARSE_ERROR ]; then
-    [[ "$OUT" == PARSE_ERROR* ]] || WHY="expected PARSE_ERROR"
+    [[ "$GOT" == PARSE_ERROR* ]] || WHY="expected PARSE_ERROR"
     return
   fi
   case "$MATCH" in
     exact)
-      [ "$OUT" = "$EXPECT" ] || WHY="output differs (exit $RC: $(first_lines))" ;;
+      [ "$GOT" = "$EXPECT" ] || WHY="output differs (exit $RC: $(first_lines))" ;;
     regex)
       local re
       while IFS= read -r re; do
-        printf '%s\n' "$OUT" | grep -Eiq -- "$re" ||
+        printf '%s\n' "$GOT" | grep -Eiq -- "$re" ||
           { WHY="no output line matches /$re/ (exit $RC: $(first_lines))"; return; }
       done <<< "$EXPECT" ;;
     nocrash)
       # A clean rejection (non-zero exit, no crash) is fine; success must be right.
-      [ $RC -ne 0 ] || [ "$OUT" = "$EXPECT" ] || WHY="output differs" ;;
+      [ $RC -ne 0 ] || [ "$GOT" = "$EXPECT" ] || WHY="output differs" ;;
     *)
       WHY="unknown match mode '$MATCH'" ;;
   esac
@@ -149,7 +150,7 @@ verdict() {
 }
 
 # The output's first lines in one line: what a one-line verdict shows.
-first_lines() { clip "$OUT" 3 | paste -sd '|'; }
+first_lines() { clip "$GOT" 3 | paste -sd '|'; }
 
 clip() { printf '%s\n' "$1" | head -n "${2:-12}" | cut -c1-200; }
 
@@ -167,13 +168,13 @@ cmd_check() {
     [ -z "$WHY" ] || break
   done
   [ -n "$WHY" ] && [ "$REPEAT" -gt 1 ] && WHY="$WHY (run $((k + 1)) of $REPEAT)"
-  printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
+  printf '%s\n' "$GOT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
   verdict "$dir" "$name" detail_check
 }
 
 detail_check() {
   echo "  expected:"; clip "$EXPECT" | sed 's/^/    /'
-  echo "  got (exit $RC):"; clip "$OUT" | sed 's/^/    /'
+  echo "  got (exit $RC):"; clip "$GOT" | sed 's/^/    /'
 }
 
 cmd_same() {
@@ -189,7 +190,7 @@ cmd_same() {
     echo "$NOMETAL" > "$dir/$name.skip"; return
   fi
   run_test "$bin" "$file" "$@"
-  printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
+  printf '%s\n' "$GOT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
   WHY=""
   if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout (${TEST_TIMEOUT}s)"
   elif [ $RC -ge 128 ]; then WHY="crashed (signal $((RC - 128)))"
@@ -200,7 +201,7 @@ cmd_same() {
     # a message with a figure of the run's own (the live words of an
     # exhausted heap) is judged by its regular expressions, as on the CPU
     if [ "$MATCH" = regex ] && [ "$RC" = "$brc" ]; then judge
-    elif [ "$OUT" != "$bout" ]; then WHY="output differs from $base"
+    elif [ "$GOT" != "$bout" ]; then WHY="output differs from $base"
     elif [ "$RC" != "$brc" ]; then WHY="exit status $RC differs from $base ($brc)"
     fi
   fi
@@ -211,7 +212,7 @@ cmd_same() {
 detail_same() {
   echo "  $(basename "$(dirname "$SAME_BASE")") (exit $(cat "$SAME_BASE.rc" 2>/dev/null)):"
   clip "$(cat "$SAME_BASE.out" 2>/dev/null)" | sed 's/^/    /'
-  echo "  $SAME_LABEL (exit $RC):"; clip "$OUT" | sed 's/^/    /'
+  echo "  $SAME_LABEL (exit $RC):"; clip "$GOT" | sed 's/^/    /'
 }
 
 # --- HVM4's own convention (`upstream`) ------------------------------------
@@ -278,7 +279,7 @@ cmd_upstream() {
   [[ "$bin" == /* || "$bin" != */* ]] || bin=$PWD/$bin
   [[ "$file" == /* ]] || file=$PWD/$file
   parse_upstream "$file"
-  WHY=""; OUT=""; RC=0
+  WHY=""; GOT=""; RC=0
   ffi_flags "$file" "$name"
   if [ -z "$WHY" ] && [ "$NLINES" -eq 0 ] && [ -z "$PREFIX$CONTAINS" ]; then
     WHY="missing expected result comment"
@@ -288,27 +289,27 @@ cmd_upstream() {
       col=(-C)
       case "$name" in collapse_*|enum_*) col=(-C$NLINES) ;; esac
     fi
-    OUT=$(cd "${file%/*}" && timeout -k 5 "${UPSTREAM_TIMEOUT:-20}" \
+    GOT=$(cd "${file%/*}" && timeout -k 5 "${UPSTREAM_TIMEOUT:-20}" \
             "$bin" "$file" "$@" "${col[@]}" "${LEAD[@]}" "${FFI[@]}" 2>&1 < /dev/null)
     RC=$?
-    [[ "$OUT" == *$'\e'* ]] && OUT=$(printf '%s' "$OUT" | strip_ansi)
+    [[ "$GOT" == *$'\e'* ]] && GOT=$(printf '%s' "$GOT" | strip_ansi)
     if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then WHY="timeout after ${UPSTREAM_TIMEOUT:-20}s"
     elif [ $RC -ge 128 ]; then WHY="crashed (signal $((RC - 128)))"
-    elif [[ "$OUT" == *anitizer* || "$OUT" == *"runtime error: "* ]] &&
-         printf '%s\n' "$OUT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"
+    elif [[ "$GOT" == *anitizer* || "$GOT" == *"runtime error: "* ]] &&
+         printf '%s\n' "$GOT" | grep -Eq "$SAN_RE"; then WHY="sanitizer report"
     elif [ -n "$PREFIX" ]; then
-      [[ "$OUT" == "$PREFIX"* ]] || WHY="output does not start with the expected prefix"
+      [[ "$GOT" == "$PREFIX"* ]] || WHY="output does not start with the expected prefix"
     elif [ -n "$CONTAINS" ]; then
-      [[ "$OUT" == *"$CONTAINS"* ]] || WHY="output does not contain the expected text"
+      [[ "$GOT" == *"$CONTAINS"* ]] || WHY="output does not contain the expected text"
     elif [ "$EXPECT" = PARSE_ERROR ]; then
-      [[ "$OUT" == PARSE_ERROR* ]] || WHY="expected PARSE_ERROR"
-    elif [ "$OUT" != "$EXPECT" ]; then
+      [[ "$GOT" == PARSE_ERROR* ]] || WHY="expected PARSE_ERROR"
+    elif [ "$GOT" != "$EXPECT" ]; then
       WHY="output differs (exit $RC: $(first_lines))"
     fi
   fi
   [ -n "$PREFIX" ] && EXPECT="$PREFIX..."
   [ -n "$CONTAINS" ] && EXPECT="...$CONTAINS..."
-  printf '%s\n' "$OUT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
+  printf '%s\n' "$GOT" > "$dir/$name.out"; echo "$RC" > "$dir/$name.rc"
   verdict "$dir" "$name" detail_check
 }
 
