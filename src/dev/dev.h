@@ -118,6 +118,7 @@ typedef struct {
   u64    reclaim_marks; // their mark passes
   u64    heap_live;  // words in use after the last reclaim (the message
                      // of a heap that does not hold them)
+  u64    bounded;    // passes that ran part of their frontier (pass.c)
   u32    stop;       // last stop reason (0: never stopped)
   u32    stop_loc;
   u32    stop_err;
@@ -169,10 +170,12 @@ typedef struct {
   // copied in, frontier = their entries. Returns 0, or -1 with a message
   // in `err`.
   int  (*open)(const u32 *roots, u32 n, char *err, unsigned errlen);
-  // Runs one pass over the current frontier (n entries) into the next;
-  // fills ctl, returns the size of the next frontier, or -1 (out of
-  // buffer memory: `err` says why).
-  long long (*pass)(u32 n, PassCtl *ctl, char *err, unsigned errlen);
+  // Runs one pass over the current frontier's first `run` entries (of n)
+  // into the next: the pass's pushes, then the entries [run, n) as they
+  // were (pass.c, "A frontier bounded by memory"); fills ctl, returns the
+  // size of the next frontier, or -1 (out of buffer memory: `err` says
+  // why).
+  long long (*pass)(u32 n, u32 run, PassCtl *ctl, char *err, unsigned errlen);
   // Makes the frontier the words below the host's top that the run
   // changed; returns how many, or -1.
   long long (*roots)(char *err, unsigned errlen);
@@ -247,6 +250,12 @@ extern const GpuBackend GPU_METAL;
 // pass.c: the host pass loop over a backend, then the packing of the live
 // result. Returns the stop reason (0: the device finished the normal form).
 u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 n);
+
+// After a reclaim that found `live` words in `room`, with `lanes` lanes:
+// 1 if the run goes on, 0 if it stops; *bound, the most entries the
+// passes before it ran (0: all), becomes that of the passes after it
+// (pass.c, "A frontier bounded by memory").
+int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 *bound);
 
 // Budget of a mark pass over n words with `lanes` lanes, after a pass over
 // prev_n words with prev_budget that left `cut` lanes with words to scan

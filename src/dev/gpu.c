@@ -376,10 +376,11 @@ void gpu_print_stats(FILE *out) {
           (unsigned long long)s->alloc, (unsigned long long)s->live,
           (unsigned long long)s->live, (double)s->live * 8 / 1e6);
   fprintf(out, "- Device reclaims: %llu in place (%llu words given back, "
-          "%.6f s, %llu mark passes; %llu live words at the last)\n",
+          "%.6f s, %llu mark passes; %llu live words at the last; %llu "
+          "passes bounded)\n",
           (unsigned long long)s->reclaims, (unsigned long long)s->reclaimed,
           s->reclaim_s, (unsigned long long)s->reclaim_marks,
-          (unsigned long long)s->heap_live);
+          (unsigned long long)s->heap_live, (unsigned long long)s->bounded);
   if (s->warp.steps) {
     double itrs = s->itrs ? (double)s->itrs : 1.0;
     fprintf(out, "- Warp model: %llu warp steps, %.2f active lanes per warp step "

@@ -379,15 +379,49 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
 // relocated. Sharing, SUB chains, stuck DUPs and labels are the words they
 // were, moved in order (compact.h), and no interaction is redone.
 //
-// The run goes on while the live words leave at least half of the room it
-// allocates in (RECLAIM_KEEP): each reclaim then frees at least as much as
-// the live words it copies, so the copying costs no more than the
-// allocating did. Else the run stops with WNF_OOM (gpu.c: a larger device
-// heap, or the end).
-#define RECLAIM_KEEP 2
+// The run goes on while the live words leave at least a quarter of the
+// room it allocates in (RECLAIM_FREE): each reclaim then copies at most
+// three live words for each word it gives back, so the copying costs a
+// small multiple of the allocating. Else the run stops with WNF_OOM
+// (gpu.c: a larger device heap, or the end).
+#define RECLAIM_FREE 4
 
-// 1: reclaimed, the frontier of n entries relocated and the run goes on;
-// 0: the live words do not fit; -1: the packing failed (message in `err`).
+// A frontier bounded by memory
+// =============================
+// A pass runs every entry, and each pushes its children: the run expands
+// breadth first, and its live words hold a whole level of pending work
+// (gpu_tree_map: 4.3M live words where the CPU's depth-first peak is
+// 0.8M). So once a reclaim finds the live words past 1/BOUND_SHARE of the
+// room, the passes run only the frontier's first BOUND_LANES * lanes
+// entries: the newest (a pass's pushes come first, ahead of the entries
+// that waited: dev.h, GpuBackend.pass), which finish the subtrees they
+// began instead of widening them, so the run turns depth first and its
+// live words stop growing. The other entries wait in the frontier buffer,
+// as an entry pushed again does (relocated by each reclaim). A reclaim that
+// finds the live words under half of that again lifts the bound (the
+// hysteresis keeps a run near the line from switching every reclaim). The
+// cost: more passes, each as long as its longest entry, and the waiting
+// entries copied behind every pass's pushes; a run with room never pays it.
+//   BOUND_SHARE 4: the live words of a breadth-first run (gpu_sup_search)
+//     may double between two reclaims; bounded from a quarter of the room
+//     on, they stay under RECLAIM_FREE's line.
+//   BOUND_LANES 1: an entry a lane; more entries a pass widen the live set
+//     again, fewer leave lanes idle.
+#define BOUND_SHARE 4
+#define BOUND_LANES 1
+
+int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 *bound) {
+  u64 k = (u64)lanes * BOUND_LANES;
+  if (live * BOUND_SHARE > room) {
+    *bound = k == 0 ? 1 : k > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)k;
+  } else if (live * BOUND_SHARE * 2 <= room) {
+    *bound = 0;
+  }
+  return live * RECLAIM_FREE <= room * (RECLAIM_FREE - 1) ? 1 : 0;
+}
+
+// 0: reclaimed, the frontier of n entries relocated (r says what it
+// found); -1: the packing failed (message in `err`).
 static int reclaim(const GpuBackend *b, u32 n, GpuReclaim *r, char *err,
                    unsigned errlen) {
   GpuStats *s  = &RT->dev->stats;
@@ -399,7 +433,7 @@ static int reclaim(const GpuBackend *b, u32 n, GpuReclaim *r, char *err,
   if (rc != 0) return -1;
   s->reclaims++;
   s->reclaimed += r->freed;
-  return r->live * RECLAIM_KEEP <= r->room ? 1 : 0;
+  return 0;
 }
 
 // A backend that could not go on: the first such reason is the runtime's
@@ -449,15 +483,18 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
   u64    dtop   = top0;
   u64    base   = top0;   // the top after the last reclaim
   int    fresh  = 0;      // the last pass ended with a reclaim
+  u32    bound  = 0;      // entries a pass runs (gpu_reclaim_next; 0: all)
   while (n > 0) {
     PassCtl ctl;
     memset(&ctl, 0, sizeof ctl);
+    u32 run = bound && bound < n ? bound : n;
     double p0 = gpu_now();
-    long long m = b->pass(n, &ctl, err, sizeof err);
+    long long m = b->pass(n, run, &ctl, err, sizeof err);
     double dt = gpu_now() - p0;
     pass++;
     s->passes++;
-    s->entries += n;
+    s->bounded += run < n;
+    s->entries += run;
     s->itrs    += ctl.itrs;
     s->defers  += ctl.defers;
     s->pushes  += ctl.pushes;
@@ -468,7 +505,7 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
     if (n > s->widest) s->widest = n;
     if (tr) {
       fprintf(tr, "%llu,%u,%llu,%llu,%llu,%.0f,step", (unsigned long long)pass,
-              n, (unsigned long long)ctl.itrs,
+              run, (unsigned long long)ctl.itrs,
               (unsigned long long)ctl.defers,
               (unsigned long long)ctl.pushes, dt * 1e6);
       trace_tail(tr, "device", p0);
@@ -482,11 +519,12 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
       if (b->squeeze && !idle) {
         GpuReclaim rc = { 0, 0, 0 };
         r = reclaim(b, (u32)m, &rc, err, sizeof err);
-        if (r >= 0) {   // the words allocated so far are counted
+        if (r == 0) {   // the words allocated so far are counted
           s->alloc    += dtop - base;
           base         = top0 + rc.live;
           dtop         = base;
           s->heap_live = base;   // the host's words below top0 count too
+          r            = gpu_reclaim_next(rc.live, rc.room, s->lanes, &bound);
         }
       }
       fresh = r > 0;
@@ -518,7 +556,7 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
       stop = STOP_PASSES;
       ctl.stop_loc = loc;
     }
-    thin   = narrow(n, ctl.itrs, s->lanes) ? thin + 1 : 0;
+    thin   = narrow(run, ctl.itrs, s->lanes) ? thin + 1 : 0;
     thin_s = (thin || (double)ctl.itrs < rate * dt) ? thin_s + dt : 0;
     if (!stop && m > 0 && RT->dev->conf.handoff &&
         (thin >= RT->dev->conf.handoff || thin_s >= NARROW_TIME)) {

@@ -620,9 +620,11 @@ static void sim_spread(u32 threads, void *(*fn)(void *)) {
   }
 }
 
-// One pass of the run's kind over the n entries of its frontier `in`, with
-// segments of `cap`.
-static long long sim_lanes_pass(u32 n, u32 cap, char *err, unsigned errlen) {
+// One pass of the run's kind over the first n entries of its frontier
+// `in`, with segments of `cap`; the `keep` entries after them wait, behind
+// the pass's pushes.
+static long long sim_lanes_pass(u32 n, u32 keep, u32 cap, char *err,
+                                unsigned errlen) {
   SimRt *S = RT->dev->sim;
   S->n = n;
   if (grow(&S->outs, &S->outs_cap, (u64)S->lanes * cap)) {
@@ -636,14 +638,15 @@ static long long sim_lanes_pass(u32 n, u32 cap, char *err, unsigned errlen) {
   } else {
     sim_spread(S->stride, sim_worker);
   }
-  // Next frontier: lane segments in lane order.
-  u64 m = 0;
+  // Next frontier: lane segments in lane order, then the waiting entries.
+  u64 m = keep;
   for (u32 l = 0; l < S->lanes; l++) m += S->out_n[l];
   if (m > 0xFFFFFFFFull || grow(&S->in, &S->in_cap, m ? m : 1)) {
     snprintf(err, errlen, "out of host memory for a frontier of %llu",
              (unsigned long long)m);
     return -1;
   }
+  memmove(S->in + (m - keep), S->in + n, (u64)keep * sizeof(u64));
   u64 at = 0;
   for (u32 l = 0; l < S->lanes; l++) {
     memcpy(S->in + at, S->outs + (u64)l * cap, S->out_n[l] * sizeof(u64));
@@ -653,12 +656,13 @@ static long long sim_lanes_pass(u32 n, u32 cap, char *err, unsigned errlen) {
   return (long long)m;
 }
 
-static long long sim_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+static long long sim_pass(u32 n, u32 run, PassCtl *ctl, char *err,
+                          unsigned errlen) {
   SimRt *S = RT->dev->sim;
   S->ctl  = ctl;
   S->kind = PASS_SNF;
-  S->lane.wait = gpu_pass_shape(&S->a, n, S->lanes, 0);
-  long long m = sim_lanes_pass(n, S->a.cap, err, errlen);
+  S->lane.wait = gpu_pass_shape(&S->a, run, S->lanes, 0);
+  long long m = sim_lanes_pass(run, n - run, S->a.cap, err, errlen);
   ctl->top = gpu_top();
   return m;
 }
@@ -781,7 +785,7 @@ static long long sim_mark(u32 n, u32 budget, u32 *cut, char *err,
   S->c.budget = budget;
   S->c.cap    = gpu_mark_cap(n, S->lanes, budget);
   S->cut      = 0;
-  long long next = sim_lanes_pass(n, S->c.cap, err, errlen);
+  long long next = sim_lanes_pass(n, 0, S->c.cap, err, errlen);
   *cut = S->cut;
   return next;
 }
@@ -999,7 +1003,7 @@ static void sim_release(void) {
   RT->dev->sim = NULL;
 }
 
-// After a run whose live words did not fit half of its heap's room: a
+// After a run whose live words did not fit its heap's room (pass.c): a
 // heap twice as large, within the host's, unless --dev-heap fixed it (the
 // CPU then finishes); none when it was the host's whole heap already.
 static int sim_grow(void) {

@@ -685,6 +685,26 @@ static void pieces(void) {
   }
 }
 
+// A frontier bounded by memory (pass.c, gpu_reclaim_next): a reclaim that
+// finds the live words past a quarter of the room bounds the passes to an
+// entry a lane, one under an eighth lifts the bound, and one between keeps
+// what was; the run goes on while a quarter of the room is left free.
+static void pass_bound(void) {
+  u32 b = 0;
+  CHECK(gpu_reclaim_next(100, 1000, 128, &b) == 1 && b == 0, "room: none (%u)", b);
+  CHECK(gpu_reclaim_next(200, 1000, 128, &b) == 1 && b == 0, "between: kept none (%u)", b);
+  CHECK(gpu_reclaim_next(251, 1000, 128, &b) == 1 && b == 128, "a quarter: bound (%u)", b);
+  CHECK(gpu_reclaim_next(200, 1000, 128, &b) == 1 && b == 128, "between: kept (%u)", b);
+  CHECK(gpu_reclaim_next(125, 1000, 128, &b) == 1 && b == 0, "an eighth: lifted (%u)", b);
+  b = 0;
+  CHECK(gpu_reclaim_next(600, 1000, 128, &b) == 1 && b == 128,
+        "past half: bound, and on (%u)", b);
+  CHECK(gpu_reclaim_next(750, 1000, 128, &b) == 1, "three quarters: on");
+  CHECK(gpu_reclaim_next(751, 1000, 128, &b) == 0, "past three quarters: stop");
+  b = 0;
+  CHECK(gpu_reclaim_next(500, 1000, 0, &b) == 1 && b == 1, "no lanes: one entry (%u)", b);
+}
+
 // A runtime's close frees its device part (dev_rt_close): the simulator's
 // part and the first frontier's buffer go, and a later run makes them
 // again, with the same result. In a child: the program's definitions stay
@@ -740,6 +760,7 @@ int main(void) {
   pass_shape();
   heap_start();
   pieces();
+  pass_bound();
   if (heap_init(1u << 22) != 0) {
     printf("heap_init failed\n0 passed, 1 failed\n");
     return 1;

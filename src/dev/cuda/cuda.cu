@@ -638,7 +638,8 @@ static struct {
   u64        sums_cap;
   Term      *dst;       // packing: the live words, when not in the heap
   u64        dst_cap;
-  u64       *keep;      // reclaiming: the frontier, kept aside
+  u64       *keep;      // reclaiming: the frontier, kept aside; a
+                        // bounded pass: its waiting entries (cu_pass)
   u64        keep_cap;
   u32       *claims;    // reclaiming: the claims of the run's words
   u64        claims_cap;
@@ -1324,27 +1325,36 @@ static int cu_sort_tags(u32 n, char *err, unsigned errlen) {
 
 // After a kernel that filled lane segments of `cap` (counts in out_n):
 // scans them, reads the counters back, gathers the next frontier (sorted
-// by tag after a step pass).
+// by tag after a step pass), then the `keep` entries that waited (a
+// bounded pass's, in C.keep: cu_pass).
 static long long cu_next(u32 lanes, u32 cap, PassCtl *ctl, u32 *cut,
-                         char *err, unsigned errlen) {
+                         u32 keep, char *err, unsigned errlen) {
   if (cu_scan(C.out_n, C.off, lanes, err, errlen)) return -1;
   PassRes r;
   CK(cudaMemcpy(&r, C.res, sizeof r, cudaMemcpyDeviceToHost), "pass");
   if (ctl) *ctl = r.ctl;
   if (cut) *cut = r.cut;
-  if (r.total == 0) return 0;
+  u64 total = (u64)r.total + keep;
+  if (total == 0) return 0;
   // The frontier just read is dead: the next one may replace it.
-  if (cu_grow((void **)&C.in, &C.in_cap, r.total, sizeof(u64))) {
-    snprintf(err, errlen, "out of device memory for a frontier of %u",
-             r.total);
+  if (total > 0xFFFFFFFFull ||
+      cu_grow((void **)&C.in, &C.in_cap, total, sizeof(u64))) {
+    snprintf(err, errlen, "out of device memory for a frontier of %llu",
+             (unsigned long long)total);
     return -1;
   }
-  u32 blocks = (lanes + 255u) / 256u;   // a warp per 32 segments
-  if (blocks > 65535u) blocks = 65535u;
-  k_gather<<<blocks, 256>>>(C.outs, cap, C.out_n, C.off, lanes, C.in);
-  CK(cudaGetLastError(), "gather kernel launch");
+  if (r.total) {
+    u32 blocks = (lanes + 255u) / 256u;   // a warp per 32 segments
+    if (blocks > 65535u) blocks = 65535u;
+    k_gather<<<blocks, 256>>>(C.outs, cap, C.out_n, C.off, lanes, C.in);
+    CK(cudaGetLastError(), "gather kernel launch");
+  }
   if (ctl && cu_sort_tags(r.total, err, errlen)) return -1;   // step passes
-  return (long long)r.total;
+  if (keep) {
+    CK(cudaMemcpyAsync(C.in + r.total, C.keep, (u64)keep * sizeof(u64),
+                       cudaMemcpyDeviceToDevice), "frontier");
+  }
+  return (long long)total;
 }
 
 static int cu_segments(u32 lanes, u32 cap, u32 n, char *err,
@@ -1359,28 +1369,40 @@ static int cu_segments(u32 lanes, u32 cap, u32 n, char *err,
   return 0;
 }
 
-static long long cu_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+// The entries [run, n) of a bounded pass (pass.c) wait in C.keep (free
+// between reclaims) and go in behind the pass's pushes.
+static long long cu_pass(u32 n, u32 run, PassCtl *ctl, char *err,
+                         unsigned errlen) {
   CuRt *rt = cu_rt();
-  u32 lanes = n < C.lanes ? n : C.lanes;   // active lanes this pass
-  u32 wait  = gpu_pass_shape(&rt->a, n, C.lanes, DUP_WAIT_DEVICE);
+  u32 keep  = n - run;
+  u32 lanes = run < C.lanes ? run : C.lanes;   // active lanes this pass
+  u32 wait  = gpu_pass_shape(&rt->a, run, C.lanes, DUP_WAIT_DEVICE);
   if (wait != rt->wait) {
     rt->wait = wait;
     CK(cudaMemcpyToSymbolAsync(D_WAIT, &rt->wait, sizeof rt->wait), "dup wait");
   }
-  if (cu_segments(lanes, rt->a.cap, n, err, errlen)) return -1;
+  if (cu_segments(lanes, rt->a.cap, run, err, errlen)) return -1;
+  if (keep) {
+    if (cu_grow((void **)&C.keep, &C.keep_cap, keep, sizeof(u64))) {
+      snprintf(err, errlen, "out of device memory for a frontier of %u", n);
+      return -1;
+    }
+    CK(cudaMemcpyAsync(C.keep, C.in + run, (u64)keep * sizeof(u64),
+                       cudaMemcpyDeviceToDevice), "frontier");
+  }
   u32 tpb = LANE_TPB;
   // the kernel of the run's DUP take (--take=32: Apple's, as a cross-check)
   auto step = gpu_conf()->take == 32 ? t32::k_step : t64::k_step;
 #if LANE_CLOCK
   clock_begin();
 #endif
-  step<<<(lanes + tpb - 1) / tpb, tpb>>>(rt->a, C.in, n, lanes, C.outs,
+  step<<<(lanes + tpb - 1) / tpb, tpb>>>(rt->a, C.in, run, lanes, C.outs,
       C.out_n, C.arena, C.stacks, C.seen, &C.res->ctl);
   CK(cudaGetLastError(), "step kernel launch");
   pin_step();
-  long long next = cu_next(lanes, rt->a.cap, ctl, NULL, err, errlen);
+  long long next = cu_next(lanes, rt->a.cap, ctl, NULL, keep, err, errlen);
 #if LANE_CLOCK
-  clock_print(n, &rt->clock_pass);
+  clock_print(run, &rt->clock_pass);
 #endif
   return next;
 }
@@ -1477,7 +1499,7 @@ static long long cu_mark(u32 n, u32 budget, u32 *cut, char *err,
   k_mark<<<(lanes + tpb - 1) / tpb, tpb>>>(rt->c, C.in, n, lanes, C.outs,
                                            C.out_n);
   CK(cudaGetLastError(), "mark kernel launch");
-  return cu_next(lanes, rt->c.cap, NULL, cut, err, errlen);
+  return cu_next(lanes, rt->c.cap, NULL, cut, 0, err, errlen);
 }
 
 // Clears what this run set in the bitmaps, for the next run.
@@ -1746,8 +1768,8 @@ static int cu_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
   return 0;
 }
 
-// After a run whose live words a reclaim in place could not fit in half
-// of the heap's room (pass.c): the next one gets twice as much, if the
+// After a run whose live words a reclaim in place could not fit in the
+// heap's room (pass.c, RECLAIM_FREE): the next one gets twice as much, if the
 // host's heap and the device's memory allow, and goes on from what the run
 // packed. -1 when they do not (or --dev-heap fixed the size): the CPU
 // finishes, in the host's heap.

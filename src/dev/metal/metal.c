@@ -31,6 +31,7 @@ typedef struct MtRt {
   u64     want;      // device heap words after a grow (0: none yet)
   u64     top0;      // the host's top when the run began
   u64    *front;     // the frontier on the host, while a reclaim packs
+                     // (or a bounded pass's waiting entries, mt_pass)
   MtlArgs m;
 } MtRt;
 
@@ -159,19 +160,39 @@ static int mt_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   return 0;
 }
 
-static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
+// The frontier's copy on the host: a reclaim's (one whose marking failed
+// left it), or a bounded pass's waiting entries.
+static void mt_front_free(void) {
+  MtRt *M = RT->dev->metal;
+  free(M->front);
+  M->front = NULL;
+}
+
+// The entries [run, n) of a bounded pass (pass.c) wait on the host while
+// it runs, and go in behind its pushes: a copy out and in, which only a
+// run short of room pays.
+static long long mt_pass(u32 n, u32 run, PassCtl *ctl, char *err,
+                         unsigned errlen) {
   MtRt *M = RT->dev->metal;
   PassArgs a;
-  u32 act = n < M->lanes ? n : M->lanes;   // lanes with entries this pass
-  (void)gpu_pass_shape(&a, n, M->lanes, 0);   // no HEAP_WAIT_POLLS in MSL
-  M->m.n         = n;
+  u32 act  = run < M->lanes ? run : M->lanes;   // lanes with entries this pass
+  u64 keep = (u64)(n - run) * sizeof(u64);
+  (void)gpu_pass_shape(&a, run, M->lanes, 0);   // no HEAP_WAIT_POLLS in MSL
+  M->m.n         = run;
   M->m.lanes     = act;
   M->m.cap       = a.cap;
   M->m.budget    = a.budget;
   M->m.spark_gap = a.spark_gap;
   u64 segs   = (u64)act * a.cap * sizeof(u64);
-  if (md_need(MB_OUTS, segs) != 0 || md_need(MB_NEXT, segs) != 0) {
+  if (md_need(MB_OUTS, segs) != 0 || md_need(MB_NEXT, segs + keep) != 0) {
     snprintf(err, errlen, "out of device memory for a frontier of %u", n);
+    return -1;
+  }
+  mt_front_free();
+  M->front = keep ? malloc(keep) : NULL;
+  if (keep && (!M->front || md_get(MB_IN, (u64)run * sizeof(u64), M->front, keep) != 0)) {
+    snprintf(err, errlen, "%s", M->front ? "frontier copy out failed"
+             : "out of host memory for the frontier");
     return -1;
   }
   MT(md_put(MB_ARGS, 0, &M->m, sizeof M->m), "arguments");
@@ -194,7 +215,9 @@ static long long mt_pass(u32 n, PassCtl *ctl, char *err, unsigned errlen) {
   *ctl     = r.ctl;
   ctl->top = g[MTL_G_TOP];   // the heap growth bound under -C reads it
   md_swap(MB_IN, MB_NEXT);
-  return (long long)r.total;
+  MT(keep && md_put(MB_IN, (u64)r.total * sizeof(u64), M->front, keep), "frontier");
+  mt_front_free();
+  return (long long)r.total + (n - run);
 }
 
 // The device heap's [0, top) copied whole over the host's, whose top is
@@ -235,13 +258,6 @@ static long long mt_roots(char *err, unsigned errlen) {
 static long long mt_mark(u32 n, u32 budget, u32 *cut, char *err,
                          unsigned errlen) {
   return GPU_SIM.mark(n, budget, cut, err, errlen);
-}
-
-// A reclaim whose marking failed left its copy of the frontier.
-static void mt_front_free(void) {
-  MtRt *M = RT->dev->metal;
-  free(M->front);
-  M->front = NULL;
 }
 
 static int mt_close(char *err, unsigned errlen) {
@@ -327,8 +343,8 @@ static int mt_squeeze(u32 n, GpuReclaim *r, char *err, unsigned errlen) {
   return 0;
 }
 
-// After a run whose live words a reclaim could not fit in half of the
-// heap's room (pass.c): the next run gets twice as much, within the
+// After a run whose live words a reclaim could not fit in the heap's
+// room (pass.c, RECLAIM_FREE): the next run gets twice as much, within the
 // largest heap. -1 when it is that already, or --dev-heap fixed the size:
 // the CPU finishes, in the host's heap (as CUDA's).
 static int mt_grow(void) {
