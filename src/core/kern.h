@@ -36,6 +36,15 @@
 #define ENT_IS_DPX(e)   (((e) & ENT_DPX) != 0)
 #define ENT_IS_SPK(e)   (((e) & ENT_SPK) != 0)
 
+// The next frontier's order after a step pass (CUDA's k_tag_keys, the
+// simulator's sort_kinds): entries grouped by the tag of the term they
+// start at, so that a warp's lanes start in the same rule; sparks and
+// stuck DUPs' slots apart. `tag` is the backend's read of TAG(heap[loc]).
+#define ENT_KIND_SPK    126u
+#define ENT_KIND_DPX    127u
+#define ENT_KINDS       128u
+#define ENT_KIND(e, tag) (ENT_IS_SPK(e) ? ENT_KIND_SPK : ENT_IS_DPX(e) ? ENT_KIND_DPX : (u32)(tag))
+
 // Owner mode: an entry deferred this many times in a row takes DUP slots
 // atomically on its next try. Nested DUPs whose slots live in different
 // regions need both owners at once; without this they would bounce

@@ -623,6 +623,43 @@ static void sim_spread(u32 threads, void *(*fn)(void *)) {
 // One pass of the run's kind over the first n entries of its frontier
 // `in`, with segments of `cap`; the `keep` entries after them wait, behind
 // the pass's pushes.
+// The kind an entry starts in (ENT_KIND), read after the pass: no lane runs.
+static u32 entry_kind(u64 e) {
+  return ENT_KIND(e, TAG(__atomic_load_n(&RT->heap.at[ENT_LOC(e)], __ATOMIC_RELAXED)));
+}
+
+// A step pass's pushes into in[0, ...) in the order CUDA leaves them
+// (k_gather: per 32 lanes, push by push; then cu_sort_tags: stably by
+// kind), so that the warp model meets a device's frontier. A counting
+// sort: two reads of the segments, no buffer.
+static void gather_by_kind(u32 cap) {
+  SimRt *S = RT->dev->sim;
+  u64 at[ENT_KINDS] = {0};
+  for (u32 l = 0; l < S->lanes; l++) {
+    const u64 *seg = S->outs + (u64)l * cap;
+    for (u32 i = 0; i < S->out_n[l]; i++) at[entry_kind(seg[i])]++;
+  }
+  u64 sum = 0;
+  for (u32 k = 0; k < ENT_KINDS; k++) {
+    u64 c = at[k];
+    at[k] = sum;
+    sum  += c;
+  }
+  for (u32 g = 0; g < S->lanes; g += 32) {
+    u32 end  = g + 32 < S->lanes ? g + 32 : S->lanes;
+    int more = 1;
+    for (u32 j = 0; more; j++) {
+      more = 0;
+      for (u32 l = g; l < end; l++) {
+        if (j >= S->out_n[l]) continue;
+        u64 e = S->outs[(u64)l * cap + j];
+        S->in[at[entry_kind(e)]++] = e;
+        more = 1;
+      }
+    }
+  }
+}
+
 static long long sim_lanes_pass(u32 n, u32 keep, u32 cap, char *err,
                                 unsigned errlen) {
   SimRt *S = RT->dev->sim;
@@ -647,10 +684,14 @@ static long long sim_lanes_pass(u32 n, u32 keep, u32 cap, char *err,
     return -1;
   }
   memmove(S->in + (m - keep), S->in + n, (u64)keep * sizeof(u64));
-  u64 at = 0;
-  for (u32 l = 0; l < S->lanes; l++) {
-    memcpy(S->in + at, S->outs + (u64)l * cap, S->out_n[l] * sizeof(u64));
-    at += S->out_n[l];
+  if (S->kind == PASS_SNF) {
+    gather_by_kind(cap);
+  } else {
+    u64 at = 0;
+    for (u32 l = 0; l < S->lanes; l++) {
+      memcpy(S->in + at, S->outs + (u64)l * cap, S->out_n[l] * sizeof(u64));
+      at += S->out_n[l];
+    }
   }
   S->n = (u32)m;
   return (long long)m;

@@ -1294,8 +1294,7 @@ __global__ void k_tag_keys(const Term *heap, const u64 *in, u32 n,
   u32 i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   u64 e = in[i];
-  key[i] = ENT_IS_SPK(e) ? 126 : ENT_IS_DPX(e) ? 127
-         : (unsigned char)TAG(*(volatile const Term *)&heap[ENT_LOC(e)]);
+  key[i] = (unsigned char)ENT_KIND(e, TAG(*(volatile const Term *)&heap[ENT_LOC(e)]));
 }
 static int cu_sort_tags(u32 n, char *err, unsigned errlen) {
   if (n < 2) return 0;
