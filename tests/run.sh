@@ -703,12 +703,14 @@ cli_check reclaim_gap_suffix 0 '^same$' sh -c 'a=$("$0" "$1"); b=$("$0" "$1" --r
   [ "$a" = "$b" ] && echo same || echo differs' "$BIN" cli_list.hvm4
 # A gap counts every thread that worked (reclaim.c): a list map (about 48M
 # words handed out) collects 3 times alone; a tree sum (about 26M, on both
-# threads under -T2) 6 times alone and under -T2 at most 3 times.
+# threads under -T2) 6 times alone (4 where a loaded machine's slower
+# walks double the cost factor: reclaim_cost_factor) and under -T2 at most
+# 3 times.
 # Fresh words as dear as a walk's share keep the base gap; cheap ones (a
 # nanosecond) lengthen it past the run's end.
 cli_check reclaim_first_gap_t1 0 '^- Heap: [0-9]+ words allocated, [0-9]+ reclaimed in 3 collections' \
   "$BIN" "$ROOT/bench/list_map.hvm4" -T1 -S -s --fresh-cost=30
-cli_check reclaim_gap_sum_t1 0 '^- Heap: [0-9]+ words allocated, [0-9]+ reclaimed in 6 collections' \
+cli_check reclaim_gap_sum_t1 0 '^- Heap: [0-9]+ words allocated, [0-9]+ reclaimed in [4-6] collections' \
   "$BIN" "$ROOT/bench/tree_sum.hvm4" -T1 -S -s --fresh-cost=30
 cli_check reclaim_first_gap_t2 0 '^- Heap: [0-9]+ words allocated, [0-9]+ reclaimed in [0-3] collections' \
   "$BIN" "$ROOT/bench/tree_sum.hvm4" -T2 -S -s --fresh-cost=30
