@@ -111,8 +111,11 @@ fi
 say "jobs: $JOBS (CUDA phases: $CJOBS)"
 
 # The CUDA phases compare with the CPU's outputs: only they need them.
+# A program whose own args ask for --gpu uses the device here too, so no
+# more run at once than in the CUDA phases (more left one without a device
+# heap: tests/gpu/reach_slots fell back with a message).
 if want owner || want atomic || want gnf || want tight || want small; then
-  P=$JOBS par check cpu "$BIN" {} "$RES" < "$LIST"
+  P=$CJOBS par check cpu "$BIN" {} "$RES" < "$LIST"
   tally cpu
 fi
 # -T1: the device from the start (--gpu alone starts on a pool of every

@@ -251,11 +251,18 @@ extern const GpuBackend GPU_METAL;
 // result. Returns the stop reason (0: the device finished the normal form).
 u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 n);
 
-// After a reclaim that found `live` words in `room`, with `lanes` lanes:
-// 1 if the run goes on, 0 if it stops; *bound, the most entries the
-// passes before it ran (0: all), becomes that of the passes after it
-// (pass.c, "A frontier bounded by memory").
-int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 *bound);
+// A run's frontier bound (pass.c, "A frontier bounded by memory"): the
+// most entries a pass runs (0: all), and the live words the last reclaim
+// found.
+typedef struct {
+  u32 run;
+  u64 live;
+} GpuBound;
+
+// After a reclaim that found `live` words in `room`, with `lanes` lanes
+// and a frontier of n entries: 1 if the run goes on, 0 if it stops; *b
+// becomes the bound of the passes after it.
+int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 n, GpuBound *b);
 
 // Budget of a mark pass over n words with `lanes` lanes, after a pass over
 // prev_n words with prev_budget that left `cut` lanes with words to scan

@@ -392,16 +392,20 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
 // breadth first, and its live words hold a whole level of pending work
 // (gpu_tree_map: 4.3M live words where the CPU's depth-first peak is
 // 0.8M). So once a reclaim finds the live words past 1/BOUND_SHARE of the
-// room, the passes run only the frontier's first BOUND_LANES * lanes
-// entries: the newest (a pass's pushes come first, ahead of the entries
-// that waited: dev.h, GpuBackend.pass), which finish the subtrees they
-// began instead of widening them, so the run turns depth first and its
-// live words stop growing. The other entries wait in the frontier buffer,
-// as an entry pushed again does (relocated by each reclaim). A reclaim that
-// finds the live words under half of that again lifts the bound (the
-// hysteresis keeps a run near the line from switching every reclaim). The
-// cost: more passes, each as long as its longest entry, and the waiting
-// entries copied behind every pass's pushes; a run with room never pays it.
+// room, the passes run only the frontier's first entries: the newest (a
+// pass's pushes come first, ahead of the entries that waited: dev.h,
+// GpuBackend.pass), which finish the subtrees they began instead of
+// widening them, so the run turns depth first and its live words stop
+// growing. The other entries wait in the frontier buffer, as an entry
+// pushed again does (relocated by each reclaim). The bound starts at an
+// entry a lane (BOUND_LANES), or the frontier's size where that is less,
+// and halves at each reclaim that finds the live words still past the line
+// and no fewer than the last one found: with many lanes and a small heap,
+// an entry a lane is no bound at all. A reclaim that finds the live words
+// under half of the line again lifts it (the hysteresis keeps a run near
+// the line from switching every reclaim). The cost: more passes, each as
+// long as its longest entry, and the waiting entries copied behind every
+// pass's pushes; a run with room never pays it.
 //   BOUND_SHARE 4: the live words of a breadth-first run (gpu_sup_search)
 //     may double between two reclaims; bounded from a quarter of the room
 //     on, they stay under RECLAIM_FREE's line.
@@ -410,13 +414,20 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
 #define BOUND_SHARE 4
 #define BOUND_LANES 1
 
-int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 *bound) {
-  u64 k = (u64)lanes * BOUND_LANES;
+int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 n, GpuBound *b) {
   if (live * BOUND_SHARE > room) {
-    *bound = k == 0 ? 1 : k > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)k;
+    u64 k = (u64)lanes * BOUND_LANES;
+    if (k > n) k = n;
+    if (k > 0xFFFFFFFFull) k = 0xFFFFFFFFull;
+    if (b->run == 0) {
+      b->run = k == 0 ? 1 : (u32)k;
+    } else if (live >= b->live && b->run > 1) {
+      b->run /= 2;
+    }
   } else if (live * BOUND_SHARE * 2 <= room) {
-    *bound = 0;
+    b->run = 0;
   }
+  b->live = live;
   return live * RECLAIM_FREE <= room * (RECLAIM_FREE - 1) ? 1 : 0;
 }
 
@@ -483,11 +494,11 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
   u64    dtop   = top0;
   u64    base   = top0;   // the top after the last reclaim
   int    fresh  = 0;      // the last pass ended with a reclaim
-  u32    bound  = 0;      // entries a pass runs (gpu_reclaim_next; 0: all)
+  GpuBound bound = { 0, 0 };   // gpu_reclaim_next
   while (n > 0) {
     PassCtl ctl;
     memset(&ctl, 0, sizeof ctl);
-    u32 run = bound && bound < n ? bound : n;
+    u32 run = bound.run && bound.run < n ? bound.run : n;
     double p0 = gpu_now();
     long long m = b->pass(n, run, &ctl, err, sizeof err);
     double dt = gpu_now() - p0;
@@ -524,7 +535,7 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
           base         = top0 + rc.live;
           dtop         = base;
           s->heap_live = base;   // the host's words below top0 count too
-          r            = gpu_reclaim_next(rc.live, rc.room, s->lanes, &bound);
+          r            = gpu_reclaim_next(rc.live, rc.room, s->lanes, (u32)m, &bound);
         }
       }
       fresh = r > 0;
