@@ -10,12 +10,14 @@
 // up to MAX_TURNS turns. One thread, or --cpu-first=0, puts the run on
 // the device from the start.
 //
-// The context is deferred (the ski-rental rule): under a pool it is made
-// only once the CPU has worked --warm-after ms on a run the device could
-// take over, about what the context costs, so a run the pool ends sooner
-// never pays for a device it would not use (a context being made delays
-// the process's exit). A device named with --device=cuda gets its context
-// at once, and a run fails with the reason if it cannot be used.
+// The context waits for width: under a pool it is made only once the pool
+// has made --cpu-first tasks of a run the device could take over (and,
+// with --warm-after=MS, worked that long), and the device takes the run
+// as soon as the context is ready. A narrow run (a list spine, a strict
+// recursion, a few loops) never makes them and never pays for a context,
+// which delays the process's exit. A device named with --device=cuda gets
+// its context at once, and a run fails with the reason if it cannot be
+// used.
 //
 // No usable device (built without CUDA, no driver, no GPU, one too old):
 // the runtime leaves a notice (sched_notice; the program prints it on
@@ -52,8 +54,8 @@
 void sched_conf_default(SchedConf *c) {
   *c = (SchedConf){
     .requested  = 0,
-    .cpu_first  = 1u << 16,
-    .warm_after = 200,
+    .cpu_first  = 1u << 10,
+    .warm_after = 0,
     .take_max   = 64ull << 20,
     .restart    = 1,
   };
@@ -65,14 +67,15 @@ void sched_conf_default(SchedConf *c) {
 #define MAX_TURNS 4
 
 // A wide run whose tasks are each long (a leaf loop of thousands of steps:
-// bench/big_long_loops.hvm4) makes --cpu-first tasks only near its end, on
-// the CPU at a fraction of the device's pace. A turn that has run
-// LONG_TURN seconds (a few contexts' time: what taking it costs is small
-// beside what is left) is taken once it made a LONG_SHARE of them (1,024
-// by default, 64 a thread of a 16-core pool: a few long loops stay on the
-// CPU, which runs each faster than a lane).
+// bench/big_long_loops.hvm4) makes a large --cpu-first's tasks only near
+// its end, on the CPU at a fraction of the device's pace. A turn that has
+// run LONG_TURN seconds (a few contexts' time: what taking it costs is
+// small beside what is left) is taken once it made a LONG_SHARE of them,
+// and LONG_MIN at least (64 a thread of a 16-core pool: a few long loops
+// stay on the CPU, which runs each faster than a lane).
 #define LONG_TURN  1.0
 #define LONG_SHARE 64
+#define LONG_MIN   1024
 
 // This runtime's scheduler state (sched.h).
 #define ST (RT->run->sched)
@@ -138,7 +141,7 @@ static void prepare(void) {
   if (RT->dev->conf.device == DEV_SIM) return;
   ST.warm_t0 = gpu_now();
   if (RT->dev->conf.device == DEV_AUTO && gpu_cuda_likely() && RT->cpu->conf.threads > 1 &&
-      RT->run->conf.cpu_first > 0 && RT->run->conf.warm_after > 0) {
+      RT->run->conf.cpu_first > 0) {
     ST.warm_due = 1;   // take_over starts it (or the first device run)
     return;
   }
@@ -221,8 +224,8 @@ static int cpu_first(void) {
 }
 
 int sched_wide_enough(u64 made, double ran) {
-  return made >= RT->run->conf.cpu_first ||
-         (ran >= LONG_TURN && made >= RT->run->conf.cpu_first / LONG_SHARE);
+  u64 need = RT->run->conf.cpu_first;
+  return made >= need || (ran >= LONG_TURN && made >= LONG_MIN && made >= need / LONG_SHARE);
 }
 
 // The pool's yield (snf_at_until), polled every 8 tasks. The cheap tests

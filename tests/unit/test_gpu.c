@@ -606,6 +606,14 @@ static void take_over_width(void) {
   CHECK(!sched_wide_enough(60000, 0.99), "fewer, under a second: kept");
   CHECK(sched_wide_enough(1024, 1.0), "a 64th after a second: taken");
   CHECK(!sched_wide_enough(1023, 30.0), "a few long loops: kept however long");
+  RT->run->conf.cpu_first = 262144;
+  CHECK(!sched_wide_enough(4095, 1.0) && sched_wide_enough(4096, 1.0), "a 64th of a larger one");
+  SchedConf def;
+  sched_conf_default(&def);
+  RT->run->conf.cpu_first = def.cpu_first;   // the default: its tasks at once, no fewer later
+  CHECK(sched_wide_enough(def.cpu_first, 0.0), "the default's tasks: taken at once");
+  CHECK(!sched_wide_enough(def.cpu_first / 64, 30.0) && !sched_wide_enough(def.cpu_first - 1, 30.0),
+        "fewer than the default's: kept however long");
   RT->run->conf.cpu_first = 1;   // the tests' --cpu-first=1
   CHECK(sched_wide_enough(1, 0.0) && !sched_wide_enough(0, 0.5), "--cpu-first=1");
   RT->run->conf = keep;
