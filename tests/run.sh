@@ -1188,14 +1188,20 @@ printf '@gen = λ{0: #L{1}; λ&d. #T{@gen(d - 1), @gen(d - 1)}}\n@sum = λ{#L: �
   > "$TMP/mem_tree12.hvm4"
 printf '@loop = λ{0: λacc. acc; λ&k. λacc. @next(k, ((acc * 31) + k) %% 65521)}\n@next = λ&k. λ{0: @loop(k - 1, 0); λp. @loop(k - 1, p)}\n@main = %%nf(@loop(300000, 1))\n' \
   > "$TMP/mem_in_nf.hvm4"
+printf '@loop = λ{0: λacc. acc; λ&k. λacc. @next(k, ((acc * 31) + k) %% 65521)}\n@next = λ&k. λ{0: @loop(k - 1, 0); λp. @loop(k - 1, p)}\n@main = %%log(#CON{#CHR{@loop(300000, 1)}, #NIL})\n' \
+  > "$TMP/mem_in_log.hvm4"
 printf '@gen = λ{0: #L{1}; λ&d. #T{@gen(d - 1), @gen(d - 1)}}\n@main = @gen(16)\n' > "$TMP/mem_big_tree.hvm4"
 mem_check hello_as_1g 0 '^#Hi\{"hvm4g",65536\}' sh -c 'ulimit -v 1000000 && exec "$0" "$1"' "$BIN" "$ROOT/examples/hello.hvm4"
 mem_check tree_as_4g_t2 0 '^4096$' sh -c 'ulimit -v 4000000 && exec "$0" "$1" -T2' "$BIN" mem_tree12.hvm4
 mem_check tree_as_4g_t4 0 '^4096$' sh -c 'ulimit -v 4000000 && exec "$0" "$1" -T4' "$BIN" mem_tree12.hvm4
 mem_check exhausted_says_heap 4 '^hvm4g: heap exhausted: [0-9]+ live words in a heap of 65536 words' \
   "$BIN" mem_big_tree.hvm4 --heap=64K
-mem_check exhausted_in_nf 4 '^hvm4g: heap exhausted: [0-9]+ live words at most in a heap of 1048576 words \(no collection can run' \
-  "$BIN" mem_in_nf.hvm4 --heap=1M
+# %log holds locations in C while it reads its argument: no collection
+mem_check exhausted_in_log 4 '^hvm4g: heap exhausted: [0-9]+ live words at most in a heap of 1048576 words \(no collection can run' \
+  "$BIN" mem_in_log.hvm4 --heap=1M
+# %nf holds its slot in a root frame: its normal form collects
+mem_check nf_collects 0 '^50764$' "$BIN" mem_in_nf.hvm4 --heap=1M
+mem_check nf_collects_t2 0 '^50764$' "$BIN" mem_in_nf.hvm4 --heap=1M -T2
 # a runaway under the limit: the message says what sized the heap
 printf '@loop = λ{0: λacc. acc; λ&k. λacc. @loop(k - 1, ((acc * 31) + k) %% 65521)}\n@main = @loop(200000000, 1)\n' \
   > "$TMP/mem_runaway.hvm4"

@@ -484,12 +484,17 @@ static inline Term eval_loop(Wnf *w, Term t, u32 slot, WnfRun run) {
         if (at && w->dup_mode != DUP_SOLO) HOLDS = &hold;
         EvalHost host = cpu->eval.host;
         if (!host) eval_die("a primitive needs the host, and none is installed");
+        // a collection inside a rooted primitive (reclaim.c) keeps the slot
+        // the result goes to, and moves the term an error puts back
+        RootFrame hf = { &hold.pri, at, NULL };
+        reclaim_hold(rc, tid, &hf);
         reclaim_host(1);
         HOSTS++;
         if (sliced) w->budget = ~0ull;
         Term r = host(w, pri);
         HOSTS--;
         reclaim_host(-1);
+        reclaim_drop(rc, tid, &hf);
         HOLDS = hold.up;
         if (at) {
           atomic_store_explicit((_Atomic Term *)&RT->heap.at[at], r, memory_order_release);

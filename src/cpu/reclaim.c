@@ -30,7 +30,8 @@
 // Either way the rules' sharing (two projections of one DUP), SUB chains,
 // stuck nodes and labels are the same graph they were. A collection that
 // cannot run (a host primitive in flight holds locations in C, the pool is
-// not armed) is skipped.
+// not armed) is skipped. %nf and %gnf on the CPU hold theirs in root
+// frames, so their normal forms collect (Rooted primitives).
 //
 // All of it is the runtime's (RT->cpu->reclaim, reclaim.h's Reclaim).
 
@@ -308,6 +309,8 @@ void reclaim_disarm(void) {
   r->next    = ~0ull;
   r->probe   = ~0ull;
   heap_drop_free();
+  // an error left the runtime from inside a rooted primitive
+  atomic_store(&r->hosts_rooted, 0);
 }
 
 void reclaim_restart(u64 top) {
@@ -324,6 +327,39 @@ void reclaim_restart(u64 top) {
 
 void reclaim_host(int d) {
   atomic_fetch_add(&me()->hosts, d);
+}
+
+// Rooted primitives
+// =================
+// A host primitive's C code holds locations no root frame names, so while
+// one is in flight no collection runs. %nf (and %gnf where the CPU runs
+// it) holds one: the slot its normal form is made in, which f names while
+// that normal form runs, and collects there as any normal form does. What
+// the stack below it holds is in root frames too: the WNF run that met the
+// primitive stopped with WNF_HOST and rebuilt its term, held in eval.c's
+// root frame; the host call's frame there names the slot the result goes
+// to and the term an error puts back; the outer normal form's slot stacks
+// are snf.c's roots. So a collection inside may free and move any word the
+// outer run made as well. A primitive that is not rooted (%log, a
+// library's, one that holds this %nf in its argument) keeps blocking: the
+// hosts in flight then outnumber the rooted ones. Not for a thread outside
+// the pool (no root frames, not stopped), nor unarmed (-D, the lazy core,
+// a collapse: no collection), nor while the pool runs a job (run/sched.c).
+int reclaim_rooted_host(RootFrame *f, u32 slot) {
+  Reclaim *r   = me();
+  u32      tid = pool_tid();
+  if (!r->armed || tid >= r->threads) return 0;
+  *f = (RootFrame){ NULL, slot, NULL };
+  reclaim_hold(r, tid, f);
+  atomic_fetch_add(&r->hosts_rooted, 1);
+  return 1;
+}
+
+void reclaim_rooted_host_end(RootFrame *f) {
+  Reclaim *r = me();
+  // first: a collection must not run once the slot is no root
+  if (r->armed) atomic_fetch_sub(&r->hosts_rooted, 1);
+  reclaim_drop(r, pool_tid(), f);
 }
 
 ReclaimStats reclaim_stats(void) {
@@ -349,9 +385,10 @@ void reclaim_exhausted(char *msg, size_t n) {
     snprintf(msg, n, "heap exhausted: %llu words in use in a heap of %llu words%s "
              "(none collected: a collapse, -D and the lazy core run no collection)",
              used, cap, why);
-  } else if (atomic_load(&r->hosts) > 0) {
+  } else if (!reclaim_unblocked(r)) {
     snprintf(msg, n, "heap exhausted: %llu live words at most in a heap of %llu words%s "
-             "(no collection can run inside %%nf or another primitive)", used, cap, why);
+             "(no collection can run inside %%log, a library's or another primitive "
+             "that holds heap locations)", used, cap, why);
   } else if (s.runs) {
     snprintf(msg, n, "heap exhausted: %llu live words in a heap of %llu words%s",
              (unsigned long long)s.live, cap, why);
@@ -1131,7 +1168,7 @@ static int collect(Reclaim *r, u32 tid) {
   if (!r->armed) return 0;
   // a host primitive in flight: no collection can run, so the others are
   // not stopped (each stop costs them a rebuild)
-  if (atomic_load(&r->hosts) != 0 && !atomic_load(&r->stop)) return 0;
+  if (!reclaim_unblocked(r) && !atomic_load(&r->stop)) return 0;
   int idle = 0;
   if (!atomic_compare_exchange_strong(&r->stop, &idle, 1)) {
     reclaim_park(tid);
@@ -1143,7 +1180,7 @@ static int collect(Reclaim *r, u32 tid) {
     u32 spins = 0;
     while (i != tid && !atomic_load(&r->away[i].on)) wait_a_while(&spins);
   }
-  int ok = r->armed && atomic_load(&r->hosts) == 0;
+  int ok = r->armed && reclaim_unblocked(r);
   if (ok) {
     run(r, tid);
   }

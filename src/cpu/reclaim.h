@@ -66,8 +66,10 @@ typedef struct {
   u64          next;        // heap_given() at which one is due
   u32          arena;       // words of an arena (cpu.h's CPU_ARENA, or
                             // less: --reclaim-gap, a small heap)
-  _Atomic int  hosts;       // host primitives in flight (none: a
-                            // collection may run)
+  _Atomic int  hosts;       // host primitives in flight (as many as
+                            // hosts_rooted: a collection may run)
+  _Atomic int  hosts_rooted; // those that hold every location in a root
+                            // frame (reclaim_rooted_host)
   int          help;        // the threads parked for a collection mark and
                             // sweep with the collector (reclaim_init: with
                             // several threads; a unit test compares without)
@@ -198,6 +200,13 @@ void reclaim_leave(u32 tid);
 // A host primitive starts (+1) or ends (-1): no collection meanwhile, its
 // C code holds locations no root frame names.
 void reclaim_host(int d);
+// A host primitive whose C code holds no location but `slot` (run/sched.c's
+// %nf, and %gnf on the CPU) lets collections run while it normalizes: the
+// slot goes in f, a root frame of this thread. 1 when it does (armed, a
+// thread of the pool), and then reclaim_rooted_host_end(f) before the
+// primitive returns.
+int  reclaim_rooted_host(RootFrame *f, u32 slot);
+void reclaim_rooted_host_end(RootFrame *f);
 ReclaimStats reclaim_stats(void);
 // The exhausted heap's message: what was live, the heap's size, and why
 // no collection helped.
@@ -211,14 +220,19 @@ u64 reclaim_fresh_factor(double fresh_ns);
 // once heap_given() passes the collector's probe (cpu_refill).
 void reclaim_probe(u32 at, u32 n);
 
+// Whether a collection may run: every host primitive in flight is rooted.
+static inline int reclaim_unblocked(const Reclaim *r) {
+  return atomic_load_explicit(&r->hosts, memory_order_relaxed) ==
+         atomic_load_explicit(&r->hosts_rooted, memory_order_relaxed);
+}
+
 // Whether a refill must stop its run for a collection (cpu.h). Not while
-// a host primitive is in flight: no collection can run then, and each stop
-// costs the run a rebuild of its WNF stack, so a deep stack stopped every
-// gap for nothing would make the run quadratic.
+// a host primitive that is not rooted is in flight: no collection can run
+// then, and each stop costs the run a rebuild of its WNF stack, so a deep
+// stack stopped every gap for nothing would make the run quadratic.
 static inline int reclaim_due(const Reclaim *r) {
   return atomic_load_explicit(&r->stop, memory_order_relaxed) ||
-         (heap_given() >= r->next &&
-          atomic_load_explicit(&r->hosts, memory_order_relaxed) == 0);
+         (heap_given() >= r->next && reclaim_unblocked(r));
 }
 
 #endif

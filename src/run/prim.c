@@ -503,7 +503,7 @@ static Term prim_nf(Wnf *w, Term pri, int dev) {
   if (dev) {
     sched_gnf(slot);
   } else {
-    snf_at(slot);
+    sched_nf(slot);
   }
   return RT->heap.at[slot];
 }

@@ -395,9 +395,19 @@ void sched_gnf(u32 slot) {
   if (device_at(slot)) {
     double t0 = gpu_now();
     u64    i0 = eval_itrs();
-    snf_at(slot);
+    sched_nf(slot);
     cpu_traced(0, t0, i0);
   }
+}
+
+// Not rooted while the pool is busy (a collapse's work ahead beside it,
+// unarmed anyway): only the pool idle around the primitive was checked
+// (cpu/reclaim.c, Rooted primitives).
+void sched_nf(u32 slot) {
+  RootFrame f;
+  int rooted = !pool_busy() && reclaim_rooted_host(&f, slot);
+  snf_at(slot);
+  if (rooted) reclaim_rooted_host_end(&f);
 }
 
 void sched_print_stats(FILE *out) {

@@ -80,6 +80,9 @@ void sched_normalize(u32 root);
 void sched_collapse(u32 root, long long limit);
 // %gnf's strong normal form of RT->heap.at[slot], on the device when it may run.
 void sched_gnf(u32 slot);
+// A host primitive's strong normal form of RT->heap.at[slot] on the CPU (%nf,
+// a %gnf the device left), collecting as the normal form around it does.
+void sched_nf(u32 slot);
 
 // Whether a pool's turn that made `made` tasks in `ran` seconds is wide
 // enough for the device to take over: --cpu-first tasks, or a share of

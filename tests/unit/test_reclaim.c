@@ -5,7 +5,8 @@
 // SUB chain, a stuck DUP held by the host in a root frame, a slot held as a
 // root, a queued task; a thread's records of the DUP slots its frames took
 // are forgotten; a tiny gap still hands out chunks the core can use; a
-// host primitive in flight stops no run for a collection. And a heap too
+// host primitive in flight stops no run for a collection, unless it is
+// rooted (%nf), whose slot then stays a root. And a heap too
 // full to go on says so; the gap's cost factor follows the walks' time.
 
 #include <string.h>
@@ -184,6 +185,39 @@ int main(void) {
   CHECK(reclaim_due(rc));
   CHECK(reclaim_oom(tid) == 2);
   CHECK(reclaim_stats().runs == runs + 1);
+  CHECK(!reclaim_due(rc));
+
+  // A rooted primitive in flight (%nf on the CPU): collections run, and
+  // its slot stays where it is with what it holds; a primitive that starts
+  // inside it and is not rooted (a %log) blocks them until it returns.
+  reclaim_host(1);
+  RootFrame rooted;
+  garbage(5000);
+  u32 nf_slot = nodes(1);
+  Term nf_val = node2(C00 + 2, 4, TERM(NUM, 0, 5), TERM(NUM, 0, 6));
+  RT->heap.at[nf_slot] = nf_val;
+  garbage(5000);
+  CHECK(reclaim_rooted_host(&rooted, nf_slot));
+  rc->next = heap_given();
+  CHECK(reclaim_due(rc));
+  reclaim_host(1);
+  CHECK(!reclaim_due(rc));
+  CHECK(reclaim_oom(tid) == 2);
+  CHECK(reclaim_stats().runs == runs + 1);
+  reclaim_host(-1);
+  rc->next = heap_given();
+  CHECK(reclaim_oom(tid) == 2);
+  CHECK(reclaim_stats().runs == runs + 2);
+  scribble();
+  Term nf_now = RT->heap.at[nf_slot];
+  CHECK(TAG(nf_now) == C00 + 2 && RT->heap.at[VAL(nf_now)] == TERM(NUM, 0, 5) &&
+        RT->heap.at[VAL(nf_now) + 1] == TERM(NUM, 0, 6));
+  reclaim_rooted_host_end(&rooted);
+  rc->next = heap_given();
+  CHECK(!reclaim_due(rc));
+  reclaim_host(-1);
+  CHECK(reclaim_due(rc));
+  CHECK(reclaim_oom(tid) == 2);
   CHECK(!reclaim_due(rc));
 
   // A heap whose words are all live leaves no room: 0, the end of the run.
