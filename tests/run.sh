@@ -14,7 +14,7 @@
 #   sim-owner  the same on the simulated device (--dup=owner): output must
 #   sim-atomic equal the CPU run's (--dup=atomic likewise)
 #   warp-*     the same with the lanes in lock step (--warp-model), both
-#              DUP modes
+#              DUP modes (atomic: lanes waiting for their warp, --warp-wait)
 #   spark-*    every program on sim with a spark offered after every
 #              interaction (--gpu-spark-gap=1), both DUP modes
 #   wait-*     every program on sim with lanes that wait for held DUP
@@ -977,10 +977,13 @@ if [ "${SKIP_SIM:-0}" != 1 ]; then
   awk 'NR % 4 == 1' "$TMP/golden.list" | while IFS= read -r f; do
     grep -q '^// timeout:' "$f" 2>/dev/null || printf '%s\n' "$f"
   done > "$TMP/warp.list"
+  # The atomic phase's lanes also wait for their warp's branch (--warp-wait):
+  # another order of the lanes' steps, the same results.
   for dup in owner atomic; do
     add_phase "warp-$dup"
+    wait_flag=--warp-wait=0; [ "$dup" = atomic ] && wait_flag=--warp-wait=8
     par same "warp-$dup" cpu "$BIN" {} "$RES" --gpu --device=sim "--dup=$dup" --handoff=0 \
-      --warp-model < "$TMP/warp.list"
+      --warp-model "$wait_flag" < "$TMP/warp.list"
   done
 fi
 if [ "${SKIP_SIM:-0}" != 1 ] && [ "$QUICK" != 1 ]; then

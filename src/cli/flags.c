@@ -163,6 +163,9 @@ static const Flag FLAGS[] = {
   { "--warp-model", NULL, FL_SWITCH, O(gpu.warp_model), 0, 0, NULL, NULL, NONE, NULL, 1,
     "simulated device: its lanes step in lock step on one thread, in warps of 32, and "
     "-s counts warp steps, active lanes, heap words and cache lines (docs/gpu.md)" },
+  { "--warp-wait", NULL, FL_COUNT, O(gpu.warp_wait), 0, 1u << 20, "N", NULL, NONE, NULL, 1,
+    "warp model: a lane whose next branch is not its warp's most common one sits out, "
+    "up to N rounds in a row (0: never)" },
   { "--dev-heap", NULL, FL_SIZE, O(gpu.dev_heap), (u64)1 << 20, G4, "SIZE", NULL,
     NONE, "the host heap's, within 60% of the free device memory", 1,
     "device heap words: reclaimed in place when full, doubled when the "

@@ -73,6 +73,8 @@ typedef struct {
                      // limit; set by gpu_snf_bounded)
   int  warp_model;   // --warp-model: the simulator steps its lanes in
                      // lock step, warps of 32, and counts (warp.h)
+  u32  warp_wait;    // --warp-wait=N: rounds a lane of the model may sit
+                     // out waiting for its warp's branch (warp.c)
   const char *trace; // --trace FILE
 } GpuConf;
 

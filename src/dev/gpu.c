@@ -391,6 +391,10 @@ void gpu_print_stats(FILE *out) {
             (double)s->warp.loads / itrs, (double)s->warp.stores / itrs,
             (double)s->warp.atomics / itrs, (double)s->warp.lines / (double)s->warp.steps,
             (double)s->warp.lines / itrs);
+    if (s->warp.waits) {
+      fprintf(out, "- Warp model waits: %llu lane rounds sat out (%.2f per interaction)\n",
+              (unsigned long long)s->warp.waits, (double)s->warp.waits / itrs);
+    }
   }
   if (!s->stops) {
     fprintf(out, "- Device stopped: no\n");

@@ -312,6 +312,7 @@ static void sim_free(void) {
     t->stores  += c->stores;
     t->atomics += c->atomics;
     t->lines   += c->lines;
+    t->waits   += c->waits;
     warp_free(S->warp);
     free(S->warp_lanes);
     S->warp       = NULL;
@@ -456,7 +457,7 @@ static int sim_open(const u32 *roots, u32 nroot, char *err, unsigned errlen) {
   S->seen_bytes = (RT->heap.cap / 32 + 1) * sizeof(u32);
   S->seen       = zmap(S->seen_bytes);
   if (RT->dev->conf.warp_model) {
-    S->warp       = warp_new(S->lanes);
+    S->warp       = warp_new(S->lanes, RT->dev->conf.warp_wait);
     S->warp_lanes = malloc(S->lanes * sizeof(SimLane));
   }
   if (!S->arena || !S->stacks || !S->seen ||

@@ -5,6 +5,13 @@
 // warp and branch: one warp step per group, as a SIMT machine serializes
 // the branches its lanes diverged to. One thread, a fixed order: the same
 // counts, and the same heap, on every run.
+//
+// Waiting for the warp (warp_new's `wait`): a lane whose next step's
+// branch is not its warp's most common one sits a round out, as a kernel
+// that votes on the branch before each step would mask it off, unless it
+// has sat out `wait` rounds in a row (a lane the others wait for, a DUP
+// slot's holder, must run). Lanes in one loop at different points of it
+// fall in step this way, and stay so.
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +36,8 @@ struct WarpLane {
   WarpModel *model;
   u32        index;
   u32        branch;   // the open step's
+  u32        next;     // the step it waits to begin (when open)
+  u32        waited;   // rounds sat out in a row
   int        open;     // a step has begun and not ended
   int        done;     // the body returned
   u64       *lines;    // lines the open step touched (repeats dropped
@@ -51,21 +60,25 @@ struct WarpModel {
   u64         ntouch;
   u64         touch_cap;
   int         failed;     // out of memory while recording: counts low
+  u32         wait;       // rounds a lane may sit out (0: none)
+  u32        *votes;      // a warp's next branches, sorted to find the most common
   WarpCounts  counts;
 };
 
-WarpModel *warp_new(u32 lanes) {
+WarpModel *warp_new(u32 lanes, u32 wait) {
   WarpModel *m = calloc(1, sizeof *m);
   if (!m) return NULL;
   u64 page      = (u64)sysconf(_SC_PAGESIZE);
   m->nlanes     = lanes;
+  m->wait       = wait;
   m->stack_span = WARP_STACK_BYTES + page;
   m->lanes      = calloc(lanes ? lanes : 1, sizeof(WarpLane));
   m->groups     = calloc(lanes ? lanes : 1, sizeof(u64));
+  m->votes      = calloc(WARP_LANES, sizeof(u32));
   void *st = mmap(NULL, m->stack_span * (lanes ? lanes : 1), PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   m->stacks = st == MAP_FAILED ? NULL : st;
-  if (!m->lanes || !m->groups || !m->stacks) {
+  if (!m->lanes || !m->groups || !m->votes || !m->stacks) {
     warp_free(m);
     return NULL;
   }
@@ -84,6 +97,7 @@ void warp_free(WarpModel *m) {
   if (m->stacks) munmap(m->stacks, m->stack_span * (m->nlanes ? m->nlanes : 1));
   free(m->lanes);
   free(m->groups);
+  free(m->votes);
   free(m->touch);
   free(m);
 }
@@ -109,6 +123,7 @@ static void lane_main(unsigned hi, unsigned lo) {
 }
 
 void warp_step(WarpLane *l, u32 branch) {
+  l->next = branch;
   if (l->open) swapcontext(&l->ctx, &l->model->sched);
   l->open   = 1;
   l->branch = branch;
@@ -139,6 +154,11 @@ void warp_access(WarpLane *l, u64 word, u32 kind) {
 
 static int cmp_u64(const void *a, const void *b) {
   u64 x = *(const u64 *)a, y = *(const u64 *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  u32 x = *(const u32 *)a, y = *(const u32 *)b;
   return x < y ? -1 : x > y;
 }
 
@@ -187,6 +207,37 @@ static void end_round(WarpModel *m) {
   m->ntouch  = 0;
 }
 
+// The most common next branch among the open lanes of warp [lo, hi) (the
+// lowest of those tied); ~0u when none is open.
+static u32 warp_vote(WarpModel *m, u32 lo, u32 hi) {
+  u32 n = 0;
+  for (u32 i = lo; i < hi; i++) {
+    if (!m->lanes[i].done && m->lanes[i].open) m->votes[n++] = m->lanes[i].next;
+  }
+  if (n == 0) return ~0u;
+  qsort(m->votes, n, sizeof(u32), cmp_u32);
+  u32 best = m->votes[0], most = 0;
+  for (u32 i = 0, run = 0; i < n; i++) {
+    run = i > 0 && m->votes[i] == m->votes[i - 1] ? run + 1 : 1;
+    if (run > most) {
+      most = run;
+      best = m->votes[i];
+    }
+  }
+  return best;
+}
+
+// Whether lane l runs this round, its warp's vote being `vote`.
+static int runs_now(WarpModel *m, WarpLane *l, u32 vote) {
+  if (m->wait == 0 || !l->open || l->next == vote || l->waited >= m->wait) {
+    l->waited = 0;
+    return 1;
+  }
+  l->waited++;
+  m->counts.waits++;
+  return 0;
+}
+
 // getcontext and swapcontext return twice, as setjmp does: they stay out
 // of warp_run (noinline), whose loop counters live across them.
 
@@ -197,6 +248,7 @@ __attribute__((noinline)) static void start_lane(WarpModel *m, u32 i) {
   l->model  = m;
   l->index  = i;
   l->open   = 0;
+  l->waited = 0;
   l->done   = 0;
   l->nlines = 0;
   getcontext(&l->ctx);
@@ -219,9 +271,13 @@ int warp_run(WarpModel *m, u32 n, void (*body)(void *arg, u32 lane), void *arg) 
   m->arg  = arg;
   for (u32 i = 0; i < n; i++) start_lane(m, i);
   for (u32 left = n; left > 0;) {
+    u32 vote = ~0u;
     for (u32 i = 0; i < n; i++) {
       WarpLane *l = &m->lanes[i];
-      if (l->done) continue;
+      if (m->wait && i % WARP_LANES == 0) {
+        vote = warp_vote(m, i, i + WARP_LANES < n ? i + WARP_LANES : n);
+      }
+      if (l->done || !runs_now(m, l, vote)) continue;
       resume_lane(m, l);
       if (l->open) record_step(m, l);
       if (l->done) {

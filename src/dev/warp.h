@@ -31,13 +31,16 @@ typedef struct {
   u64 stores;   // heap words stored
   u64 atomics;  // atomics, on heap words and on counters
   u64 lines;    // distinct 128-byte lines, summed over the warp steps
+  u64 waits;    // rounds lanes sat out waiting for their warp (warp_new)
 } WarpCounts;
 
 typedef struct WarpModel WarpModel;
 typedef struct WarpLane  WarpLane;
 
-// A model for up to `lanes` lanes (their coroutine stacks); NULL: no memory.
-WarpModel *warp_new(u32 lanes);
+// A model for up to `lanes` lanes (their coroutine stacks); NULL: no
+// memory. With `wait` > 0 a lane whose next branch is not its warp's most
+// common one sits the round out, up to `wait` rounds in a row (warp.c).
+WarpModel *warp_new(u32 lanes, u32 wait);
 void       warp_free(WarpModel *m);
 
 // Runs body(arg, lane) for lanes [0, n) in lock step; returns when every

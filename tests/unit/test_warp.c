@@ -93,6 +93,7 @@ static void t_counter(void) {
 typedef struct {
   u32  shape;      // SH_*
   u32  lanes;
+  u32  wait;       // warp_new's
   u32  order[1024];
   u32  ran;
 } Script;
@@ -101,11 +102,14 @@ typedef struct {
 #define SH_SCATTERED  1   // 3 steps; lane l loads word 16 * l: 32 lines
 #define SH_DIVERGENT  2   // 1 step; even lanes run branch 1, odd ones 2
 #define SH_UNEVEN     3   // lane l runs 1 + l % 2 steps
+#define SH_PHASED     4   // 40 steps of one loop of 4 branches, lane l
+                          // starting at its point l % 4
 
 static u32 script_steps(const Script *s, u32 l) {
   switch (s->shape) {
     case SH_DIVERGENT: return 1;
     case SH_UNEVEN:    return 1 + l % 2;
+    case SH_PHASED:    return 40;
     default:           return 3;
   }
 }
@@ -114,17 +118,18 @@ static void script_lane(void *arg, u32 l) {
   Script   *s = arg;
   WarpLane *w = warp_lane(MODEL, l);
   for (u32 i = 0; i < script_steps(s, l); i++) {
-    warp_step(w, s->shape == SH_DIVERGENT ? 1 + l % 2 : 7);
-    s->order[s->ran++] = l * 100 + i;
+    warp_step(w, s->shape == SH_DIVERGENT ? 1 + l % 2 : s->shape == SH_PHASED ? 1 + (l + i) % 4 : 7);
+    if (s->ran < 1024) s->order[s->ran++] = l * 100 + i;
     warp_access(w, s->shape == SH_SCATTERED ? 16 * l : l, WARP_LOAD);
   }
 }
 
-static WarpCounts script_run(u32 shape, u32 lanes, Script *s) {
+static WarpCounts script_run(u32 shape, u32 lanes, u32 wait, Script *s) {
   memset(s, 0, sizeof *s);
   s->shape = shape;
   s->lanes = lanes;
-  MODEL    = warp_new(lanes);
+  s->wait  = wait;
+  MODEL    = warp_new(lanes, wait);
   CHECK(MODEL != NULL);
   CHECK(warp_run(MODEL, lanes, script_lane, s) == 0);
   WarpCounts c = *warp_counts(MODEL);
@@ -135,7 +140,7 @@ static WarpCounts script_run(u32 shape, u32 lanes, Script *s) {
 
 static void test_script(void) {
   Script    *s = malloc(sizeof *s);
-  WarpCounts c = script_run(SH_CONTIGUOUS, 32, s);
+  WarpCounts c = script_run(SH_CONTIGUOUS, 32, 0, s);
   CHECK(c.steps == 3 && c.lanes == 96);   // 32 active each step
   CHECK(c.loads == 96 && c.stores == 0 && c.atomics == 0);
   CHECK(c.lines == 6);                    // words 0..31: lines 0 and 1
@@ -144,19 +149,31 @@ static void test_script(void) {
   for (u32 i = 0; lock && i < 96; i++) lock = s->order[i] == (i % 32) * 100 + i / 32;
   CHECK(lock);
 
-  c = script_run(SH_SCATTERED, 32, s);
+  c = script_run(SH_SCATTERED, 32, 0, s);
   CHECK(c.steps == 3 && c.lanes == 96 && c.lines == 96);   // 32 lines a step
 
-  c = script_run(SH_DIVERGENT, 32, s);
+  c = script_run(SH_DIVERGENT, 32, 0, s);
   CHECK(c.steps == 2 && c.lanes == 32);   // two branches: 16 active each
   CHECK(c.lines == 4);                    // lines 0, 1 in each branch
 
-  c = script_run(SH_UNEVEN, 32, s);
+  c = script_run(SH_UNEVEN, 32, 0, s);
   CHECK(c.steps == 2 && c.lanes == 48);   // 32 active, then the 16 odd
 
-  c = script_run(SH_CONTIGUOUS, 64, s);   // two warps: a warp step each
+  c = script_run(SH_CONTIGUOUS, 64, 0, s);   // two warps: a warp step each
   CHECK(c.steps == 6 && c.lanes == 192);
   CHECK(c.lines == 12);                   // lanes 32..63: lines 2 and 3
+
+  // One loop, lanes at four points of it: every round runs all four
+  // branches, 8 lanes each. Waiting for the warp's branch, the lanes fall
+  // in step within a loop's length and then run 32 at a time; a wait of
+  // one round is too short for the last quarter to catch up.
+  c = script_run(SH_PHASED, 32, 0, s);
+  CHECK(c.steps == 4 * 40 && c.lanes == 32 * 40 && c.waits == 0);
+  c = script_run(SH_PHASED, 32, 8, s);
+  CHECK(c.lanes == 32 * 40);              // every step still run once
+  CHECK(c.steps < 40 + 8 && c.waits > 0);
+  WarpCounts one = script_run(SH_PHASED, 32, 1, s);
+  CHECK(one.steps > c.steps && one.lanes == 32 * 40);
   free(s);
 }
 
@@ -215,7 +232,7 @@ static WarpCounts core_run(Core *k, u32 stride, u32 num_every) {
   k->a.budget       = 1000;
   k->a.stack_cap    = 64;
   k->a.cap          = CORE_CAP;
-  MODEL = warp_new(CORE_LANES);
+  MODEL = warp_new(CORE_LANES, 0);
   CHECK(MODEL != NULL);
   for (u32 l = 0; l < CORE_LANES; l++) {
     lane_begin(&k->lane[l].lane, &k->a, l, k->stacks, k->arena, k->outs);
