@@ -254,8 +254,7 @@ extern const GpuBackend GPU_METAL;
 u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 n);
 
 // A run's frontier bound (pass.c, "A frontier bounded by memory"): the
-// most entries a pass runs (0: all), and the live words the last reclaim
-// found.
+// most entries a pass runs (0: all), and the live words when it was set.
 typedef struct {
   u32 run;
   u64 live;

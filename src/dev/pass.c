@@ -400,10 +400,14 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
 // pushed again does (relocated by each reclaim). The bound starts at an
 // entry a lane (BOUND_LANES), or the frontier's size where that is less,
 // and halves at each reclaim that finds the live words still past the line
-// and no fewer than the last one found: with many lanes and a small heap,
-// an entry a lane is no bound at all. A reclaim that finds the live words
-// under half of the line again lifts it (the hysteresis keeps a run near
-// the line from switching every reclaim). The cost: more passes, each as
+// and grown by a BOUND_GROWTH share of the room since it last changed (a
+// reclaim comes each time the room fills, so in a small heap the growth
+// from one to the next is small however steady it is): with many
+// lanes and a small heap, an entry a lane is no bound at all. Passes so
+// bounded are no sign of a narrow frontier (--handoff). A reclaim that
+// finds the live words under half of the line again lifts it (the
+// hysteresis keeps a run near the line from switching every reclaim).
+// The cost: more passes, each as
 // long as its longest entry, and the waiting entries copied behind every
 // pass's pushes; a run with room never pays it.
 //   BOUND_SHARE 4: the live words of a breadth-first run (gpu_sup_search)
@@ -411,8 +415,12 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
 //     on, they stay under RECLAIM_FREE's line.
 //   BOUND_LANES 1: an entry a lane; more entries a pass widen the live set
 //     again, fewer leave lanes idle.
-#define BOUND_SHARE 4
-#define BOUND_LANES 1
+//   BOUND_GROWTH 32: growth at that pace reaches RECLAIM_FREE's line from
+//     BOUND_SHARE's in a few reclaims; slower growth (the waiting entries'
+//     own results) halving the bound only slowed the run.
+#define BOUND_SHARE  4
+#define BOUND_LANES  1
+#define BOUND_GROWTH 32
 
 int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 n, GpuBound *b) {
   if (live * BOUND_SHARE > room) {
@@ -420,14 +428,15 @@ int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 n, GpuBound *b) {
     if (k > n) k = n;
     if (k > 0xFFFFFFFFull) k = 0xFFFFFFFFull;
     if (b->run == 0) {
-      b->run = k == 0 ? 1 : (u32)k;
-    } else if (live >= b->live && b->run > 1) {
+      b->run  = k == 0 ? 1 : (u32)k;
+      b->live = live;
+    } else if (live > b->live + room / BOUND_GROWTH && b->run > 1) {
       b->run /= 2;
+      b->live = live;
     }
   } else if (live * BOUND_SHARE * 2 <= room) {
     b->run = 0;
   }
-  b->live = live;
   return live * RECLAIM_FREE <= room * (RECLAIM_FREE - 1) ? 1 : 0;
 }
 
@@ -567,8 +576,10 @@ u32 gpu_run(const GpuBackend *b, const u32 *roots, u32 nroot) {
       stop = STOP_PASSES;
       ctl.stop_loc = loc;
     }
-    thin   = narrow(run, ctl.itrs, s->lanes) ? thin + 1 : 0;
-    thin_s = (thin || (double)ctl.itrs < rate * dt) ? thin_s + dt : 0;
+    // a pass bounded by memory is narrow by choice: the frontier is not
+    int bounded = run < n;
+    thin   = !bounded && narrow(run, ctl.itrs, s->lanes) ? thin + 1 : 0;
+    thin_s = !bounded && (thin || (double)ctl.itrs < rate * dt) ? thin_s + dt : 0;
     if (!stop && m > 0 && RT->dev->conf.handoff &&
         (thin >= RT->dev->conf.handoff || thin_s >= NARROW_TIME)) {
       stop = STOP_NARROW;

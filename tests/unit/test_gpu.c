@@ -695,24 +695,26 @@ static void pieces(void) {
 
 // A frontier bounded by memory (pass.c, gpu_reclaim_next): a reclaim that
 // finds the live words past a quarter of the room bounds the passes to an
-// entry a lane (or the frontier's size, if less), one that finds them
-// still past it and no fewer halves the bound, one under an eighth lifts
-// it, and one between keeps what was; the run goes on while a quarter of
-// the room is left free.
+// entry a lane (or the frontier's size, if less); one that finds them
+// still past it and grown by a 32nd of the room since the bound last
+// changed halves it; one under an eighth lifts it; one between keeps what
+// was. The run goes on while a quarter of the room is left free.
 static void pass_bound(void) {
   GpuBound b = { 0, 0 };
   CHECK(gpu_reclaim_next(100, 1000, 128, 500, &b) == 1 && b.run == 0, "room: none (%u)", b.run);
   CHECK(gpu_reclaim_next(200, 1000, 128, 500, &b) == 1 && b.run == 0, "between: kept none (%u)", b.run);
   CHECK(gpu_reclaim_next(251, 1000, 128, 500, &b) == 1 && b.run == 128, "a quarter: bound (%u)", b.run);
-  CHECK(gpu_reclaim_next(240, 1000, 128, 500, &b) == 1 && b.run == 128, "falling: kept (%u)", b.run);
-  CHECK(gpu_reclaim_next(300, 1000, 128, 500, &b) == 1 && b.run == 64, "growing: halved (%u)", b.run);
+  CHECK(gpu_reclaim_next(270, 1000, 128, 500, &b) == 1 && b.run == 128, "slow growth: kept (%u)", b.run);
+  CHECK(gpu_reclaim_next(283, 1000, 128, 500, &b) == 1 && b.run == 64,
+        "a 32nd more than when set: halved (%u)", b.run);
+  CHECK(gpu_reclaim_next(300, 1000, 128, 500, &b) == 1 && b.run == 64, "growth since halved: kept (%u)", b.run);
   CHECK(gpu_reclaim_next(200, 1000, 128, 500, &b) == 1 && b.run == 64, "between: kept (%u)", b.run);
   CHECK(gpu_reclaim_next(125, 1000, 128, 500, &b) == 1 && b.run == 0, "an eighth: lifted (%u)", b.run);
   b = (GpuBound){ 0, 0 };
   CHECK(gpu_reclaim_next(300, 1000, 8192, 700, &b) == 1 && b.run == 700,
         "more lanes than entries: the frontier's size (%u)", b.run);
-  CHECK(gpu_reclaim_next(300, 1000, 8192, 700, &b) == 1 && b.run == 350, "not falling: halved (%u)", b.run);
-  for (int i = 0; i < 20; i++) gpu_reclaim_next(400, 1000, 8192, 700, &b);
+  CHECK(gpu_reclaim_next(340, 1000, 8192, 700, &b) == 1 && b.run == 350, "steady growth: halved (%u)", b.run);
+  for (u64 live = 380; live < 740; live += 40) gpu_reclaim_next(live, 1000, 8192, 700, &b);
   CHECK(b.run == 1, "halved down to one entry (%u)", b.run);
   b = (GpuBound){ 0, 0 };
   CHECK(gpu_reclaim_next(600, 1000, 128, 500, &b) == 1 && b.run == 128,
