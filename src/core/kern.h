@@ -37,7 +37,7 @@
 #define ENT_IS_SPK(e)   (((e) & ENT_SPK) != 0)
 
 // The next frontier's order after a step pass (CUDA's k_tag_keys, the
-// simulator's sort_kinds): entries grouped by the tag of the term they
+// simulator's gather_by_kind): entries grouped by the tag of the term they
 // start at, so that a warp's lanes start in the same rule; sparks and
 // stuck DUPs' slots apart. `tag` is the backend's read of TAG(heap[loc]).
 #define ENT_KIND_SPK    126u

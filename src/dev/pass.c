@@ -407,9 +407,9 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
 // bounded are no sign of a narrow frontier (--handoff). A reclaim that
 // finds the live words under half of the line again lifts it (the
 // hysteresis keeps a run near the line from switching every reclaim).
-// The cost: more passes, each as
-// long as its longest entry, and the waiting entries copied behind every
-// pass's pushes; a run with room never pays it.
+// The cost: more passes, each as long as its longest entry, and the
+// waiting entries copied behind every pass's pushes; a run with room never
+// pays it.
 //   BOUND_SHARE 4: the live words of a breadth-first run (gpu_sup_search)
 //     may double between two reclaims; bounded from a quarter of the room
 //     on, they stay under RECLAIM_FREE's line.
@@ -425,8 +425,7 @@ static int pack(const GpuBackend *b, char *err, unsigned errlen) {
 int gpu_reclaim_next(u64 live, u64 room, u32 lanes, u32 n, GpuBound *b) {
   if (live * BOUND_SHARE > room) {
     u64 k = (u64)lanes * BOUND_LANES;
-    if (k > n) k = n;
-    if (k > 0xFFFFFFFFull) k = 0xFFFFFFFFull;
+    if (k > n) k = n;   // within a u32, as n is
     if (b->run == 0) {
       b->run  = k == 0 ? 1 : (u32)k;
       b->live = live;

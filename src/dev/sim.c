@@ -621,9 +621,6 @@ static void sim_spread(u32 threads, void *(*fn)(void *)) {
   }
 }
 
-// One pass of the run's kind over the first n entries of its frontier
-// `in`, with segments of `cap`; the `keep` entries after them wait, behind
-// the pass's pushes.
 // The kind an entry starts in (ENT_KIND), read after the pass: no lane runs.
 static u32 entry_kind(u64 e) {
   return ENT_KIND(e, TAG(__atomic_load_n(&RT->heap.at[ENT_LOC(e)], __ATOMIC_RELAXED)));
@@ -661,6 +658,9 @@ static void gather_by_kind(u32 cap) {
   }
 }
 
+// One pass of the run's kind over the first n entries of its frontier
+// `in`, with segments of `cap`; the `keep` entries after them wait, behind
+// the pass's pushes.
 static long long sim_lanes_pass(u32 n, u32 keep, u32 cap, char *err,
                                 unsigned errlen) {
   SimRt *S = RT->dev->sim;
