@@ -31,7 +31,10 @@
 // dropped. Only on the first turn, and only for a program without %log,
 // whose output the pool may have printed already.
 
+#define _GNU_SOURCE   // clone
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "run/sched.h"
@@ -454,12 +457,43 @@ void sched_print_stats(FILE *out) {
   }
 }
 
+#ifdef __linux__
+// The heir of the process's memory and files: it lets go of the standard
+// streams (a pipe's reader sees the end of the output now), waits for the
+// process to end, then ends itself, and the device's release is its.
+static char heir_stack[16384] __attribute__((aligned(16)));
+
+static int heir(void *arg) {
+  const int *gate = arg;
+  char byte;
+  close(gate[1]);
+  for (int fd = 0; fd < 3; fd++) close(fd);
+  while (read(gate[0], &byte, 1) > 0) {}
+  _exit(0);
+}
+
+// The kernel's release of a device context (or of one still being made)
+// takes tens of milliseconds after the output is written. A process that
+// shares the memory and holds the files (clone with CLONE_VM, no fork's
+// copy of the page tables, no atfork handlers) keeps both alive, so the
+// process the shell waits for ends at once and the release is the heir's.
+static void release_in_heir(void) {
+  static int gate[2];
+  if (pipe(gate) != 0) return;
+  void *top = heir_stack + sizeof heir_stack;
+  if (clone(heir, top, CLONE_VM | SIGCHLD, gate) < 0) return;
+  close(gate[0]);   // the heir reads the end of the gate once this process is gone
+}
+#else
+static void release_in_heir(void) {}
+#endif
+
 void sched_exit(int rc) {
   if (gpu_context_live()) {
     // The output is written: ending the process now skips the driver's
-    // teardown, or its setup still under way (the CPU finished first);
-    // the kernel releases the device either way.
+    // teardown, or its setup still under way (the CPU finished first).
     fflush(NULL);
+    release_in_heir();
     _exit(rc);
   }
 }
