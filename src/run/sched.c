@@ -14,8 +14,8 @@
 // has made --cpu-first tasks of a run the device could take over (and,
 // with --warm-after=MS, worked that long), and the device takes the run
 // as soon as the context is ready. A narrow run (a list spine, a strict
-// recursion, a few loops) never makes them and never pays for a context,
-// which delays the process's exit. A device named with --device=cuda gets
+// recursion, a few loops) never makes them and never pays for a context's
+// setup. A device named with --device=cuda gets
 // its context at once, and a run fails with the reason if it cannot be
 // used.
 //
