@@ -108,10 +108,22 @@ static struct {
   pthread_t       th;
   _Atomic int     started;   // a thread was started (not joined)
   _Atomic int     done;      // that thread has finished
+  _Atomic int     probed;    // a driver was asked for a device (probe)
   int             hooked;    // ctx_exit is registered
   Rt             *owner;     // the runtime the thread works for
   void          (*ready)(void);
 } DEVICE = { .run = PTHREAD_MUTEX_INITIALIZER, .join = PTHREAD_MUTEX_INITIALIZER };
+
+// Asks backend b for its device: from here on the process may hold a
+// driver's context.
+static int probe(const GpuBackend *b) {
+  atomic_store(&DEVICE.probed, 1);
+  return b->avail();
+}
+
+int gpu_driver_touched(void) {
+  return atomic_load(&DEVICE.probed);
+}
 
 static void device_lock(void)   { pthread_mutex_lock(&DEVICE.run); }
 static void device_unlock(void) { pthread_mutex_unlock(&DEVICE.run); }
@@ -122,7 +134,7 @@ static void *ctx_main(void *p) {
   const GpuBackend *b = &GPU_CUDA;
   device_lock();   // another runtime's run ends first
   double t0 = gpu_now();
-  int    ok = b->avail();
+  int    ok = probe(b);
   RT->dev->stats.ctx_s += gpu_now() - t0;
   if (ok && b->warm) b->warm();
   device_unlock();
@@ -190,7 +202,7 @@ static const char *why(const GpuBackend *b) {
 static const GpuBackend *required(const GpuBackend *b) {
   DevChoice *c = &RT->dev->choice;
   c->why_not = gpu_absent();   // the plainer reason, found without a probe
-  if (!c->why_not && b->avail()) return b;
+  if (!c->why_not && probe(b)) return b;
   if (!c->why_not) c->why_not = why(b);
   return NULL;
 }
@@ -211,11 +223,11 @@ static const GpuBackend *device(void) {
   }
   c->why_not = gpu_absent();
 #ifdef HVM4G_CUDA
-  if (GPU_CUDA.avail()) return &GPU_CUDA;
+  if (probe(&GPU_CUDA)) return &GPU_CUDA;
   c->why_not = why(&GPU_CUDA);
 #endif
 #if defined(HVM4G_METAL) && defined(__APPLE__)
-  if (GPU_METAL.avail()) return &GPU_METAL;
+  if (probe(&GPU_METAL)) return &GPU_METAL;
   c->why_not = why(&GPU_METAL);
 #endif
   return NULL;

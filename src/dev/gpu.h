@@ -35,6 +35,9 @@ int  gpu_context_making(void);   // started and not finished yet
 // A context exists or is being made (or a device run happened): the
 // process should end without the driver's teardown (sched_exit).
 int  gpu_context_live(void);
+// A driver (CUDA, Metal) was asked for a device: its context, if any, is
+// released by the kernel at the process's exit (sched_exit).
+int  gpu_driver_touched(void);
 
 // Strong normal form of RT->heap.at[loc] on the device, in place. It runs
 // what it is given: a program the CPU must order (an unscoped binder) is
