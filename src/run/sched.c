@@ -459,35 +459,31 @@ void sched_print_stats(FILE *out) {
 
 // Sanitizer builds keep the plain exit: their runtimes act on every
 // thread's state, which a process sharing the memory would disturb.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define HEIR_OK 0
-#elif defined(__has_feature)
+#if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define HEIR_OK 0
+#define SANITIZED 1
 #endif
 #endif
-#if !defined(HEIR_OK) && defined(__linux__)
-#define HEIR_OK 1
-#endif
-#ifndef HEIR_OK
-#define HEIR_OK 0
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
 #endif
 
-#if HEIR_OK
+#if defined(__linux__) && !defined(SANITIZED)
 #include <sys/syscall.h>
+#define HEIR_STACK 16384   // heir() keeps a few words: a page would do
+
 // The heir of the process's memory and files: it lets go of the standard
 // streams (a pipe's reader sees the end of the output now), waits for the
 // process to end, then ends itself, and the device's release is its. Raw
 // system calls only: it shares the memory, and the thread-local state
-// (errno, the C library's) of the thread that made it.
-static char heir_stack[16384] __attribute__((aligned(16)));
-
-static int heir(void *arg) {
-  const int *gate = arg;
+// (errno, the C library's) of the thread that made it. `gate` is the
+// pipe's two ends, at the bottom of its stack's block.
+static int heir(void *gate) {
+  const int *fd = gate;
   char byte;
-  syscall(SYS_close, gate[1]);
-  for (int fd = 0; fd < 3; fd++) syscall(SYS_close, fd);
-  while (syscall(SYS_read, gate[0], &byte, 1) > 0) {}
+  syscall(SYS_close, fd[1]);
+  for (int std = 0; std < 3; std++) syscall(SYS_close, std);
+  while (syscall(SYS_read, fd[0], &byte, 1) > 0) {}
   syscall(SYS_exit, 0);
   return 0;
 }
@@ -497,12 +493,13 @@ static int heir(void *arg) {
 // shares the memory and holds the files (clone with CLONE_VM, no fork's
 // copy of the page tables, no atfork handlers) keeps both alive, so the
 // process the shell waits for ends at once and the release is the heir's.
+// Its stack is never freed: the memory goes with the heir.
 static void release_in_heir(void) {
-  static int gate[2];
-  if (!gpu_driver_touched() || pipe(gate) != 0) return;
-  void *top = heir_stack + sizeof heir_stack;
-  if (clone(heir, top, CLONE_VM | SIGCHLD, gate) < 0) return;
-  close(gate[0]);   // the heir reads the end of the gate once this process is gone
+  if (!gpu_driver_touched()) return;
+  int *block = aligned_alloc(16, HEIR_STACK);
+  if (!block || pipe(block) != 0) return;
+  if (clone(heir, (char *)block + HEIR_STACK, CLONE_VM | SIGCHLD, block) < 0) return;
+  close(block[0]);   // the heir reads the end of the gate once this process is gone
 }
 #else
 static void release_in_heir(void) {}
