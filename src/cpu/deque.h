@@ -104,6 +104,13 @@ static inline int dq_take(Deque *q, u64 *x) {
   return ok;
 }
 
+// Any thread: how many words the deque holds, and the index of the oldest.
+static inline int64_t dq_size(Deque *q, int64_t *top) {
+  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+  *top = t;
+  return b > t ? b - t : 0;
+}
 // Any thread: the oldest word, if its high half is `hi` (~0u: any word);
 // 0 also when another thread won it.
 static inline int dq_steal_if(Deque *q, u32 hi, u64 *x) {

@@ -39,6 +39,7 @@ typedef struct {
   PoolRun          run_spark;   // what a spark means (eval_spark)
   struct Deque    *dq;          // one per thread
   struct PoolFlag *in_task;     // per thread: it may be running a task
+  struct Thief    *thief;       // per thread: the lone task it waits on
   pthread_t       *ids;         // the threads started, joined at the close
   u32              started;     // how many of them (threads - 1 once up)
   _Atomic u32      active;      // jobs in progress (and holds)
