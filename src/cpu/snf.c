@@ -710,22 +710,39 @@ static void snf_roots(ReclaimRoot root) {
 
 // A freed word's mark would say a slot reused there was visited (or found
 // stuck) by this normalization: the words [lo, hi), freed, are forgotten.
-// Whole pages are given back (they read as zero), the ends cleared.
+// The ends are cleared in place. The whole pages between are given back in
+// one call where there are FORGET_CALL_PAGES of them (a clean page among
+// them reads as zero either way), else cleared in place: each call
+// interrupts every core the process runs on (a TLB shootdown), and a call
+// a page made a collection under -T2 four times slower than at -T1.
+#define FORGET_CALL_PAGES 64
+
+static void forget_page(Snf *s, u64 p, u64 a, u64 b) {
+  if (!s->seen_dirty[p]) return;
+  memset((void *)(s->seen + a), 0, (b - a) * sizeof(u16));
+  if (b - a == SEEN_PAGE_WORDS) s->seen_dirty[p] = 0;
+}
+
 static void snf_forget(u32 lo, u64 hi) {
   Snf *s = me();
   if (!s->seen || lo >= hi) return;
-  const u64 page = SEEN_PAGE_WORDS;
-  for (u64 p = lo / page; p * page < hi; p++) {
-    if (!s->seen_dirty[p]) continue;
-    u64 a = p * page > lo ? p * page : lo;
-    u64 b = (p + 1) * page < hi ? (p + 1) * page : hi;
-    if (a == p * page && b == (p + 1) * page) {
-      madvise((void *)(s->seen + a), page * sizeof(u16), MADV_DONTNEED);
-      s->seen_dirty[p] = 0;
-    } else {
-      memset((void *)(s->seen + a), 0, (b - a) * sizeof(u16));
+  const u64 page  = SEEN_PAGE_WORDS;
+  u64       first = (lo + page - 1) / page;   // the whole pages: [first, last)
+  u64       last  = hi / page;
+  if (first >= last) {   // no whole page: at most two partial ones
+    for (u64 p = lo / page; p * page < hi; p++) {
+      forget_page(s, p, p * page > lo ? p * page : lo, (p + 1) * page < hi ? (p + 1) * page : hi);
     }
+    return;
   }
+  if (lo < first * page) forget_page(s, first - 1, lo, first * page);
+  if (last * page < hi) forget_page(s, last, last * page, hi);
+  if (last - first >= FORGET_CALL_PAGES) {
+    madvise((void *)(s->seen + first * page), (last - first) * page * sizeof(u16), MADV_DONTNEED);
+    memset(s->seen_dirty + first, 0, last - first);
+    return;
+  }
+  for (u64 p = first; p < last; p++) forget_page(s, p, p * page, (p + 1) * page);
 }
 
 void snf_init(void) {
