@@ -42,6 +42,7 @@
 #include "run/journal.h"
 #include "core/kern.h"
 #include "heap/heap.h"
+#include "heap/sanitize.h"
 #include "lang/parse.h"
 #include "cpu/eval.h"
 #include "cpu/snf.h"
@@ -459,15 +460,6 @@ void sched_print_stats(FILE *out) {
 
 // Sanitizer builds keep the plain exit: their runtimes act on every
 // thread's state, which a process sharing the memory would disturb.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#endif
-
 #if defined(__linux__) && !defined(SANITIZED)
 #include <sys/syscall.h>
 #define HEIR_STACK 16384   // heir() keeps a few words: a page would do
