@@ -729,10 +729,8 @@ static void snf_forget(u32 lo, u64 hi) {
   const u64 page  = SEEN_PAGE_WORDS;
   u64       first = (lo + page - 1) / page;   // the whole pages: [first, last)
   u64       last  = hi / page;
-  if (first >= last) {   // no whole page: at most two partial ones
-    for (u64 p = lo / page; p * page < hi; p++) {
-      forget_page(s, p, p * page > lo ? p * page : lo, (p + 1) * page < hi ? (p + 1) * page : hi);
-    }
+  if (first > last) {   // inside one page
+    forget_page(s, last, lo, hi);
     return;
   }
   if (lo < first * page) forget_page(s, first - 1, lo, first * page);
